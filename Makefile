@@ -1,0 +1,31 @@
+# Shadowplane — the two commands a newcomer needs: `make demo` and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+NODE_MODULES_STAMP := node_modules/.package-lock.json
+
+.PHONY: help install typecheck test test-unit demo bench
+
+help: ## list targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
+
+$(NODE_MODULES_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(NODE_MODULES_STAMP) ## install dependencies (npm ci)
+
+typecheck: install ## TypeScript strict type check of every package
+	npx tsc -p tsconfig.json --noEmit
+
+test: install typecheck ## run every test (unit and integration; starts its own nats-server)
+	npx vitest run
+
+test-unit: install ## unit tests only
+	npx vitest run --exclude '**/*.int.test.ts'
+
+demo: install ## run the end-to-end demo: a budget-capped shadow campaign to a verdict
+	npx tsx scripts/demo.ts
+
+bench: install ## benchmarks (not part of test)
+	npm run bench

@@ -1,0 +1,197 @@
+import { z } from 'zod';
+import { Api, RateCard } from './usage.js';
+import { Expectation, SubjectToken } from './envelope.js';
+
+/** Hard ceiling on max_items per call type (DESIGN.md "Campaign"). */
+export const MAX_ITEMS_CEILING = 5000;
+/** Default max_items per call type. */
+export const MAX_ITEMS_DEFAULT = 500;
+/** Fewest merged observations per arm before any verdict (DESIGN.md honesty rule 10). */
+export const MIN_ARM_OBSERVATIONS = 8;
+
+/** Per-arm limits. RPM/TPM are enforced with bottleneck; times in ms. */
+export const ArmLimits = z
+  .object({
+    rpm: z.number().int().positive().optional(),
+    tpm: z.number().int().positive().optional(),
+    concurrency: z.number().int().positive().max(1024).default(8),
+    /** no first byte within this many ms → hang_timeout */
+    first_byte_timeout_ms: z.number().int().positive().default(30_000),
+    /** no byte for this many ms mid-stream → hang_timeout */
+    stall_timeout_ms: z.number().int().positive().default(30_000),
+    /** retries on 429/529/5xx only; each retry is charged */
+    max_retries: z.number().int().min(0).max(10).default(2),
+  })
+  .strict();
+export type ArmLimits = z.infer<typeof ArmLimits>;
+
+/**
+ * One arm of a campaign: a provider from the operator allowlist (an id, never a URL) and a model.
+ * `pin` asks a routing provider to serve from specific upstreams (OpenRouter `provider.order`
+ * with fallbacks off); `pin_honored` in observations says whether it was.
+ * `rate_card` prices reported tokens (USD per million); without it only provider-reported cost
+ * can price the arm. `max_output_tokens` caps output and bounds the worst-case reservation.
+ */
+export const Arm = z
+  .object({
+    id: SubjectToken,
+    provider: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a provider id from the operator allowlist (lowercase [a-z0-9_-]), not a URL'),
+    model: z.string().min(1).max(200),
+    api: Api.optional(),
+    pin: z.object({ upstreams: z.array(z.string().min(1)).min(1) }).strict().optional(),
+    rate_card: RateCard.optional(),
+    max_output_tokens: z.number().int().positive().max(1_000_000).default(1024),
+    limits: ArmLimits.default(ArmLimits.parse({})),
+  })
+  .strict();
+export type Arm = z.infer<typeof Arm>;
+
+/** A programmatic or judge scorer configured on a campaign (libs/scoring). */
+export const ScorerSpec = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('expectations') }).strict(),
+  z.object({ kind: z.literal('json_valid') }).strict(),
+  z.object({ kind: z.literal('refusal') }).strict(),
+  z.object({ kind: z.literal('regex'), pattern: z.string(), call_types: z.array(SubjectToken).optional() }).strict(),
+  z
+    .object({
+      kind: z.literal('llm_judge'),
+      provider: z.string(),
+      model: z.string(),
+      weight: z.number().min(0).max(1).default(0.5),
+    })
+    .strict(),
+]);
+export type ScorerSpec = z.infer<typeof ScorerSpec>;
+
+/**
+ * The campaign spec an operator submits (POST /v1/campaigns). Immutable once running.
+ * Money in USD, margins in percentage points (pp) of quality on a 0–1 scale × 100,
+ * `min_savings` as a fraction (0.2 = 20% cheaper). Source: DESIGN.md "Campaign".
+ */
+export const CampaignSpec = z
+  .object({
+    name: z.string().min(1).max(200),
+    suite: SubjectToken,
+    call_types: z.array(SubjectToken).min(1).max(32),
+    source: z.union([z.literal('live'), z.string().regex(/^frozen:[0-9a-f]{64}$/, "must be 'live' or 'frozen:<dataset_hash>'")]).default('live'),
+    incumbent: Arm,
+    candidates: z.array(Arm).min(1).max(8),
+    sample_rate: z.number().gt(0).max(1).default(1),
+    max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
+    max_cost_usd: z.number().positive().max(1_000_000),
+    deadline: z.iso.datetime({ offset: true }).optional(),
+    margins: z
+      .object({
+        noninferiority_pp: z.number().min(0).max(100).default(2),
+        min_savings: z.number().min(0).max(1).default(0),
+      })
+      .strict()
+      .default({ noninferiority_pp: 2, min_savings: 0 }),
+    /** hard per-request cost ceiling for candidates, USD; breaching it fails the candidate */
+    max_request_cost_usd: z.number().positive().optional(),
+    scorers: z.array(ScorerSpec).default([{ kind: 'expectations' }]),
+    alpha: z.number().gt(0).lt(0.5).default(0.05),
+    /** share of items that get a second, independent incumbent call (A-A noise floor) */
+    aa_share: z.number().min(0).max(1).default(0.1),
+    bootstrap: z
+      .object({ resamples: z.number().int().min(2000).max(100_000).default(2000), seed: z.number().int().nonnegative().default(1) })
+      .strict()
+      .default({ resamples: 2000, seed: 1 }),
+    retention: z
+      .object({ ttl_days: z.number().int().min(1).max(365).default(7), purpose: z.string().min(1).max(200).default('shadow-evaluation') })
+      .strict()
+      .default({ ttl_days: 7, purpose: 'shadow-evaluation' }),
+    /** traffic classes admitted as evidence; production only unless widened on purpose */
+    traffic_classes: z.array(z.enum(['production', 'synthetic', 'import', 'test'])).min(1).default(['production']),
+    expectations: z.array(Expectation).optional(),
+  })
+  .strict()
+  .superRefine((spec, ctx) => {
+    const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
+    const seen = new Set<string>();
+    ids.forEach((id, i) => {
+      if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `duplicate arm id ${id}`, path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'] });
+      seen.add(id);
+    });
+  });
+export type CampaignSpec = z.infer<typeof CampaignSpec>;
+/** The campaign spec as submitted, before defaults. */
+export type CampaignSpecInput = z.input<typeof CampaignSpec>;
+
+/** Lifecycle of a campaign. `budget_exhausted` and `completed` are terminal like `stopped`. */
+export const CampaignState = z.enum(['running', 'paused', 'stopped', 'completed', 'budget_exhausted']);
+export type CampaignState = z.infer<typeof CampaignState>;
+
+/**
+ * A campaign as stored in the `shadow_campaigns` KV under its id. `spec` is pinned at launch;
+ * `spec_hash` = contentHash(spec). `run_index` numbers repeated runs of the same comparison
+ * (same suite, call types and arms) for α-spending (1 for the first).
+ */
+export const Campaign = z
+  .object({
+    schema: z.literal('shadow.campaign/v1'),
+    id: SubjectToken,
+    spec: CampaignSpec,
+    spec_hash: z.string(),
+    comparison_key: z.string(),
+    run_index: z.number().int().positive(),
+    state: CampaignState,
+    state_reason: z.string().nullable(),
+    created_at: z.iso.datetime({ offset: true }),
+    updated_at: z.iso.datetime({ offset: true }),
+  })
+  .strict();
+export type Campaign = z.infer<typeof Campaign>;
+
+/**
+ * The per-campaign budget ledger in `shadow_budget`, integers in micro-USD so sums are exact.
+ * Invariant: settled + reserved ≤ limit, kept by compare-and-set (DESIGN.md honesty rule 6).
+ */
+export const BudgetLedger = z
+  .object({
+    limit_micro_usd: z.number().int().nonnegative(),
+    reserved_micro_usd: z.number().int().nonnegative(),
+    settled_micro_usd: z.number().int().nonnegative(),
+    exhausted: z.boolean(),
+  })
+  .strict();
+export type BudgetLedger = z.infer<typeof BudgetLedger>;
+
+/** One allowlisted provider: id → base URL and the secret that holds its API key. */
+export const ProviderEntry = z
+  .object({
+    id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/),
+    base_url: z.url(),
+    api: Api,
+    /** env var name or file path holding the API key; never the key itself */
+    api_key_env: z.string().optional(),
+    api_key_file: z.string().optional(),
+    /** provider family, for refusing same-family judges (e.g. openai, anthropic) */
+    family: z.string().optional(),
+  })
+  .strict();
+export type ProviderEntry = z.infer<typeof ProviderEntry>;
+
+/** The operator allowlist: the only providers any arm or judge may name. */
+export const ProviderAllowlist = z.array(ProviderEntry);
+export type ProviderAllowlist = z.infer<typeof ProviderAllowlist>;
+
+/** A first-party outcome (POST /v1/outcomes) for an envelope or an item. */
+export const Outcome = z
+  .object({
+    campaign_id: SubjectToken.optional(),
+    envelope_id: z.uuid().optional(),
+    item_hash: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    arm_id: SubjectToken.optional(),
+    result: z.enum(['pass', 'fail', 'score']),
+    score: z.number().min(0).max(1).optional(),
+    source: z.string().min(1).max(200),
+    closes_task: z.boolean().default(false),
+    at: z.iso.datetime({ offset: true }).optional(),
+  })
+  .strict()
+  .refine((o) => o.envelope_id !== undefined || o.item_hash !== undefined, { message: 'one of envelope_id or item_hash is required', path: ['item_hash'] })
+  .refine((o) => o.result !== 'score' || o.score !== undefined, { message: 'score is required when result is score', path: ['score'] });
+export type Outcome = z.infer<typeof Outcome>;

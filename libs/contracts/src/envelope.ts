@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { Api, Usage } from './usage.js';
+
+const Token = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 of [A-Za-z0-9_-]');
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
+
+/** A token safe as a NATS subject token and KV key part. */
+export const SubjectToken = Token;
+/** A sha256 digest, lowercase hex. */
+export const Sha256Hex = Sha256;
+
+/** Where the traffic came from. Only `production` traffic is production evidence. */
+export const TrafficClass = z.enum(['production', 'synthetic', 'import', 'test']);
+export type TrafficClass = z.infer<typeof TrafficClass>;
+
+/**
+ * A first-party assertion that rode in with the request (header `x-shadow-expect`, JSON), scored
+ * programmatically by libs/scoring. `hard: true` makes a failure gate the verdict.
+ * - `numeric`: the final number in the output (GSM8K `#### n` first) equals `value`
+ * - `exact`: trimmed output equals `value`
+ * - `regex`: output matches `value` (JS syntax)
+ * - `must_include` / `must_not_include`: output contains / lacks every string in `value`
+ * - `json_schema`: output parses as JSON valid against the JSON Schema `value`
+ */
+export const Expectation = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('numeric'), value: z.union([z.number(), z.string()]), hard: z.boolean().optional() }).strict(),
+  z.object({ kind: z.literal('exact'), value: z.string(), hard: z.boolean().optional() }).strict(),
+  z.object({ kind: z.literal('regex'), value: z.string(), hard: z.boolean().optional() }).strict(),
+  z.object({ kind: z.literal('must_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() }).strict(),
+  z.object({ kind: z.literal('must_not_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() }).strict(),
+  z.object({ kind: z.literal('json_schema'), value: z.record(z.string(), z.unknown()), hard: z.boolean().optional() }).strict(),
+]);
+export type Expectation = z.infer<typeof Expectation>;
+
+/** A reference to a body kept in the JetStream object store because it is too large for a message. */
+export const BodyRef = z.object({
+  store: z.string(),
+  name: z.string(),
+  sha256: Sha256,
+  bytes: z.number().int().nonnegative(),
+});
+export type BodyRef = z.infer<typeof BodyRef>;
+
+/** One redaction applied before the envelope left the pod: the placeholder type and how many. */
+export const Redaction = z.object({ type: z.string(), count: z.number().int().positive() });
+export type Redaction = z.infer<typeof Redaction>;
+
+/**
+ * What the production call got: the served summary the sidecar observed on the tee.
+ * Latencies in ms from the request's first byte at the sidecar. `usage` fields null when the
+ * provider did not report them; `abandoned` = a 2xx without a usage block.
+ */
+export const ServedSummary = z.object({
+  status: z.number().int(),
+  upstream: z.string().nullable(),
+  model: z.string().nullable(),
+  latency_ms: z.number().nonnegative(),
+  ttft_ms: z.number().nonnegative().nullable(),
+  usage: Usage,
+  finish_reason: z.string().nullable(),
+  abandoned: z.boolean(),
+  stream: z.boolean(),
+});
+export type ServedSummary = z.infer<typeof ServedSummary>;
+
+/**
+ * `shadow.envelope/v1`: one sampled production request, redacted, as published on
+ * `shadow.capture.<suite>.<call_type>` with `Nats-Msg-Id` = envelope_id.
+ * Exactly one of `request.body` (inline JSON) and `request.body_ref` (object store) is non-null.
+ * `item_hash` = sha256(canonical JSON {api, path, body without volatile fields}) over the
+ * redacted body (libs/contracts `itemHash`).
+ * Source: DESIGN.md "Contracts — Envelope".
+ */
+export const Envelope = z
+  .object({
+    schema: z.literal('shadow.envelope/v1'),
+    envelope_id: z.uuid(),
+    captured_at: z.iso.datetime({ offset: true }),
+    suite: Token,
+    call_type: Token,
+    api: Api,
+    method: z.string(),
+    path: z.string(),
+    request: z.object({
+      body: z.unknown(),
+      body_ref: BodyRef.nullable(),
+      bytes: z.number().int().nonnegative(),
+      content_type: z.string().nullable(),
+    }),
+    item_hash: Sha256,
+    served: ServedSummary.nullable(),
+    traffic_class: TrafficClass,
+    retention: z.object({ consent: z.boolean() }),
+    expectations: z.array(Expectation),
+    redactions: z.array(Redaction),
+    source: z.object({
+      placement: z.enum(['ingress', 'egress']),
+      sidecar_id: z.string(),
+      /** salted hash of the sticky-sampling key (never the key itself), or null */
+      sticky_key_hash: z.string().nullable(),
+    }),
+  })
+  .strict();
+export type Envelope = z.infer<typeof Envelope>;

@@ -1,0 +1,67 @@
+/**
+ * The error catalogue: every stable error code Shadowplane emits, with its HTTP status, whether a
+ * retry can help, and a one-line meaning. Codes are lowercase snake_case, spelled as the provider
+ * APIs spell theirs, and append-only: a code is never renamed or reused. `docs/errors.md` is
+ * tested against this table.
+ */
+export const ERROR_CODES = {
+  invalid_request: { httpStatus: 400, retryable: false, message: 'The request failed validation; details name the offending fields.' },
+  invalid_json: { httpStatus: 400, retryable: false, message: 'The request body is not valid JSON.' },
+  payload_too_large: { httpStatus: 413, retryable: false, message: 'The request body is larger than the configured limit.' },
+  unsupported_media_type: { httpStatus: 415, retryable: false, message: 'The request body must be application/json.' },
+  unauthenticated: { httpStatus: 401, retryable: false, message: 'No valid API key was presented.' },
+  forbidden: { httpStatus: 403, retryable: false, message: 'The API key lacks the scope this route needs.' },
+  not_found: { httpStatus: 404, retryable: false, message: 'No such resource.' },
+  method_not_allowed: { httpStatus: 405, retryable: false, message: 'The route exists but not with this method.' },
+  conflict: { httpStatus: 409, retryable: false, message: 'The resource is in a state that does not allow this change.' },
+  unknown_provider: { httpStatus: 400, retryable: false, message: 'An arm names a provider id that is not on the operator allowlist.' },
+  paid_dispatch_disabled: { httpStatus: 503, retryable: true, message: 'The paid_dispatch flag is off or unknown; no money may be spent.' },
+  underpowered: { httpStatus: 422, retryable: false, message: 'require_power was set and a call type cannot reach the requested margin with max_items.' },
+  budget_exhausted: { httpStatus: 409, retryable: false, message: 'A budget reservation was refused: the campaign would exceed max_cost_usd.' },
+  report_not_ready: { httpStatus: 404, retryable: true, message: 'The verdict service has not written a report for this campaign yet.' },
+  upstream_unavailable: { httpStatus: 502, retryable: true, message: 'The upstream could not be reached or failed before responding.' },
+  upstream_timeout: { httpStatus: 504, retryable: true, message: 'The upstream did not answer in time.' },
+  dependency_unavailable: { httpStatus: 503, retryable: true, message: 'A dependency (NATS, a KV bucket) is not reachable.' },
+  config_invalid: { httpStatus: 500, retryable: false, message: 'The configuration failed validation at start.' },
+  internal: { httpStatus: 500, retryable: false, message: 'An unexpected error; see the logs by request id.' },
+  bundle_invalid: { httpStatus: 422, retryable: false, message: 'An evidence bundle failed verification.' },
+} as const satisfies Record<string, { httpStatus: number; retryable: boolean; message: string }>;
+
+/** A stable error code from {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * Base error for everything Shadowplane throws on purpose. Callers match on `code`, not on the
+ * class. `details` is JSON-serialisable context (e.g. `{ field: "max_cost_usd" }`).
+ */
+export class ShadowplaneError extends Error {
+  readonly code: ErrorCode;
+  readonly httpStatus: number;
+  readonly retryable: boolean;
+  readonly details: unknown;
+
+  /**
+   * @param code stable code from ERROR_CODES
+   * @param message human text; defaults to the catalogue's meaning
+   * @param opts details (JSON), cause (passed through to Error)
+   */
+  constructor(code: ErrorCode, message?: string, opts: { details?: unknown; cause?: unknown } = {}) {
+    super(message ?? ERROR_CODES[code].message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'ShadowplaneError';
+    this.code = code;
+    this.httpStatus = ERROR_CODES[code].httpStatus;
+    this.retryable = ERROR_CODES[code].retryable;
+    this.details = opts.details;
+  }
+
+  /** The HTTP API error body: `{ error: { code, message, details? } }`. */
+  toBody(): { error: { code: ErrorCode; message: string; details?: unknown } } {
+    return { error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) } };
+  }
+}
+
+/** True when `e` is a ShadowplaneError (works across module copies by checking `code`). */
+export function isShadowplaneError(e: unknown): e is ShadowplaneError {
+  const code = e instanceof Error ? (e as unknown as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && Object.hasOwn(ERROR_CODES, code);
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { Cost, ErrorClass, Usage } from './usage.js';
+import { Expectation, SubjectToken, TrafficClass } from './envelope.js';
+
+/** Role of an arm call: the incumbent, a candidate, or the second incumbent call of an A-A pair. */
+export const ArmRole = z.enum(['incumbent', 'candidate', 'incumbent_aa']);
+export type ArmRole = z.infer<typeof ArmRole>;
+
+/**
+ * `shadow.observation/v1`: one arm call for one item, published on `shadow.obs.<campaign>`.
+ * Times ISO-8601; durations ms. `usage` fields null when not reported; `abandoned` = 2xx without
+ * usage (billed but uncounted). `charged_micro_usd` is what the budget ledger settled for this
+ * call (actual cost, or the reserved upper bound when cost is unknown), summed over retries.
+ * `start_skew_ms` = this arm's start minus the earliest arm start for the same item.
+ * `output_text` is absent on the bus (outputs live encrypted in the artifact store); it is filled
+ * in only by an authorised export for offline folds.
+ * Source: DESIGN.md "Contracts — Observation".
+ */
+export const Observation = z
+  .object({
+    schema: z.literal('shadow.observation/v1'),
+    campaign_id: SubjectToken,
+    item_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    call_type: SubjectToken,
+    arm_id: SubjectToken,
+    role: ArmRole,
+    instrument: z.literal('shadow_dual_run'),
+    envelope_id: z.uuid(),
+    provider: z.string(),
+    model: z.string(),
+    started_at: z.iso.datetime({ offset: true }),
+    ended_at: z.iso.datetime({ offset: true }),
+    start_skew_ms: z.number().nonnegative(),
+    attempts: z.number().int().positive(),
+    status: z.enum(['ok', 'error']),
+    http_status: z.number().int().nullable(),
+    error_class: ErrorClass.nullable(),
+    latency_ms: z.number().nonnegative().nullable(),
+    ttft_ms: z.number().nonnegative().nullable(),
+    usage: Usage,
+    cost: Cost,
+    charged_micro_usd: z.number().int().nonnegative(),
+    upstream: z.string().nullable(),
+    model_echo: z.string().nullable(),
+    pin_honored: z.boolean().nullable(),
+    abandoned: z.boolean(),
+    finish_reason: z.string().nullable(),
+    artifact_ref: z.string().nullable(),
+    output_digest: z.string().nullable(),
+    output_text: z.string().nullable().optional(),
+    /** tool calls the model asked for: recorded, never executed */
+    tool_calls: z.array(z.object({ name: z.string(), arguments: z.string() })).default([]),
+    /** near-duplicate signature of the normalised prompt (64-bit SimHash, 16 hex chars) */
+    prompt_simhash: z.string().regex(/^[0-9a-f]{16}$/),
+    traffic_class: TrafficClass,
+    expectations: z.array(Expectation),
+  })
+  .strict();
+export type Observation = z.infer<typeof Observation>;
+
+/**
+ * `shadow.item_event/v1`, also on `shadow.obs.<campaign>`: what happened to an item besides arm
+ * calls. `duplicate` adds exact-duplicate weight; `excluded` removes the item with a reason
+ * (e.g. `pii_uncertain`, `over_max_items`, `untranslatable:<what>`, `stateful_request`,
+ * `lost_in_flight`, `budget_exhausted`, `traffic_class`).
+ */
+export const ItemEvent = z
+  .object({
+    schema: z.literal('shadow.item_event/v1'),
+    campaign_id: SubjectToken,
+    item_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    call_type: SubjectToken,
+    envelope_id: z.uuid(),
+    kind: z.enum(['duplicate', 'excluded']),
+    reason: z.string().nullable(),
+    at: z.iso.datetime({ offset: true }),
+  })
+  .strict();
+export type ItemEvent = z.infer<typeof ItemEvent>;
+
+/** Any message on the OBS stream. */
+export const ObsMessage = z.discriminatedUnion('schema', [Observation, ItemEvent]);
+export type ObsMessage = z.infer<typeof ObsMessage>;
+
+/**
+ * Per (campaign, item, arm) dispatch state in `shadow_dispatch`, for idempotent redelivery.
+ * `invoking` written (by CAS) before the provider call; a redelivered item that finds `invoking`
+ * from a dead worker is not invoked again — it is lost in flight and charged its upper bound.
+ */
+export const DispatchState = z
+  .object({
+    state: z.enum(['invoking', 'done', 'lost']),
+    worker_id: z.string(),
+    reserved_micro_usd: z.number().int().nonnegative(),
+    at: z.iso.datetime({ offset: true }),
+  })
+  .strict();
+export type DispatchState = z.infer<typeof DispatchState>;

@@ -1,0 +1,6 @@
+// Private test kit: real processes and sockets for tests. Named exports only.
+export { startNatsServer, natsServerBinary } from './nats-server.js';
+export type { NatsServerHandle } from './nats-server.js';
+export { freePort } from './ports.js';
+export { randomPrefix, testNames } from './names.js';
+export { sharedNatsUrl } from './shared-nats.js';
