@@ -29,3 +29,6 @@ demo: install ## run the end-to-end demo: a budget-capped shadow campaign to a v
 
 bench: install ## benchmarks (not part of test)
 	npm run bench
+
+# Each area adds its own targets in mk/<area>.mk (helm-check, loadtest, ...).
+-include mk/*.mk
