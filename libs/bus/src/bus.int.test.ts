@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { BudgetLedger } from '@shadowplane/contracts';
+import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
+import { connectBus, provision, openKv, JsonKv, type Bus } from './index.js';
+
+describe('bus', () => {
+  let bus: Bus;
+  beforeAll(async () => {
+    bus = await connectBus({ url: sharedNatsUrl(), name: 'bus-test', prefix: randomPrefix('bus') });
+  });
+  afterAll(async () => bus.close());
+
+  it('provisions every stream and bucket, and a second provision is a no-op', async () => {
+    await provision(bus, { storage: 'memory' });
+    await provision(bus, { storage: 'memory' });
+    const streams: string[] = [];
+    for await (const s of bus.jsm.streams.list()) streams.push(s.config.name);
+    const n = bus.names;
+    for (const name of [n.streams.capture, n.streams.obs, `KV_${n.buckets.budget}`, `KV_${n.buckets.campaigns}`, `KV_${n.buckets.dispatch}`, `KV_${n.buckets.flags}`, `KV_${n.buckets.reports}`, `OBJ_${n.buckets.artifacts}`, `OBJ_${n.captureBodies}`]) {
+      expect(streams).toContain(name);
+    }
+  });
+
+  it('compare-and-set mutate loses no update under 40 concurrent writers', async () => {
+    await provision(bus, { storage: 'memory' });
+    const ledger = new JsonKv(await openKv(bus, bus.names.buckets.budget), BudgetLedger);
+    await ledger.put('c1', { limit_micro_usd: 1_000_000, reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false });
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        ledger.mutate('c1', (cur) => (cur ? { ...cur, reserved_micro_usd: cur.reserved_micro_usd + 7 } : undefined)),
+      ),
+    );
+    expect((await ledger.get('c1'))?.value.reserved_micro_usd).toBe(280);
+  });
+
+  it('create refuses an existing key and update refuses a stale revision', async () => {
+    const kv = new JsonKv(await openKv(bus, bus.names.buckets.flags), z.object({ on: z.boolean() }));
+    const rev = await kv.create('f', { on: true });
+    expect(rev).toBeTypeOf('number');
+    expect(await kv.create('f', { on: false })).toBeNull();
+    expect(await kv.update('f', { on: false }, rev! + 100)).toBeNull();
+    expect(await kv.update('f', { on: false }, rev!)).toBeTypeOf('number');
+    expect((await kv.get('f'))?.value).toEqual({ on: false });
+  });
+});

@@ -1,0 +1,92 @@
+import type { KV, KvEntry } from '@nats-io/kv';
+import type { z } from 'zod';
+
+/** A value read from KV with the revision needed for compare-and-set. */
+export interface Versioned<T> {
+  value: T;
+  revision: number;
+}
+
+/**
+ * A KV bucket holding JSON values validated by a zod schema on every read and write.
+ * Reads of deleted/purged keys return null.
+ */
+export class JsonKv<S extends z.ZodType> {
+  constructor(
+    readonly kv: KV,
+    readonly schema: S,
+  ) {}
+
+  /**
+   * Reads and validates a key.
+   * @returns the value and revision, or null when absent or deleted
+   * @throws ZodError when the stored value does not match the schema
+   */
+  async get(key: string): Promise<Versioned<z.infer<S>> | null> {
+    const e = await this.kv.get(key);
+    return e ? this.decode(e) : null;
+  }
+
+  /** Decodes an entry (null for DEL/PURGE markers). */
+  decode(e: KvEntry): Versioned<z.infer<S>> | null {
+    if (e.operation !== 'PUT' || e.length === 0) return null;
+    return { value: this.schema.parse(e.json()) as z.infer<S>, revision: e.revision };
+  }
+
+  /** Unconditional write; returns the new revision. */
+  put(key: string, value: z.infer<S>): Promise<number> {
+    return this.kv.put(key, JSON.stringify(this.schema.parse(value)));
+  }
+
+  /**
+   * Creates the key only if absent; returns the revision, or null when it already existed.
+   * @throws on connection errors
+   */
+  async create(key: string, value: z.infer<S>): Promise<number | null> {
+    try {
+      return await this.kv.create(key, JSON.stringify(this.schema.parse(value)));
+    } catch (e) {
+      if (isCasConflict(e)) return null;
+      throw e;
+    }
+  }
+
+  /** Writes only if the key is still at `revision`; returns the new revision, or null on conflict. */
+  async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
+    try {
+      return await this.kv.update(key, JSON.stringify(this.schema.parse(value)), revision);
+    } catch (e) {
+      if (isCasConflict(e)) return null;
+      throw e;
+    }
+  }
+
+  /**
+   * Read-modify-write with compare-and-set, retried on conflict.
+   * `fn` gets the current value (null when absent) and returns the next value, or `undefined` to
+   * leave the key unchanged. Returns what was written (or the unchanged current value).
+   * @throws Error('cas_retries_exhausted') after `maxAttempts` conflicting attempts (default 200)
+   */
+  async mutate(
+    key: string,
+    fn: (current: z.infer<S> | null) => z.infer<S> | undefined,
+    maxAttempts = 200,
+  ): Promise<{ value: z.infer<S> | null; revision: number | null; changed: boolean }> {
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const cur = await this.get(key);
+      const next = fn(cur ? cur.value : null);
+      if (next === undefined) return { value: cur ? cur.value : null, revision: cur ? cur.revision : null, changed: false };
+      const rev = cur ? await this.update(key, next, cur.revision) : await this.create(key, next);
+      if (rev !== null) return { value: next, revision: rev, changed: true };
+      // conflict: jittered pause so contending writers spread out
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
+    }
+    throw new Error('cas_retries_exhausted');
+  }
+}
+
+/** True for the JetStream errors a lost compare-and-set race produces. */
+export function isCasConflict(e: unknown): boolean {
+  const msg = String((e as Error)?.message ?? e);
+  return /wrong last sequence|key exists|10071|10164/i.test(msg);
+}
