@@ -195,3 +195,17 @@ export const Outcome = z
   .refine((o) => o.envelope_id !== undefined || o.item_hash !== undefined, { message: 'one of envelope_id or item_hash is required', path: ['item_hash'] })
   .refine((o) => o.result !== 'score' || o.score !== undefined, { message: 'score is required when result is score', path: ['score'] });
 export type Outcome = z.infer<typeof Outcome>;
+
+/**
+ * The `paid_dispatch` kill switch value in the `shadow_flags` KV. Unknown (absent, unreadable,
+ * unparsable) means off: fail closed. Source: DESIGN.md honesty rules and "State".
+ */
+export const PaidDispatchFlag = z
+  .object({
+    enabled: z.boolean(),
+    updated_at: z.iso.datetime({ offset: true }),
+    updated_by: z.string().max(200),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
+export type PaidDispatchFlag = z.infer<typeof PaidDispatchFlag>;

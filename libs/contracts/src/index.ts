@@ -2,7 +2,7 @@
 export { ERROR_CODES, ShadowplaneError, isShadowplaneError } from './errors.js';
 export type { ErrorCode } from './errors.js';
 export { canonicalJson, contentHash, itemHash, sha256Hex, stripVolatile, VOLATILE_REQUEST_FIELDS } from './canonical.js';
-export { natsNames, isSubjectToken, FLAG_PAID_DISPATCH } from './names.js';
+export { natsNames, isSubjectToken, FLAG_PAID_DISPATCH, OUTCOMES_NO_CAMPAIGN } from './names.js';
 export type { NatsNames } from './names.js';
 export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass } from './usage.js';
 export {
@@ -26,10 +26,11 @@ export {
   ProviderEntry,
   ProviderAllowlist,
   Outcome,
+  PaidDispatchFlag,
   MAX_ITEMS_CEILING,
   MAX_ITEMS_DEFAULT,
   MIN_ARM_OBSERVATIONS,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
-export { Observation, ItemEvent, ObsMessage, ArmRole, DispatchState } from './observation.js';
+export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState } from './observation.js';
 export { DatasetCard, Report } from './report.js';

@@ -72,5 +72,8 @@ export function natsNames(prefix = ''): NatsNames {
   });
 }
 
+/** Pseudo campaign id for outcomes that name no campaign (`shadow.obs._outcomes`). */
+export const OUTCOMES_NO_CAMPAIGN = '_outcomes';
+
 /** KV key of the `paid_dispatch` kill switch in the flags bucket. Unknown = off. */
 export const FLAG_PAID_DISPATCH = 'paid_dispatch';

@@ -78,8 +78,31 @@ export const ItemEvent = z
   .strict();
 export type ItemEvent = z.infer<typeof ItemEvent>;
 
+/**
+ * `shadow.outcome/v1`: a first-party outcome accepted by the control API (POST /v1/outcomes),
+ * published on `shadow.obs.<campaign>` (or `shadow.obs._outcomes` when it names no campaign) so
+ * the verdict service folds it with the observations. `outcome_id` = contentHash of the outcome
+ * fields, so a retried POST is de-duplicated by JetStream.
+ */
+export const OutcomeRecord = z
+  .object({
+    schema: z.literal('shadow.outcome/v1'),
+    outcome_id: z.string().regex(/^[0-9a-f]{64}$/),
+    campaign_id: SubjectToken.nullable(),
+    envelope_id: z.uuid().nullable(),
+    item_hash: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+    arm_id: SubjectToken.nullable(),
+    result: z.enum(['pass', 'fail', 'score']),
+    score: z.number().min(0).max(1).nullable(),
+    source: z.string(),
+    closes_task: z.boolean(),
+    received_at: z.iso.datetime({ offset: true }),
+  })
+  .strict();
+export type OutcomeRecord = z.infer<typeof OutcomeRecord>;
+
 /** Any message on the OBS stream. */
-export const ObsMessage = z.discriminatedUnion('schema', [Observation, ItemEvent]);
+export const ObsMessage = z.discriminatedUnion('schema', [Observation, ItemEvent, OutcomeRecord]);
 export type ObsMessage = z.infer<typeof ObsMessage>;
 
 /**
