@@ -1,0 +1,12 @@
+// The one public surface of @shadowplane/providers: wire adapters, SSE parsing, usage and cost.
+export { createResponseParser, parseResponse, resolveCost } from './response.js';
+export type { ParsedResponse, StreamParser, ToolCall } from './response.js';
+export type { ResponseMeta } from './headers.js';
+export { headerValue } from './headers.js';
+export { classifyError, errorClassForStatus, errorClassForType, retryAfterSeconds } from './errors.js';
+export type { ErrorClassification } from './errors.js';
+export { rateCardCost, estimateCost, providerReportedCost, usdToMicroUsdCeil } from './cost.js';
+export { anthropicUsage, openaiChatUsage, openaiResponsesUsage } from './usage.js';
+export { createSseDecoder } from './sse.js';
+export type { SseDecoder, SseEvent } from './sse.js';
+export { detectApi, requestPromptText, requestModel, requestMaxOutputTokens, isStreamingRequest } from './request.js';
