@@ -1,0 +1,17 @@
+/**
+ * @shadowplane/stats — the verdict statistics: normal quantiles, binomial intervals, multiplicity
+ * control, power planning, seeded RNG, type-7 quantiles, the paired cluster bootstrap and the
+ * non-inferiority decision. All pure and deterministic, no I/O. Source of the rules: DESIGN.md
+ * "Verdict statistics"; reference values: test/vectors/stats.json.
+ */
+export { normPpf, normCdf } from './normal.js';
+export { wilsonInterval, twoProportionZ } from './proportions.js';
+export { holm, bonferroniAlpha, alphaSpent, intervalLevel } from './multiplicity.js';
+export { mdePpPaired, CONSERVATIVE_SD_DIFF, powerPlan, sdOfDifferences } from './power.js';
+export type { PowerPlan } from './power.js';
+export { quantileType7 } from './quantile.js';
+export { createRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
+export { pairedClusterBootstrap } from './bootstrap.js';
+export type { PairedItem, Interval, BootstrapResult, CostSavingsNullReason } from './bootstrap.js';
+export { nonInferiorityDecision, DECISION_REASONS } from './decision.js';
+export type { Decision, DecisionReason } from './decision.js';
