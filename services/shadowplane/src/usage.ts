@@ -1,5 +1,179 @@
-/** `shadowplane usage` (not built yet). */
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('shadowplane usage: not built yet\n');
-  return 3;
+import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { z } from 'zod';
+import { Api, RateCard } from '@shadowplane/contracts';
+import type { Cost, ErrorClass, Usage } from '@shadowplane/contracts';
+import { parseResponse, resolveCost } from '@shadowplane/providers';
+import type { ResponseMeta } from '@shadowplane/providers';
+
+/** Exit codes (sysexits.h): usage error, unreadable input, bad data. */
+const EX_USAGE = 64;
+const EX_DATAERR = 65;
+const EX_NOINPUT = 66;
+
+/**
+ * A recorded response's status and headers, as in the fixture sidecars
+ * (`<file>.headers.json`): `{"status": 200, "reason": "OK", "headers": [[name, value], ...]}`.
+ */
+export const HeadersSidecar = z.object({
+  status: z.number().int().min(100).max(999),
+  reason: z.string().nullable().optional(),
+  headers: z.array(z.tuple([z.string(), z.string()])),
+});
+export type HeadersSidecar = z.infer<typeof HeadersSidecar>;
+
+/** What `shadowplane usage` prints: the fields an observation would record for this response. */
+export interface UsageReport {
+  api: Api;
+  http_status: number;
+  stream: boolean;
+  usage: Usage;
+  cost: Cost;
+  provider_cost_usd: number | null;
+  upstream: string | null;
+  model_echo: string | null;
+  response_id: string | null;
+  finish_reason: string | null;
+  abandoned: boolean;
+  complete: boolean;
+  error_class: ErrorClass | null;
+  retry_after_s: number | null;
+  error_message: string | null;
+  output_chars: number;
+  tool_calls: { name: string; arguments: string }[];
+  output_text?: string;
+  /** where status/headers came from: a sidecar path, or `default` (200, no headers) */
+  headers_source: string;
+}
+
+/**
+ * Parses `--prices in,out[,cached_in[,cache_write]]` (USD per million tokens) into a RateCard.
+ * @throws Error naming the bad part
+ */
+export function parsePrices(s: string): RateCard {
+  const parts = s.split(',').map((p) => p.trim());
+  if (parts.length < 2 || parts.length > 4) throw new Error(`--prices wants in,out[,cached_in[,cache_write]] (USD per million tokens), got '${s}'`);
+  const nums = parts.map((p, i) => {
+    if (!/^\d+(\.\d+)?$/.test(p)) throw new Error(`--prices part ${i + 1} ('${p}') is not a non-negative number`);
+    return Number(p);
+  });
+  const card: RateCard = { input: nums[0]!, output: nums[1]! };
+  if (nums[2] !== undefined) card.cached_input = nums[2];
+  if (nums[3] !== undefined) card.cache_write = nums[3];
+  return RateCard.parse(card);
+}
+
+/** Builds the report for a body and its meta (pure; the CLI wraps it). */
+export function usageReport(api: Api, meta: ResponseMeta, body: Uint8Array, card: RateCard | undefined, headersSource: string, withText: boolean): UsageReport {
+  const p = parseResponse(api, meta, body);
+  return {
+    api,
+    http_status: p.status,
+    stream: p.stream,
+    usage: p.usage,
+    cost: resolveCost(p, card),
+    provider_cost_usd: p.providerCostUsd,
+    upstream: p.upstream,
+    model_echo: p.model,
+    response_id: p.responseId,
+    finish_reason: p.finishReason,
+    abandoned: p.abandoned,
+    complete: p.complete,
+    error_class: p.errorClass,
+    retry_after_s: p.retryAfterS,
+    error_message: p.errorMessage,
+    output_chars: p.outputText.length,
+    tool_calls: p.toolCalls,
+    ...(withText ? { output_text: p.outputText } : {}),
+    headers_source: headersSource,
+  };
+}
+
+async function readStdin(): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  return Buffer.concat(chunks);
+}
+
+/**
+ * `shadowplane usage --api <api> [--prices in,out[,cached_in[,cache_write]]] [--headers F]
+ * [--status N] [--text] FILE|-`: prints, as JSON, exactly what Shadowplane would record for a
+ * recorded provider response (JSON body or raw SSE): usage, cost with basis, upstream/model
+ * echo, finish reason, abandoned, error class, retry_after_s. Status and headers come from
+ * `--headers F`, else `<FILE>.headers.json` when it exists (the `.json`/`.sse` extension of FILE
+ * replaced, as in test/fixtures), else status 200 with no headers; `--status` overrides the status.
+ * @returns 0 when a report was printed (whatever the response's own status); 64 bad flags;
+ *   65 unreadable headers file; 66 unreadable input
+ */
+export async function main(argv: string[]): Promise<number> {
+  let out = '';
+  let err = '';
+  const program = new Command('shadowplane usage')
+    .description('print what Shadowplane would record for a recorded provider response (JSON body or raw SSE)')
+    .addOption(new Option('--api <api>', 'wire API of the response').choices(Api.options).makeOptionMandatory())
+    .option('--prices <in,out[,cached_in[,cache_write]]>', 'rate card, USD per million tokens (cost basis rate_card when no provider-reported cost)')
+    .option('--headers <file>', 'status/headers sidecar JSON ({"status":..,"headers":[[name,value],...]})')
+    .option('--status <code>', 'HTTP status to assume (overrides the sidecar)')
+    .option('--text', 'include the output text')
+    .argument('<file>', "response body file, or '-' for stdin")
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      process.stdout.write(out);
+      process.stderr.write(err);
+      return e.exitCode === 0 ? 0 : EX_USAGE;
+    }
+    throw e;
+  }
+  const opts = program.opts<{ api: Api; prices?: string; headers?: string; status?: string; text?: boolean }>();
+  const file = program.args[0]!;
+
+  let card: RateCard | undefined;
+  if (opts.prices !== undefined) {
+    try {
+      card = parsePrices(opts.prices);
+    } catch (e) {
+      process.stderr.write(`shadowplane usage: ${(e as Error).message}\n`);
+      return EX_USAGE;
+    }
+  }
+
+  let body: Uint8Array;
+  try {
+    body = file === '-' ? await readStdin() : await readFile(file);
+  } catch (e) {
+    process.stderr.write(`shadowplane usage: cannot read ${file}: ${(e as Error).message}\n`);
+    return EX_NOINPUT;
+  }
+
+  let headersPath = opts.headers;
+  if (headersPath === undefined && file !== '-') {
+    const beside = `${file.replace(/\.(json|sse|txt)$/, '')}.headers.json`;
+    if (existsSync(beside)) headersPath = beside;
+  }
+  let meta: ResponseMeta = { status: 200, headers: [] };
+  if (headersPath !== undefined) {
+    try {
+      const side = HeadersSidecar.parse(JSON.parse(await readFile(headersPath, 'utf8')));
+      meta = { status: side.status, headers: side.headers };
+    } catch (e) {
+      process.stderr.write(`shadowplane usage: bad headers file ${headersPath}: ${(e as Error).message}\n`);
+      return EX_DATAERR;
+    }
+  }
+  if (opts.status !== undefined) {
+    if (!/^\d{3}$/.test(opts.status)) {
+      process.stderr.write(`shadowplane usage: --status must be a 3-digit HTTP status, got '${opts.status}'\n`);
+      return EX_USAGE;
+    }
+    meta = { ...meta, status: Number(opts.status) };
+  }
+
+  const report = usageReport(opts.api, meta, body, card, headersPath ?? 'default', opts.text === true);
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  return 0;
 }
