@@ -25,6 +25,7 @@ export const ERROR_CODES = {
   config_invalid: { httpStatus: 500, retryable: false, message: 'The configuration failed validation at start.' },
   internal: { httpStatus: 500, retryable: false, message: 'An unexpected error; see the logs by request id.' },
   bundle_invalid: { httpStatus: 422, retryable: false, message: 'An evidence bundle failed verification.' },
+  report_empty: { httpStatus: 422, retryable: false, message: 'Nothing was scored and nothing was refused: an empty report cannot be written.' },
 } as const satisfies Record<string, { httpStatus: number; retryable: boolean; message: string }>;
 
 /** A stable error code from {@link ERROR_CODES}. */

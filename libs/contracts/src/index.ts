@@ -33,4 +33,21 @@ export {
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
 export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState } from './observation.js';
-export { DatasetCard, Report } from './report.js';
+export {
+  DatasetCard,
+  Report,
+  IntervalValue,
+  PowerPlanValue,
+  ReportedMean,
+  Percentiles,
+  ShareValue,
+  ArmView,
+  CandidateState,
+  CannotMeasureReason,
+  Remediation,
+  Comparison,
+  FrontierPoint,
+  CallTypeReport,
+  CampaignProgress,
+} from './report.js';
+export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';

@@ -17,6 +17,10 @@ export interface NatsNames {
   };
   /** Object store for request bodies too large for one NATS message. */
   readonly captureBodies: string;
+  /** Object store for report documents (report JSON, HTML, evidence bundle), which may exceed one NATS message; indexed from the reports KV. */
+  readonly reportDocs: string;
+  /** Request/reply subject of the verdict service: `shadow.verdict.report` (body `{campaign_id}` → `{report_id}`). */
+  readonly verdictReportSubject: string;
   /** `shadow.capture.<suite>.<call_type>` */
   captureSubject(suite: string, callType: string): string;
   /** Wildcard over all captures: `shadow.capture.>` */
@@ -63,6 +67,8 @@ export function natsNames(prefix = ''): NatsNames {
       flags: s('shadow_flags'),
     }),
     captureBodies: s('shadow_capture_bodies'),
+    reportDocs: s('shadow_report_docs'),
+    verdictReportSubject: subj('shadow.verdict.report'),
     captureSubject: (suite: string, callType: string) => subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}`),
     captureAll: subj('shadow.capture.>'),
     captureFilter: (suite: string, callType?: string) =>

@@ -1,11 +1,44 @@
 import { z } from 'zod';
 
-// First cut of the report contracts; the verdict service (issue 7) owns their detailed shape.
+// Report contracts. Written by the verdict service (services/verdict, libs/evidence), read by
+// control, shadowctl and the demo through @shadowplane/reports. Additive changes only.
+
+const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+const NullableNumber = z.number().nullable();
+
+/** A point estimate with a two-sided percentile interval (quality on the 0–1 scale, savings as a fraction). */
+export const IntervalValue = z.object({ point: z.number(), lower: z.number(), upper: z.number() }).strict();
+export type IntervalValue = z.infer<typeof IntervalValue>;
+
+/**
+ * The power plan of one comparison (libs/stats `powerPlan`): the minimum detectable effect in pp at
+ * the clusters we have, where the sd of differences came from (A-A pairs or the conservative prior
+ * √0.5), and the clusters needed for MDE ≤ margin. It explains an inconclusive verdict; never the verdict.
+ */
+export const PowerPlanValue = z
+  .object({
+    clusters: z.number().int().nonnegative(),
+    alpha_one_sided: z.number(),
+    power: z.number(),
+    margin_pp: z.number(),
+    sd_diff: z.number(),
+    sd_source: z.enum(['aa_pairs', 'conservative_prior']),
+    aa_pairs: z.number().int().nonnegative(),
+    mde_pp: z.number().nullable(),
+    clusters_needed_for_margin: z.number().int().nullable(),
+    powered: z.boolean(),
+  })
+  .strict();
+export type PowerPlanValue = z.infer<typeof PowerPlanValue>;
 
 /**
  * Dataset card for one call type of a campaign: what the evidence is made of.
- * `dataset_hash` = contentHash of the sorted item hashes with their weights, independent of
- * envelope ids. Source: DESIGN.md "Report".
+ * `dataset_hash` = contentHash of the sorted `[item_hash, weight]` pairs of the admitted items,
+ * independent of envelope ids and arrival order. Near-duplicate clusters: 64-bit SimHash of the
+ * normalised prompt (`prompt_simhash`), items within Hamming distance ≤ `near_duplicate_threshold`
+ * bits joined transitively (union-find). Strata: items by their expectation kinds
+ * (`numeric`, `exact+regex`, ... or `none`). Exclusions: one row per excluded item with its reason.
+ * Source: DESIGN.md "Report"; issue 7 "Dataset card".
  */
 export const DatasetCard = z
   .object({
@@ -13,24 +46,266 @@ export const DatasetCard = z
     dataset_hash: z.string().regex(/^[0-9a-f]{64}$/),
     campaign_id: z.string(),
     call_type: z.string(),
+    /** distinct admitted items (after exclusions) */
     unique_items: z.number().int().nonnegative(),
+    /** Σ weights: each item counts 1 + its duplicate events */
     total_weight: z.number().int().nonnegative(),
+    /** items with at least one duplicate event */
+    duplicated_items: z.number().int().nonnegative().optional(),
     near_duplicate_clusters: z.number().int().nonnegative(),
+    /** Hamming distance in bits (of 64) at or below which two prompts are near duplicates */
     near_duplicate_threshold: z.number(),
+    near_duplicate_method: z.string().optional(),
     strata: z.record(z.string(), z.number().int().nonnegative()),
     traffic_classes: z.record(z.string(), z.number().int().nonnegative()),
     exclusions: z.array(z.object({ item_hash: z.string(), reason: z.string() })),
+    /** per-reason counts of `exclusions` */
+    exclusion_counts: z.record(z.string(), z.number().int().nonnegative()).optional(),
+    /** power plan of the call type at the incumbent's admitted clusters (first candidate's α) */
     power_plan: z.unknown(),
   })
   .passthrough();
 export type DatasetCard = z.infer<typeof DatasetCard>;
 
-/** A verdict report; its id is the sha256 of its canonical JSON. */
+/** A mean over the values a provider reported; nulls are counted, never treated as zero. */
+export const ReportedMean = z
+  .object({ mean: NullableNumber, n_reported: z.number().int().nonnegative(), n_null: z.number().int().nonnegative() })
+  .strict();
+export type ReportedMean = z.infer<typeof ReportedMean>;
+
+/** p50/p90 (type-7 quantiles) over reported values, ms. */
+export const Percentiles = z.object({ p50: NullableNumber, p90: NullableNumber, n: z.number().int().nonnegative() }).strict();
+export type Percentiles = z.infer<typeof Percentiles>;
+
+/** A share with its 95% Wilson interval (null when n = 0). */
+export const ShareValue = z
+  .object({ n: z.number().int().nonnegative(), of: z.number().int().nonnegative(), share: NullableNumber, lower: NullableNumber, upper: NullableNumber })
+  .strict();
+export type ShareValue = z.infer<typeof ShareValue>;
+
+/**
+ * Per arm × call type views. Costs are means over the arm's ok observations priced on `cost.basis`
+ * (the arm's majority basis); other-basis and unpriced observations are counted, never blended.
+ * Token components in billed units: uncached input = input − cache reads − cache writes (only where
+ * all three were reported), cache reads, cache writes, output (reasoning included), reasoning.
+ * `status`: `measurable` (≥ 8 ok, scored, priced on a deciding basis), `insufficient`, `unpriced`,
+ * `estimate_only` (priced only by the chars÷4 estimate: shown, never ranked), `unscored`, `missing`.
+ */
+export const ArmView = z
+  .object({
+    arm_id: z.string(),
+    role: z.enum(['incumbent', 'candidate']),
+    provider: z.string(),
+    model: z.string(),
+    status: z.enum(['measurable', 'insufficient', 'unpriced', 'estimate_only', 'unscored', 'missing']),
+    observations: z
+      .object({
+        total: z.number().int().nonnegative(),
+        ok: z.number().int().nonnegative(),
+        error: z.number().int().nonnegative(),
+        abandoned: z.number().int().nonnegative(),
+        aa_second_calls: z.number().int().nonnegative(),
+      })
+      .strict(),
+    error_share: ShareValue,
+    errors_by_class: z.record(z.string(), ShareValue),
+    cost: z
+      .object({
+        basis: z.enum(['provider_reported', 'rate_card', 'estimate']).nullable(),
+        per_request_mean_usd: NullableNumber,
+        total_usd: NullableNumber,
+        n_priced: z.number().int().nonnegative(),
+        n_other_basis: z.number().int().nonnegative(),
+        n_unpriced: z.number().int().nonnegative(),
+        /** total cost on `basis` ÷ tasks closed by first-party outcomes; null unless an outcome closes a task */
+        per_task_usd: NullableNumber,
+        tasks_closed: z.number().int().nonnegative(),
+      })
+      .strict(),
+    tokens: z
+      .object({
+        input_uncached: ReportedMean,
+        cache_read: ReportedMean,
+        cache_write: ReportedMean,
+        output: ReportedMean,
+        reasoning: ReportedMean,
+      })
+      .strict(),
+    latency_ms: Percentiles,
+    ttft_ms: Percentiles,
+    cache_hit_share: ShareValue,
+    quality: z
+      .object({ mean: NullableNumber, n_scored: z.number().int().nonnegative(), n_unscored: z.number().int().nonnegative() })
+      .strict(),
+  })
+  .strict();
+export type ArmView = z.infer<typeof ArmView>;
+
+/** The four verdict states per candidate (DESIGN.md "Verdict statistics"). */
+export const CandidateState = z.enum(['BEAT', 'NOT_BEAT', 'ON_FRONTIER', 'CANNOT_MEASURE']);
+export type CandidateState = z.infer<typeof CandidateState>;
+
+/** Why a comparison cannot be measured. */
+export const CannotMeasureReason = z.enum([
+  'missing_arm',
+  'mixed_bases',
+  'unpriced',
+  'estimate_only',
+  'unscored',
+  'insufficient',
+]);
+export type CannotMeasureReason = z.infer<typeof CannotMeasureReason>;
+
+/** A named next step that would turn an inconclusive or unmeasurable comparison into an answer. */
+export const Remediation = z.object({ code: z.string(), text: z.string() }).strict();
+export type Remediation = z.infer<typeof Remediation>;
+
+/**
+ * One candidate vs the incumbent on one call type. `stats` is null unless the comparison was
+ * measured. `insufficient` is set (and state CANNOT_MEASURE) when fewer than MIN_ARM_OBSERVATIONS
+ * paired items remain. Trust class: A = every composite score programmatic/first-party (judge
+ * weight share 0); B = judge weight share in (0, 0.5]; C = judge share > 0.5 (judge-dominated).
+ */
+export const Comparison = z
+  .object({
+    candidate_arm_id: z.string(),
+    state: CandidateState,
+    cannot_measure: z.object({ reason: CannotMeasureReason, detail: z.string() }).strict().nullable(),
+    insufficient: z.object({ below_min_n: z.literal(true), need: z.number().int(), have: z.number().int() }).strict().nullable(),
+    decision: z.enum(['pass', 'fail', 'inconclusive']).nullable(),
+    decision_reasons: z.array(z.string()),
+    remediation: z.array(Remediation),
+    basis: z.enum(['provider_reported', 'rate_card']).nullable(),
+    pairs: z
+      .object({
+        items: z.number().int().nonnegative(),
+        clusters: z.number().int().nonnegative(),
+        total_weight: z.number().nonnegative(),
+        excluded: z.record(z.string(), z.number().int().nonnegative()),
+      })
+      .strict(),
+    hard_gate_failures: z.number().int().nonnegative(),
+    cost_ceiling_breaches: z.number().int().nonnegative(),
+    trust_class: z.enum(['A', 'B', 'C']).nullable(),
+    judge_weight_share: z.number().nullable(),
+    stats: z
+      .object({
+        quality_delta: IntervalValue,
+        cost_savings: IntervalValue.nullable(),
+        cost_savings_null_reason: z.string().nullable(),
+        resamples: z.number().int(),
+        seed: z.number().int(),
+        level: z.number(),
+        alpha_one_sided_adjusted: z.number(),
+        candidates_k: z.number().int(),
+        run_index: z.number().int(),
+        margin_pp: z.number(),
+        min_savings: z.number(),
+      })
+      .strict()
+      .nullable(),
+    power_plan: PowerPlanValue.nullable(),
+  })
+  .strict();
+export type Comparison = z.infer<typeof Comparison>;
+
+/** A point of the cost–quality chart: means over the pairs (candidates) or the arm's own items (incumbent). */
+export const FrontierPoint = z
+  .object({
+    arm_id: z.string(),
+    cost_usd: z.number(),
+    quality: z.number(),
+    /** whiskers from the paired bootstrap (candidates); null for the incumbent (the reference) */
+    cost_interval: z.tuple([z.number(), z.number()]).nullable(),
+    quality_interval: z.tuple([z.number(), z.number()]).nullable(),
+    on_frontier: z.boolean(),
+    dominated_by: z.string().nullable(),
+  })
+  .strict();
+export type FrontierPoint = z.infer<typeof FrontierPoint>;
+
+/** Per call type section of a report. */
+export const CallTypeReport = z
+  .object({
+    call_type: z.string(),
+    dataset_card: DatasetCard,
+    basis: z.enum(['provider_reported', 'rate_card']).nullable(),
+    arms: z.array(ArmView),
+    comparisons: z.array(Comparison),
+    frontier: z
+      .object({
+        points: z.array(FrontierPoint),
+        /** arms not drawn (insufficient, unpriced, estimate-only, unscored, missing) or dominated, with why */
+        beside: z.array(z.object({ arm_id: z.string(), why: z.string() }).strict()),
+      })
+      .strict(),
+  })
+  .strict();
+export type CallTypeReport = z.infer<typeof CallTypeReport>;
+
+/**
+ * A verdict report (`shadow.report/v1`). Stored with `report_id` = sha256 of the canonical JSON
+ * (RFC 8785) of the report without `report_id`; byte-stable on re-read. No wall-clock time inside:
+ * `window` comes from the observations. Margins, α and bootstrap settings come from the pinned
+ * `spec`, never live config.
+ */
 export const Report = z
   .object({
     schema: z.literal('shadow.report/v1'),
+    report_id: Hex64.optional(),
     campaign_id: z.string(),
     provisional: z.boolean(),
+    campaign_state: z.string().nullable().optional(),
+    run_index: z.number().int().positive().optional(),
+    spec_hash: z.string().optional(),
+    spec: z.unknown().optional(),
+    window: z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict().optional(),
+    counts: z
+      .object({ messages: z.number().int(), observations: z.number().int(), item_events: z.number().int(), outcomes: z.number().int() })
+      .strict()
+      .optional(),
+    min_arm_observations: z.number().int().optional(),
+    call_types: z.array(CallTypeReport).optional(),
+    /** one line per candidate and call type, in words */
+    verdict_text: z.array(z.string()).optional(),
+    bundle_hash: Hex64.optional(),
   })
   .passthrough();
 export type Report = z.infer<typeof Report>;
+
+/**
+ * Progress of a campaign as the verdict service sees it on the OBS stream (control's
+ * GET /v1/campaigns/{id} shows it). Counts per call type and per arm; `updated_at` is wall-clock.
+ */
+export const CampaignProgress = z
+  .object({
+    schema: z.literal('shadow.progress/v1'),
+    campaign_id: z.string(),
+    messages: z.number().int().nonnegative(),
+    call_types: z.record(
+      z.string(),
+      z
+        .object({
+          items_seen: z.number().int().nonnegative(),
+          items_unique: z.number().int().nonnegative(),
+          items_dispatched: z.number().int().nonnegative(),
+          items_excluded: z.record(z.string(), z.number().int().nonnegative()),
+          duplicates: z.number().int().nonnegative(),
+        })
+        .strict(),
+    ),
+    arms: z.record(
+      z.string(),
+      z
+        .object({
+          calls_ok: z.number().int().nonnegative(),
+          calls_error: z.record(z.string(), z.number().int().nonnegative()),
+          abandoned: z.number().int().nonnegative(),
+        })
+        .strict(),
+    ),
+    latest_report_id: z.string().nullable(),
+    updated_at: z.string(),
+  })
+  .strict();
+export type CampaignProgress = z.infer<typeof CampaignProgress>;
