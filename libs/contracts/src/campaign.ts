@@ -155,6 +155,13 @@ export const BudgetLedger = z
     reserved_micro_usd: z.number().int().nonnegative(),
     settled_micro_usd: z.number().int().nonnegative(),
     exhausted: z.boolean(),
+    /**
+     * Reservations not yet settled, by reservation id → micro-USD (libs/budget). When present,
+     * `reserved_micro_usd` equals the sum of its values; keeping each reservation by id makes
+     * reserve and settle idempotent across redeliveries and crashes. Absent = none outstanding
+     * (a ledger as created at launch).
+     */
+    outstanding: z.record(z.string(), z.number().int().positive()).optional(),
   })
   .strict();
 export type BudgetLedger = z.infer<typeof BudgetLedger>;

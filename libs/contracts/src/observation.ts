@@ -116,6 +116,12 @@ export const DispatchState = z
     worker_id: z.string(),
     reserved_micro_usd: z.number().int().nonnegative(),
     at: z.iso.datetime({ offset: true }),
+    /** provider calls started for this arm so far (retries included); absent in older records */
+    attempts: z.number().int().nonnegative().optional(),
+    /** `done`: what the ledger settled for this arm; `lost`: the upper bound it was charged */
+    charged_micro_usd: z.number().int().nonnegative().optional(),
+    /** `done`: the observation as published, so a redelivery can re-publish it (JetStream de-dupes) */
+    observation: Observation.optional(),
   })
   .strict();
 export type DispatchState = z.infer<typeof DispatchState>;
