@@ -10,6 +10,8 @@ export interface ErrorClassification {
   retryAfterS: number | null;
   /** the provider's error message (from the body), or a short prefix of a non-JSON body; null if none */
   message: string | null;
+  /** served-by echo of an error, when a routing provider names the upstream (OpenRouter `error.metadata.provider_name`); else null */
+  upstream: string | null;
 }
 
 /** Longest message kept from a non-JSON error body, in characters. */
@@ -89,18 +91,25 @@ export function retryAfterSeconds(headers: ResponseMeta['headers'] | undefined, 
 }
 
 /** The error object of a provider error body, if `body` is one (OpenAI/OpenRouter `{error:{...}}`, Anthropic `{type:"error",error:{...}}`). */
-export function errorObjectOf(body: unknown): { type: string | null; code: string | number | null; message: string | null } | null {
+export function errorObjectOf(
+  body: unknown,
+): { type: string | null; code: string | number | null; message: string | null; upstream?: string | null } | null {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
   const b = body as Record<string, unknown>;
   const e = b['error'];
   if (e !== null && typeof e === 'object' && !Array.isArray(e)) {
     const eo = e as Record<string, unknown>;
     const code = typeof eo['code'] === 'string' || typeof eo['code'] === 'number' ? eo['code'] : null;
-    return {
-      type: typeof eo['type'] === 'string' ? eo['type'] : null,
-      code,
-      message: typeof eo['message'] === 'string' ? eo['message'] : null,
-    };
+    let message = typeof eo['message'] === 'string' ? eo['message'] : null;
+    // OpenRouter wraps an upstream's error: metadata.provider_name and metadata.raw (the upstream's text).
+    const md = eo['metadata'];
+    let upstream: string | null = null;
+    if (md !== null && typeof md === 'object' && !Array.isArray(md)) {
+      const m = md as Record<string, unknown>;
+      if (typeof m['provider_name'] === 'string') upstream = m['provider_name'];
+      if (typeof m['raw'] === 'string' && m['raw'] !== '') message = message === null ? m['raw'] : `${message}: ${m['raw']}`;
+    }
+    return { type: typeof eo['type'] === 'string' ? eo['type'] : null, code, message, upstream };
   }
   if (typeof e === 'string') return { type: null, code: null, message: e };
   // Responses API stream error event: {type:"error", code, message}
@@ -158,12 +167,12 @@ export function classifyError(status: number, headers: ResponseMeta['headers'], 
   const err = errorObjectOf(parsed);
   const is2xx = status >= 200 && status < 300;
   if (is2xx) {
-    if (err === null) return { errorClass: null, retryAfterS, message: null };
-    return { errorClass: classifyErrorObject(status, err), retryAfterS, message: err.message };
+    if (err === null) return { errorClass: null, retryAfterS, message: null, upstream: null };
+    return { errorClass: classifyErrorObject(status, err), retryAfterS, message: err.message, upstream: err.upstream ?? null };
   }
   // 1xx/3xx reaching here are not a success the caller can use; they are not a server failure either.
   let errorClass = errorClassForStatus(status) ?? 'upstream_4xx';
   if (err !== null && status >= 500 && status !== 529 && err.type === 'overloaded_error') errorClass = 'overloaded';
   const message = err?.message ?? (trimmed.length > 0 ? trimmed.slice(0, MAX_MESSAGE_CHARS) : null);
-  return { errorClass, retryAfterS, message };
+  return { errorClass, retryAfterS, message, upstream: err?.upstream ?? null };
 }

@@ -179,10 +179,11 @@ class ResponseParser implements StreamParser {
     if (this.ttftMs === null && this.nowMs !== undefined && this.baseMs !== undefined) this.ttftMs = Math.max(0, this.nowMs - this.baseMs);
   }
 
-  private setError(status: number, err: { type: string | null; code: string | number | null; message: string | null }): void {
+  private setError(status: number, err: { type: string | null; code: string | number | null; message: string | null; upstream?: string | null }): void {
     if (this.errorClass !== null) return; // first error wins
     this.errorClass = classifyErrorObject(status, err);
     this.errorMessage = err.message;
+    if (err.upstream) this.upstream = err.upstream;
   }
 
   private onSseEvent(ev: SseEvent): void {
@@ -421,6 +422,7 @@ class ResponseParser implements StreamParser {
       const c = classifyError(this.meta.status, this.meta.headers, text);
       this.errorClass = c.errorClass;
       this.errorMessage = c.message;
+      if (c.upstream !== null) this.upstream = c.upstream;
       return;
     }
     if (this.api === 'anthropic.messages') {
@@ -491,6 +493,7 @@ class ResponseParser implements StreamParser {
         ...this.emptyResult(status, false),
         stream: /^\s*(data|event|:)/.test(text),
         complete: true,
+        upstream: c.upstream,
         errorClass: c.errorClass,
         retryAfterS: c.retryAfterS,
         errorMessage: c.message,
