@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectBus, openKv, provision, type Bus } from '@shadowplane/bus';
+import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
+import { BudgetLedgerClient, newLedger } from './index.js';
+
+describe('BudgetLedgerClient', () => {
+  let bus: Bus;
+  let client: BudgetLedgerClient;
+  const overcharges: number[] = [];
+  beforeAll(async () => {
+    bus = await connectBus({ url: sharedNatsUrl(), name: 'budget-test', prefix: randomPrefix('bud') });
+    await provision(bus, { storage: 'memory' });
+    client = new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget), { onOvercharge: (_c, x) => overcharges.push(x) });
+  });
+  afterAll(async () => bus.close());
+
+  it('newLedger turns USD into whole micro-USD, rounding up', () => {
+    expect(newLedger(2.5).limit_micro_usd).toBe(2_500_000);
+    expect(newLedger(0.0000015).limit_micro_usd).toBe(2);
+    expect(newLedger(0.1 + 0.2).limit_micro_usd).toBe(300_000);
+  });
+
+  it('refuses a reservation that would exceed the limit, sets exhausted, and refuses everything after', async () => {
+    await client.ledgers.put('a', newLedger(0.001)); // 1000 micro-USD
+    expect((await client.reserve('a', { x: 600 })).ok).toBe(true);
+    const r = await client.reserve('a', { y: 401 });
+    expect(r).toMatchObject({ ok: false, reason: 'budget_exhausted' });
+    const small = await client.reserve('a', { z: 1 });
+    expect(small.ok).toBe(false);
+    expect(await client.snapshot('a')).toEqual({ limit_micro_usd: 1000, reserved_micro_usd: 600, settled_micro_usd: 0, exhausted: true, outstanding: { x: 600 } });
+  });
+
+  it('reserve and settle are idempotent by reservation id', async () => {
+    await client.ledgers.put('b', newLedger(1));
+    expect((await client.reserve('b', { 'i1.inc.1': 300, 'i1.cand.1': 200 })).ok).toBe(true);
+    expect((await client.reserve('b', { 'i1.inc.1': 300, 'i1.cand.1': 200 })).ok).toBe(true);
+    expect((await client.snapshot('b'))?.reserved_micro_usd).toBe(500);
+    const s1 = await client.settle('b', { prefix: 'i1.inc.' }, 120);
+    expect(s1).toEqual({ found: true, releasedMicroUsd: 300, settledMicroUsd: 120, overchargeMicroUsd: 0 });
+    const s2 = await client.settle('b', { prefix: 'i1.inc.' }, 120);
+    expect(s2.found).toBe(false);
+    expect(await client.snapshot('b')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 200, settled_micro_usd: 120, exhausted: false, outstanding: { 'i1.cand.1': 200 } });
+    await client.settle('b', { ids: ['i1.cand.1'] }, 200);
+    expect(await client.snapshot('b')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 0, settled_micro_usd: 320, exhausted: false });
+  });
+
+  it('clamps an actual cost above its reservation and reports the excess', async () => {
+    await client.ledgers.put('c', newLedger(1));
+    await client.reserve('c', { r: 50 });
+    const s = await client.settle('c', { ids: ['r'] }, 80);
+    expect(s).toEqual({ found: true, releasedMicroUsd: 50, settledMicroUsd: 50, overchargeMicroUsd: 30 });
+    expect(overcharges).toContain(30);
+    expect((await client.snapshot('c'))?.settled_micro_usd).toBe(50);
+  });
+
+  it('reports no_ledger for a campaign without a ledger', async () => {
+    expect(await client.reserve('nope', { a: 1 })).toMatchObject({ ok: false, reason: 'no_ledger' });
+  });
+
+  it('keeps settled + reserved ≤ limit under 6 concurrent clients racing 300 reservations', async () => {
+    await client.ledgers.put('d', newLedger(0.01)); // 10,000 micro-USD
+    const clients = await Promise.all(Array.from({ length: 6 }, async () => new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget))));
+    let sampling = true;
+    const samples: number[] = [];
+    const sampler = (async () => {
+      while (sampling) {
+        const l = await client.snapshot('d');
+        if (l) samples.push(l.settled_micro_usd + l.reserved_micro_usd);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    let granted = 0;
+    let settledSum = 0;
+    await Promise.all(
+      clients.map(async (c, w) => {
+        for (let i = 0; i < 50; i++) {
+          const id = `w${w}.i${i}`;
+          const r = await c.reserve('d', { [id]: 97 });
+          if (!r.ok) continue;
+          granted++;
+          const actual = (w * 50 + i) % 98; // 0..97, never above the reservation
+          settledSum += actual;
+          await c.settle('d', { ids: [id] }, actual);
+        }
+      }),
+    );
+    sampling = false;
+    await sampler;
+    const end = await client.snapshot('d');
+    expect(samples.length).toBeGreaterThan(10);
+    expect(Math.max(...samples)).toBeLessThanOrEqual(10_000);
+    expect(end?.reserved_micro_usd).toBe(0);
+    expect(end?.settled_micro_usd).toBe(settledSum);
+    // 300 × 97 far exceeds the limit: the ledger must have refused some, and granted at least limit/97 worth early on
+    expect(granted).toBeLessThan(300);
+    expect(granted).toBeGreaterThanOrEqual(Math.floor(10_000 / 97));
+  });
+});

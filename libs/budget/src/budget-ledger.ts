@@ -1,0 +1,164 @@
+import type { KV } from '@nats-io/kv';
+import { JsonKv } from '@shadowplane/bus';
+import { BudgetLedger } from '@shadowplane/contracts';
+
+/** Result of {@link BudgetLedgerClient.reserve}. */
+export type ReserveResult =
+  | { ok: true; reservationIds: string[]; ledger: BudgetLedger }
+  | { ok: false; reason: 'budget_exhausted' | 'no_ledger'; ledger: BudgetLedger | null };
+
+/** Result of {@link BudgetLedgerClient.settle}. */
+export interface SettleResult {
+  /** false when no matching reservation was outstanding (already settled: the call was a no-op) */
+  found: boolean;
+  /** micro-USD taken off `reserved_micro_usd` (sum of the matched reservations) */
+  releasedMicroUsd: number;
+  /** micro-USD added to `settled_micro_usd` = min(actual, released) */
+  settledMicroUsd: number;
+  /** actual − released when positive: a cost above its reservation, clamped (a bug upstream) */
+  overchargeMicroUsd: number;
+}
+
+/** Which outstanding reservations a settlement covers: exact ids, or every id starting with `prefix`. */
+export type SettleSelector = { ids: readonly string[] } | { prefix: string };
+
+/** Options for {@link BudgetLedgerClient}. */
+export interface BudgetLedgerClientOptions {
+  /** called when a settlement's actual cost exceeded its reservation (clamped); count it as a bug */
+  onOvercharge?: (campaignId: string, excessMicroUsd: number) => void;
+  /** CAS attempts before giving up (default 500) */
+  maxCasAttempts?: number;
+}
+
+const sumValues = (o: Record<string, number>): number => Object.values(o).reduce((a, b) => a + b, 0);
+
+/**
+ * The per-campaign budget ledger in the `shadow_budget` KV, changed only by compare-and-set so
+ * that, across any number of workers, retries and crashes, `settled + reserved ≤ limit` holds
+ * after every write (DESIGN.md honesty rule 6). All amounts are integer micro-USD.
+ *
+ * Every reservation is kept by id in `outstanding` (id → micro-USD; `reserved_micro_usd` is
+ * their sum), which makes both operations idempotent: reserving an id that is already
+ * outstanding adds nothing, and settling an id that is no longer outstanding changes nothing.
+ * A redelivered or recovered item can therefore repeat any step without double counting.
+ * Ids are chosen by the caller; the duplicator uses `<item_hash>.<arm_id>.<attempt>`.
+ *
+ * The ledger is created by the control service at launch (`limit_micro_usd =
+ * ceil(max_cost_usd·1e6)`, zero reserved/settled); this client never creates one.
+ */
+export class BudgetLedgerClient {
+  readonly ledgers: JsonKv<typeof BudgetLedger>;
+  private readonly opts: BudgetLedgerClientOptions;
+
+  /** @param kv the opened `shadow_budget` bucket (`bus.names.buckets.budget`) */
+  constructor(kv: KV, opts: BudgetLedgerClientOptions = {}) {
+    this.ledgers = new JsonKv(kv, BudgetLedger);
+    this.opts = opts;
+  }
+
+  /**
+   * Reserves every part atomically (one CAS write): all or none. Parts whose id is already
+   * outstanding are kept as they are (idempotent); parts of 0 micro-USD are not recorded.
+   * Refused — and the ledger's `exhausted` flag set in the same write — when the ledger is
+   * already exhausted or settled + reserved + the new parts would exceed the limit.
+   * @param parts reservation id → micro-USD (non-negative integers)
+   * @returns `{ok:true, reservationIds}` or `{ok:false, reason}` (`no_ledger` when the campaign has none)
+   * @throws RangeError for a negative or non-integer amount; Error('cas_retries_exhausted') under extreme contention
+   */
+  async reserve(campaignId: string, parts: Readonly<Record<string, number>>): Promise<ReserveResult> {
+    for (const [id, v] of Object.entries(parts)) {
+      if (!Number.isInteger(v) || v < 0) throw new RangeError(`reservation ${id}: micro-USD must be a non-negative integer, got ${v}`);
+    }
+    let refused = false;
+    const r = await this.ledgers.mutate(
+      campaignId,
+      (cur) => {
+        refused = false;
+        if (cur === null) return undefined;
+        const outstanding = { ...(cur.outstanding ?? {}) };
+        let add = 0;
+        for (const [id, v] of Object.entries(parts)) {
+          if (v === 0 || Object.hasOwn(outstanding, id)) continue;
+          outstanding[id] = v;
+          add += v;
+        }
+        if (add === 0) return undefined; // nothing new (retry of an applied reservation)
+        if (cur.exhausted || cur.settled_micro_usd + cur.reserved_micro_usd + add > cur.limit_micro_usd) {
+          refused = true;
+          return cur.exhausted ? undefined : { ...cur, exhausted: true };
+        }
+        return { ...cur, outstanding, reserved_micro_usd: cur.reserved_micro_usd + add };
+      },
+      this.opts.maxCasAttempts ?? 500,
+    );
+    if (r.value === null) return { ok: false, reason: 'no_ledger', ledger: null };
+    if (refused) return { ok: false, reason: 'budget_exhausted', ledger: r.value };
+    return { ok: true, reservationIds: Object.keys(parts), ledger: r.value };
+  }
+
+  /**
+   * Settles outstanding reservations with the actual cost: removes them (reserved −= their sum
+   * R) and adds min(actual, R) to settled, in one CAS write. An actual above R is impossible by
+   * construction (reservations are worst cases); if it happens it is clamped to R, reported in
+   * `overchargeMicroUsd` and to `onOvercharge`. Use `actual = R` for a call whose cost is unknown
+   * or was lost in flight (charged at its upper bound). Idempotent: when no selected reservation
+   * is outstanding, nothing changes and `found` is false.
+   * @param actualMicroUsd non-negative integer micro-USD
+   * @throws RangeError for a negative or non-integer amount
+   */
+  async settle(campaignId: string, which: SettleSelector, actualMicroUsd: number): Promise<SettleResult> {
+    if (!Number.isInteger(actualMicroUsd) || actualMicroUsd < 0) throw new RangeError(`actual micro-USD must be a non-negative integer, got ${actualMicroUsd}`);
+    let res: SettleResult = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
+    await this.ledgers.mutate(
+      campaignId,
+      (cur) => {
+        res = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
+        if (cur === null) return undefined;
+        const outstanding = { ...(cur.outstanding ?? {}) };
+        const ids = 'ids' in which ? which.ids.filter((id) => Object.hasOwn(outstanding, id)) : Object.keys(outstanding).filter((id) => id.startsWith(which.prefix));
+        if (ids.length === 0) return undefined;
+        let released = 0;
+        for (const id of ids) {
+          released += outstanding[id]!;
+          delete outstanding[id];
+        }
+        const settled = Math.min(actualMicroUsd, released);
+        res = { found: true, releasedMicroUsd: released, settledMicroUsd: settled, overchargeMicroUsd: Math.max(0, actualMicroUsd - released) };
+        const next: BudgetLedger = {
+          ...cur,
+          reserved_micro_usd: Math.max(0, cur.reserved_micro_usd - released),
+          settled_micro_usd: cur.settled_micro_usd + settled,
+        };
+        if (Object.keys(outstanding).length > 0) next.outstanding = outstanding;
+        else delete next.outstanding;
+        return next;
+      },
+      this.opts.maxCasAttempts ?? 500,
+    );
+    if (res.overchargeMicroUsd > 0) this.opts.onOvercharge?.(campaignId, res.overchargeMicroUsd);
+    return res;
+  }
+
+  /** Sum of outstanding reservations whose id starts with `prefix` (micro-USD; 0 when none). */
+  async outstandingFor(campaignId: string, prefix: string): Promise<number> {
+    const l = await this.snapshot(campaignId);
+    if (!l) return 0;
+    return sumValues(Object.fromEntries(Object.entries(l.outstanding ?? {}).filter(([id]) => id.startsWith(prefix))));
+  }
+
+  /** The current ledger, or null when the campaign has none. */
+  async snapshot(campaignId: string): Promise<BudgetLedger | null> {
+    const v = await this.ledgers.get(campaignId);
+    return v ? v.value : null;
+  }
+
+  /** Sets `exhausted` (no new reservations succeed afterwards). Idempotent. */
+  async markExhausted(campaignId: string): Promise<void> {
+    await this.ledgers.mutate(campaignId, (cur) => (cur === null || cur.exhausted ? undefined : { ...cur, exhausted: true }), this.opts.maxCasAttempts ?? 500);
+  }
+}
+
+/** A fresh ledger for a campaign's USD cap: limit = ceil(max_cost_usd·1e6) micro-USD, nothing reserved or settled. */
+export function newLedger(maxCostUsd: number): BudgetLedger {
+  return { limit_micro_usd: Math.ceil(Math.round(maxCostUsd * 1e6 * 1e3) / 1e3), reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false };
+}
