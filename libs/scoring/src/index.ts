@@ -1,0 +1,23 @@
+// @shadowplane/scoring: programmatic scorers, first-party outcomes, the optional LLM judge,
+// composite quality and trust class. Named exports only.
+export {
+  normaliseNumber,
+  extractFinalNumber,
+  scoreNumeric,
+  scoreExact,
+  scoreRegex,
+  scoreMustInclude,
+  scoreMustNotInclude,
+  parseJsonOutput,
+  scoreJsonValid,
+  scoreJsonSchema,
+  REFUSAL_PHRASES,
+  detectRefusal,
+  scoreRefusal,
+  scoreExpectation,
+} from './scorers.js';
+export type { ScoreResult, ScoreSource } from './scorers.js';
+export { scoreProgrammatic, scoreOutcome, compositeQuality, trustClass } from './composite.js';
+export type { ProgrammaticInput, Composite, TrustClass } from './composite.js';
+export { judgeOutput, parseJudgeVerdict, judgeAllowedForPair, JUDGE_SYSTEM_PROMPT } from './judge.js';
+export type { JudgeOptions } from './judge.js';
