@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { NULL_USAGE } from '@shadowplane/contracts';
+import type { Usage } from '@shadowplane/contracts';
+import { estimateCost, parseResponse, rateCardCost, resolveCost, usdToMicroUsdCeil } from './index.js';
+
+const u = (o: Partial<Usage>): Usage => ({ ...NULL_USAGE, ...o });
+
+describe('rateCardCost', () => {
+  it('prices each token once: cache reads and writes are taken out of plain input', () => {
+    // 1000 input of which 600 cache reads and 100 cache writes → 300 plain
+    // 300×3 + 600×0.3 + 100×3.75 + 50×15 = 900 + 180 + 375 + 750 = 2205 micro-USD
+    const c = rateCardCost(u({ input_tokens: 1000, cache_read_input_tokens: 600, cache_creation_input_tokens: 100, output_tokens: 50 }), {
+      input: 3,
+      output: 15,
+      cached_input: 0.3,
+      cache_write: 3.75,
+    });
+    expect(c).toEqual({ usd: 0.002205, micro_usd: 2205, basis: 'rate_card' });
+  });
+
+  it('does not add reasoning tokens on top of output', () => {
+    // 10×1 + 100×2 = 210, whatever the reasoning split
+    expect(rateCardCost(u({ input_tokens: 10, output_tokens: 100, reasoning_output_tokens: 90 }), { input: 1, output: 2 }).micro_usd).toBe(210);
+  });
+
+  it('falls back to the input price when cached_input / cache_write are absent', () => {
+    // all 100 input at 2 → 200, + 10×4 = 240
+    expect(rateCardCost(u({ input_tokens: 100, cache_read_input_tokens: 60, cache_creation_input_tokens: 20, output_tokens: 10 }), { input: 2, output: 4 }).micro_usd).toBe(240);
+  });
+
+  it('keeps null usage unknown, never 0', () => {
+    expect(rateCardCost(u({}), { input: 1, output: 1 })).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'no_usage' });
+    expect(rateCardCost(u({ input_tokens: 5 }), { input: 1, output: 1 })).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'incomplete_usage' });
+  });
+
+  it('refuses inconsistent usage (cache parts larger than input)', () => {
+    expect(rateCardCost(u({ input_tokens: 5, cache_read_input_tokens: 9, output_tokens: 1 }), { input: 1, output: 1 }).reason).toBe('inconsistent_usage');
+  });
+
+  it('computes micro-USD exactly where floats would drift (100 × 0.07 = 7, not 7.000000000000001 → 8)', () => {
+    expect(100 * 0.07).not.toBe(7); // the float trap this guards against
+    expect(rateCardCost(u({ input_tokens: 100, output_tokens: 0 }), { input: 0.07, output: 0 }).micro_usd).toBe(7);
+  });
+
+  it('rounds a fractional micro-USD up', () => {
+    // 1 token × 0.5 = 0.5 micro → 1
+    expect(rateCardCost(u({ input_tokens: 1, output_tokens: 0 }), { input: 0.5, output: 0 })).toEqual({ usd: 0.0000005, micro_usd: 1, basis: 'rate_card' });
+  });
+});
+
+describe('usdToMicroUsdCeil', () => {
+  it.each([
+    [0, 0],
+    [0.000222, 222],
+    [0.0000001, 1],
+    [1.5, 1_500_000],
+    [2.22e-7, 1],
+    [0.1 + 0.2, 300_001], // 0.30000000000000004 is more than 0.3: rounds up
+  ])('%d USD → %i micro', (usd, micro) => expect(usdToMicroUsdCeil(usd)).toBe(micro));
+  it('rejects negative and non-finite amounts', () => {
+    expect(() => usdToMicroUsdCeil(-1)).toThrow(RangeError);
+    expect(() => usdToMicroUsdCeil(Number.NaN)).toThrow(RangeError);
+  });
+});
+
+describe('resolveCost', () => {
+  const SSE = { status: 200, headers: { 'content-type': 'text/event-stream' } };
+  it('prefers the provider-reported cost over the rate card, and keeps a reported 0', () => {
+    const r = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5,"cost":0}}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(r, { input: 1, output: 1 })).toEqual({ usd: 0, micro_usd: 0, basis: 'provider_reported' });
+  });
+  it('without a provider cost and without a card, the cost is unknown with a reason', () => {
+    const r = parseResponse('openai.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5}}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(r)).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'no_rate_card' });
+    expect(resolveCost(r, { input: 1, output: 1 })).toEqual({ usd: 0.00001, micro_usd: 10, basis: 'rate_card' });
+  });
+  it('an abandoned response has no cost on any basis', () => {
+    const r = parseResponse('openai.chat', SSE, 'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(r)).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'no_usage' });
+    expect(resolveCost(r, { input: 1, output: 1 }).usd).toBeNull();
+  });
+});
+
+describe('estimateCost', () => {
+  it('uses ceil(chars ÷ 4) tokens and is labelled estimate', () => {
+    // 401 chars → 101 tokens × 2 = 202; 8 chars → 2 tokens × 10 = 20; total 222 micro
+    expect(estimateCost(401, 8, { input: 2, output: 10 })).toEqual({ usd: 0.000222, micro_usd: 222, basis: 'estimate' });
+  });
+  it('rejects negative counts', () => expect(() => estimateCost(-1, 0, { input: 1, output: 1 })).toThrow(RangeError));
+});
