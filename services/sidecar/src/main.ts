@@ -1,5 +1,47 @@
-/** Entry point of the sidecar role (not built yet). */
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('shadowplane sidecar: not built yet\n');
-  return 3;
+import { ConfigError, EXIT_CONFIG } from '@shadowplane/config';
+import { loadConfig } from './config.js';
+import { startSidecar } from './sidecar.js';
+
+/**
+ * `shadowplane sidecar [--listen host:port] [--upstream url | --config sidecar.yaml] [--nats url]
+ * [--sample rate] ...`: runs the proxy until SIGTERM/SIGINT, then drains gracefully.
+ * Prints one JSON line `{"event":"listening","role":"sidecar","url":...,"ops_url":...}` on stdout
+ * when ready; logs go to stderr.
+ * @returns 0 after a clean drain, 78 (EX_CONFIG) for bad configuration naming the key, 1 when a
+ * listen address cannot be bound
+ */
+export async function main(argv: string[]): Promise<number> {
+  let loaded;
+  try {
+    loaded = loadConfig(argv);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`shadowplane sidecar: ${e.message}\n`);
+      return EXIT_CONFIG;
+    }
+    throw e;
+  }
+  if (loaded.kind === 'help') {
+    process.stdout.write(loaded.text);
+    return 0;
+  }
+  let sidecar;
+  try {
+    sidecar = await startSidecar(loaded.config);
+  } catch (e) {
+    process.stderr.write(`shadowplane sidecar: cannot start: ${(e as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'sidecar', url: sidecar.url, ops_url: sidecar.opsUrl })}\n`);
+  await new Promise<void>((resolve) => {
+    const onSignal = () => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  await sidecar.stop();
+  return 0;
 }

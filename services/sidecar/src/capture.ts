@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import { Envelope, itemHash, sha256Hex, type Redaction } from '@shadowplane/contracts';
+import { createResponseParser, requestModel } from '@shadowplane/providers';
+import { redactJson } from './redact.js';
+import { modelMatches, type SampleDecision } from './sampling.js';
+
+/** Reasons a sampled request is excluded once its body has been seen (metric label values). */
+export type ExcludeReason =
+  | 'too_large'
+  | 'not_json'
+  | 'pii_uncertain'
+  | 'model_filtered'
+  | 'client_aborted'
+  | 'request_incomplete'
+  | 'upstream_failed'
+  | 'bad_body_encoding'
+  | 'envelope_invalid';
+
+/** The teed response of a sampled request: chunk references (no copies) and arrival times. */
+export interface TeedResponse {
+  status: number;
+  /** response headers as `[name, value]` pairs, as received */
+  headers: [string, string][];
+  chunks: Buffer[];
+  /** arrival time of each chunk, ms on the same clock as `startMs` */
+  times: number[];
+  /** more bytes arrived than the response tee keeps: the served summary is unknown */
+  truncated: boolean;
+}
+
+/** Everything {@link buildEnvelope} needs; gathered on the hot path without parsing anything. */
+export interface CaptureInput {
+  decision: Extract<SampleDecision, { kind: 'sampled' }>;
+  method: string;
+  /** path as forwarded upstream, without query */
+  path: string;
+  contentType: string | null;
+  contentEncoding: string | null;
+  requestChunks: Buffer[];
+  requestBytes: number;
+  /** null when the upstream never answered */
+  response: TeedResponse | null;
+  /** ms (performance.now clock): request head seen, and response end */
+  startMs: number;
+  endMs: number;
+  placement: 'ingress' | 'egress';
+  sidecarId: string;
+  /** request bodies larger than this (bytes, redacted JSON) go to the object store */
+  inlineMaxBytes: number;
+  /** decompression limit for encoded request bodies, bytes */
+  maxBodyBytes: number;
+  /** object store holding large bodies (natsNames().captureBodies) */
+  bodyStore: string;
+  /** ISO time of capture (default now) */
+  capturedAt?: string;
+}
+
+/** A built envelope: the JSON to publish and, for a large body, the bytes for the object store. */
+export interface BuiltEnvelope {
+  kind: 'envelope';
+  envelope: Envelope;
+  /** the envelope serialised as published */
+  data: Uint8Array;
+  /** when the body goes to the object store: its name and bytes */
+  body: { name: string; bytes: Buffer } | null;
+}
+
+/** Result of {@link buildEnvelope}. */
+export type BuildResult = BuiltEnvelope | { kind: 'excluded'; reason: ExcludeReason; detail?: string };
+
+function decodeBody(buf: Buffer, encoding: string | null, max: number): Buffer | null {
+  const enc = (encoding ?? 'identity').trim().toLowerCase();
+  try {
+    if (enc === 'identity' || enc === '') return buf;
+    if (enc === 'gzip' || enc === 'x-gzip') return gunzipSync(buf, { maxOutputLength: max });
+    if (enc === 'deflate') return inflateSync(buf, { maxOutputLength: max });
+    if (enc === 'br') return brotliDecompressSync(buf, { maxOutputLength: max });
+  } catch {
+    return null;
+  }
+  return null;
+}
+
+/**
+ * Turns a finished sampled exchange into an Envelope: decodes and parses the request body,
+ * redacts PII (excluding the item when the redactor is unsure), applies the rule's model filter,
+ * computes `item_hash = itemHash(api, path, redactedBody)`, summarises the served response with
+ * libs/providers (usage, TTFT, model and upstream echo), and decides inline vs object store.
+ * Runs off the hot path (after the response ended). Never throws.
+ *
+ * The stored body is the client's exact bytes when nothing was redacted (so a replay is
+ * byte-identical), else `JSON.stringify` of the redacted body. `request.bytes` is the size of the
+ * body as received from the client. Secrets travel only in headers, which are never captured.
+ * `served` is null when the upstream never answered or the response was larger than the tee.
+ */
+export function buildEnvelope(c: CaptureInput): BuildResult {
+  try {
+    return build(c);
+  } catch (e) {
+    return { kind: 'excluded', reason: 'envelope_invalid', detail: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function build(c: CaptureInput): BuildResult {
+  const d = c.decision;
+  const raw = c.requestChunks.length === 1 ? c.requestChunks[0]! : Buffer.concat(c.requestChunks, c.requestBytes);
+  const decoded = decodeBody(raw, c.contentEncoding, c.maxBodyBytes);
+  if (decoded === null) return { kind: 'excluded', reason: 'bad_body_encoding' };
+  if (!isUtf8(decoded)) return { kind: 'excluded', reason: 'not_json', detail: 'invalid utf-8' };
+  const text = decoded.toString('utf8');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { kind: 'excluded', reason: 'not_json' };
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { kind: 'excluded', reason: 'not_json', detail: 'not an object' };
+
+  const red = redactJson(body);
+  if (red.uncertain) return { kind: 'excluded', reason: 'pii_uncertain', detail: red.uncertainReasons.join(',') };
+  if (!modelMatches(d.models, requestModel(d.api, red.value))) return { kind: 'excluded', reason: 'model_filtered' };
+  const redactions: Redaction[] = [...red.counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => ({ type, count }));
+
+  const hash = itemHash(d.api, c.path, red.value);
+  const stored = redactions.length === 0 && c.contentEncoding === null ? decoded : Buffer.from(JSON.stringify(red.value), 'utf8');
+  let bodyOut: { name: string; bytes: Buffer } | null = null;
+  let bodyRef: Envelope['request']['body_ref'] = null;
+  if (stored.byteLength > c.inlineMaxBytes) {
+    const sha = sha256Hex(stored);
+    bodyOut = { name: `req-${sha}`, bytes: stored };
+    bodyRef = { store: c.bodyStore, name: bodyOut.name, sha256: sha, bytes: stored.byteLength };
+  }
+
+  const envelope: Envelope = {
+    schema: 'shadow.envelope/v1',
+    envelope_id: randomUUID(),
+    captured_at: c.capturedAt ?? new Date().toISOString(),
+    suite: d.suite,
+    call_type: d.callType,
+    api: d.api,
+    method: c.method,
+    path: c.path,
+    request: {
+      body: bodyRef === null ? red.value : null,
+      body_ref: bodyRef,
+      bytes: c.requestBytes,
+      content_type: c.contentType,
+    },
+    item_hash: hash,
+    served: served(c),
+    traffic_class: d.trafficClass,
+    retention: { consent: d.retentionConsent },
+    expectations: d.expectations,
+    redactions,
+    source: { placement: c.placement, sidecar_id: c.sidecarId, sticky_key_hash: d.stickyKeyHash },
+  };
+  const checked = Envelope.safeParse(envelope);
+  if (!checked.success) return { kind: 'excluded', reason: 'envelope_invalid', detail: checked.error.issues[0]?.message ?? 'invalid' };
+  return { kind: 'envelope', envelope, data: Buffer.from(JSON.stringify(envelope), 'utf8'), body: bodyOut };
+}
+
+function served(c: CaptureInput): Envelope['served'] {
+  const r = c.response;
+  if (r === null || r.truncated) return null;
+  const enc = r.headers.find(([k]) => k.toLowerCase() === 'content-encoding')?.[1] ?? null;
+  const parser = createResponseParser(c.decision.api, { status: r.status, headers: r.headers }, c.startMs);
+  if (enc === null || enc.trim().toLowerCase() === 'identity') {
+    for (let i = 0; i < r.chunks.length; i++) parser.push(r.chunks[i]!, r.times[i]);
+  } else {
+    // compressed response: no per-chunk timing survives decompression, so no TTFT
+    const plain = decodeBody(Buffer.concat(r.chunks), enc, 64 * 1024 * 1024);
+    if (plain === null) return null;
+    parser.push(plain);
+  }
+  const p = parser.end(c.endMs);
+  return {
+    status: r.status,
+    upstream: p.upstream,
+    model: p.model,
+    latency_ms: round3(Math.max(0, c.endMs - c.startMs)),
+    ttft_ms: p.ttftMs === null ? null : round3(p.ttftMs),
+    usage: p.usage,
+    finish_reason: p.finishReason,
+    abandoned: p.abandoned,
+    stream: p.stream,
+  };
+}
+
+function round3(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}

@@ -1,0 +1,321 @@
+import { hostname } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { z } from 'zod';
+import { CommonEnv, ConfigError, EnvBool, parseConfig, readConfigFile } from '@shadowplane/config';
+import { Expectation, SubjectToken, TrafficClass } from '@shadowplane/contracts';
+
+/** `host:port` (host may be an IPv4/IPv6 literal or a name; `[::1]:8080` for IPv6). */
+const HostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:8080');
+
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+const Int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const MiB = 1024 * 1024;
+
+/**
+ * Every environment variable the sidecar reads, with its meaning, unit and default. CLI flags
+ * (`--listen --ops-listen --upstream --nats --sample --config --suite --prefix`) override the
+ * matching variable. Sizes in bytes, times in ms.
+ */
+export const SidecarEnv = CommonEnv.extend({
+  SHADOWPLANE_SIDECAR_LISTEN: HostPort.default('127.0.0.1:8080').describe('proxy listen address host:port (flag --listen)'),
+  SHADOWPLANE_SIDECAR_OPS_LISTEN: HostPort.default('127.0.0.1:9464').describe(
+    'ops listen address for /healthz, /readyz, /metrics (flag --ops-listen); use 0.0.0.0:9464 for Kubernetes probes',
+  ),
+  SHADOWPLANE_SIDECAR_UPSTREAM: HttpUrl.optional().describe(
+    'the one upstream every request goes to (flag --upstream); alternative to `routes` in the config file',
+  ),
+  SHADOWPLANE_SIDECAR_SAMPLE: z.coerce.number().min(0).max(1).default(0).describe('default sampling rate 0–1 for requests no rule matches (flag --sample)'),
+  SHADOWPLANE_SIDECAR_CONFIG: z.string().optional().describe('YAML file with routes and sampling rules (flag --config)'),
+  SHADOWPLANE_SIDECAR_SUITE: SubjectToken.default('default').describe('suite for captures no rule names (flag --suite)'),
+  SHADOWPLANE_SIDECAR_PLACEMENT: z.enum(['ingress', 'egress']).default('ingress').describe('placement recorded in envelopes for --upstream'),
+  SHADOWPLANE_SIDECAR_ID: z.string().min(1).max(200).default(hostname()).describe('sidecar id recorded in envelopes (default: host name)'),
+  SHADOWPLANE_SIDECAR_STICKY_HEADER: z
+    .string()
+    .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)
+    .optional()
+    .describe('request header whose value keys sticky sampling (e.g. x-conversation-id); random sampling when unset'),
+  SHADOWPLANE_SIDECAR_STICKY_SALT: z.string().min(16).optional().describe('salt for the sticky-key hash (≥ 16 chars); required with a sticky header; same on every replica'),
+  SHADOWPLANE_SIDECAR_STICKY_SALT_FILE: z.string().optional().describe('file holding the sticky salt (alternative to SHADOWPLANE_SIDECAR_STICKY_SALT)'),
+  SHADOWPLANE_SIDECAR_RETENTION_CONSENT: EnvBool.default(false).describe('retention.consent recorded in envelopes when the request does not say (x-shadow-retention-consent)'),
+  SHADOWPLANE_SIDECAR_INLINE_MAX_BYTES: Int(1024, 8 * MiB).default(512 * 1024).describe('request bodies larger than this (bytes, redacted JSON) go to the object store'),
+  SHADOWPLANE_SIDECAR_CAPTURE_MAX_BYTES: Int(1024, 1024 * MiB).default(32 * MiB).describe('request bodies larger than this (bytes, as received) are not captured: skipped:too_large'),
+  SHADOWPLANE_SIDECAR_RESPONSE_CAPTURE_MAX_BYTES: Int(1024, 1024 * MiB)
+    .default(8 * MiB)
+    .describe('most response bytes teed for the served summary; beyond it the envelope has served: null'),
+  SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: Int(1, 1_000_000).default(1000).describe('most envelopes waiting to publish; more are dropped (queue_full / nats_down)'),
+  SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES: Int(1024, 4096 * MiB).default(128 * MiB).describe('most bytes held by captures in flight (teed bodies plus queued envelopes)'),
+  SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: Int(10, 600_000).default(2000).describe('JetStream publish / object-store put timeout, ms'),
+  SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY: Int(1, 256).default(4).describe('publishes in flight at once'),
+  SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS: Int(1, 100_000).default(1024).describe('most connections per upstream origin'),
+  SHADOWPLANE_SIDECAR_CONNECT_TIMEOUT_MS: Int(1, 600_000).default(10_000).describe('upstream TCP/TLS connect timeout, ms (→ 504)'),
+  SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: Int(1, 3_600_000).default(600_000).describe('most ms waiting for upstream response headers (→ 504)'),
+  SHADOWPLANE_SIDECAR_BODY_TIMEOUT_MS: Int(1, 3_600_000).default(600_000).describe('most ms between two upstream body chunks (→ cut)'),
+  SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: Int(1, 3_600_000).default(65_000).describe('idle keep-alive timeout of client connections, ms'),
+  SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: Int(0, 3_600_000).default(30_000).describe('on SIGTERM: most ms to wait for in-flight requests'),
+  SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: Int(0, 600_000).default(5_000).describe('on SIGTERM: most ms to publish queued captures after requests drained'),
+  SHADOWPLANE_SIDECAR_PROVISION: EnvBool.default(true).describe('create the CAPTURE stream and body store when NATS connects (idempotent)'),
+});
+export type SidecarEnv = z.infer<typeof SidecarEnv>;
+
+const HeaderName = z
+  .string()
+  .regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, 'must be an HTTP header name')
+  .transform((s) => s.toLowerCase());
+
+/** One route: requests whose Host and/or path prefix match go to `upstream` (first match wins). */
+export const RouteSpec = z
+  .object({
+    /** path prefix, e.g. `/openai/`; default `/` (all) */
+    path_prefix: z.string().startsWith('/').default('/'),
+    /** Host header to match (port ignored, case-insensitive); any when absent */
+    host: z.string().min(1).optional(),
+    upstream: HttpUrl,
+    /** remove `path_prefix` from the path before appending it to the upstream's base path */
+    strip_prefix: z.boolean().default(false),
+    /** forward the client's Host header instead of the upstream's */
+    preserve_host: z.boolean().default(false),
+    placement: z.enum(['ingress', 'egress']).default('ingress'),
+  })
+  .strict();
+export type RouteSpec = z.infer<typeof RouteSpec>;
+
+/**
+ * One sampling rule (first match wins). `path_prefix`, `host` and `headers` are matched from the
+ * request line and headers before the body is read; `models` can only be checked once the body is
+ * seen, so it is applied at capture time (a non-matching model drops the capture with reason
+ * `model_filtered` after the header already said `queued`).
+ */
+export const SamplingRuleSpec = z
+  .object({
+    name: z.string().min(1).max(100).optional(),
+    path_prefix: z.string().startsWith('/').optional(),
+    host: z.string().min(1).optional(),
+    /** header → exact value, or `*` for "present" */
+    headers: z.record(HeaderName, z.string()).optional(),
+    /** model names; a trailing `*` matches a prefix */
+    models: z.array(z.string().min(1)).min(1).optional(),
+    suite: SubjectToken.optional(),
+    /** default: derived from the wire API (openai_chat, openai_responses, anthropic_messages, openrouter_chat) */
+    call_type: SubjectToken.optional(),
+    rate: z.number().min(0).max(1),
+    /** overrides the global sticky header for this rule; `null` = random sampling */
+    sticky_header: HeaderName.nullable().optional(),
+    traffic_class: TrafficClass.optional(),
+  })
+  .strict();
+export type SamplingRuleSpec = z.infer<typeof SamplingRuleSpec>;
+
+/** The YAML config file (`--config`): routes and sampling. Every key optional. */
+export const SidecarFile = z
+  .object({
+    routes: z.array(RouteSpec).min(1).optional(),
+    sampling: z
+      .object({
+        /** default rate for requests no rule matches (overrides SHADOWPLANE_SIDECAR_SAMPLE) */
+        rate: z.number().min(0).max(1).optional(),
+        suite: SubjectToken.optional(),
+        sticky_header: HeaderName.optional(),
+        /** honour x-shadow-suite / x-shadow-call-type opt-in headers (default true) */
+        opt_in: z.boolean().default(true),
+        /** rate applied to opt-in requests (default 1: every opted-in request) */
+        opt_in_rate: z.number().min(0).max(1).default(1),
+        rules: z.array(SamplingRuleSpec).default([]),
+        /** expectations added to every capture of this sidecar (in addition to x-shadow-expect) */
+        expectations: z.array(Expectation).optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+export type SidecarFile = z.infer<typeof SidecarFile>;
+
+/** The resolved sidecar configuration: env + file + flags, validated once at start. */
+export interface SidecarConfig {
+  listen: { host: string; port: number };
+  opsListen: { host: string; port: number };
+  natsUrl: string;
+  natsPrefix: string;
+  logLevel: SidecarEnv['SHADOWPLANE_LOG_LEVEL'];
+  sidecarId: string;
+  routes: RouteSpec[];
+  sampling: {
+    rate: number;
+    suite: string;
+    stickyHeader: string | null;
+    stickySalt: string | null;
+    optIn: boolean;
+    optInRate: number;
+    rules: SamplingRuleSpec[];
+    expectations: Expectation[];
+    retentionConsent: boolean;
+  };
+  capture: {
+    inlineMaxBytes: number;
+    captureMaxBytes: number;
+    responseCaptureMaxBytes: number;
+    queueMax: number;
+    queueMaxBytes: number;
+    publishTimeoutMs: number;
+    publishConcurrency: number;
+    provision: boolean;
+  };
+  upstream: {
+    connections: number;
+    connectTimeoutMs: number;
+    headersTimeoutMs: number;
+    bodyTimeoutMs: number;
+  };
+  keepAliveTimeoutMs: number;
+  drainTimeoutMs: number;
+  flushTimeoutMs: number;
+}
+
+/** Splits `host:port` (IPv6 in brackets). */
+export function parseHostPort(s: string): { host: string; port: number } {
+  const i = s.lastIndexOf(':');
+  let host = s.slice(0, i);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port: Number(s.slice(i + 1)) };
+}
+
+const FLAG_TO_ENV: Record<string, keyof SidecarEnv> = {
+  listen: 'SHADOWPLANE_SIDECAR_LISTEN',
+  opsListen: 'SHADOWPLANE_SIDECAR_OPS_LISTEN',
+  upstream: 'SHADOWPLANE_SIDECAR_UPSTREAM',
+  nats: 'SHADOWPLANE_NATS_URL',
+  prefix: 'SHADOWPLANE_NATS_PREFIX',
+  sample: 'SHADOWPLANE_SIDECAR_SAMPLE',
+  config: 'SHADOWPLANE_SIDECAR_CONFIG',
+  suite: 'SHADOWPLANE_SIDECAR_SUITE',
+};
+
+/** Result of parsing argv: a config, or a request to print help and exit 0. */
+export type LoadConfigResult = { kind: 'config'; config: SidecarConfig } | { kind: 'help'; text: string };
+
+/**
+ * Builds the sidecar configuration from argv flags, env and the optional YAML file
+ * (precedence: flag > env > file > default for the scalar settings; routes and rules come from the
+ * file, or one catch-all route from `--upstream`).
+ * @param argv role arguments (after `shadowplane sidecar`)
+ * @param env process environment
+ * @throws ConfigError (code config_invalid) naming every offending key or flag
+ */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): LoadConfigResult {
+  const cmd = new Command('shadowplane sidecar')
+    .description('transparent streaming proxy beside the router; samples and captures to NATS JetStream')
+    .option('--listen <host:port>', 'proxy listen address (SHADOWPLANE_SIDECAR_LISTEN, default 127.0.0.1:8080)')
+    .option('--ops-listen <host:port>', 'ops address for /healthz /readyz /metrics (SHADOWPLANE_SIDECAR_OPS_LISTEN, default 127.0.0.1:9464)')
+    .option('--upstream <url>', 'the upstream every request goes to (SHADOWPLANE_SIDECAR_UPSTREAM)')
+    .option('--nats <url>', 'NATS URL(s) (SHADOWPLANE_NATS_URL, default nats://127.0.0.1:4222)')
+    .option('--prefix <prefix>', 'NATS name prefix (SHADOWPLANE_NATS_PREFIX)')
+    .option('--sample <rate>', 'default sampling rate 0–1 (SHADOWPLANE_SIDECAR_SAMPLE, default 0)')
+    .option('--suite <suite>', 'suite for captures no rule names (SHADOWPLANE_SIDECAR_SUITE, default "default")')
+    .option('--config <file>', 'YAML routes and sampling rules (SHADOWPLANE_SIDECAR_CONFIG)')
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
+    .helpOption('-h, --help', 'show this help');
+  try {
+    cmd.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) {
+      return { kind: 'help', text: cmd.helpInformation() };
+    }
+    throw new ConfigError([{ key: 'argv', message: e instanceof Error ? e.message : String(e) }]);
+  }
+  const flags = cmd.opts<Record<string, string | undefined>>();
+  const merged: Record<string, unknown> = {};
+  for (const k of Object.keys(SidecarEnv.shape)) if (env[k] !== undefined && env[k] !== '') merged[k] = env[k];
+  for (const [flag, key] of Object.entries(FLAG_TO_ENV)) if (flags[flag] !== undefined) merged[key] = flags[flag];
+  const e = parseConfig(SidecarEnv, merged);
+
+  let file: SidecarFile = {};
+  if (e.SHADOWPLANE_SIDECAR_CONFIG) {
+    let doc: Record<string, unknown>;
+    try {
+      doc = readConfigFile(e.SHADOWPLANE_SIDECAR_CONFIG);
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      throw new ConfigError([{ key: 'SHADOWPLANE_SIDECAR_CONFIG', message: `cannot read ${e.SHADOWPLANE_SIDECAR_CONFIG}: ${(err as Error).message}` }]);
+    }
+    const r = SidecarFile.safeParse(doc);
+    if (!r.success) {
+      throw new ConfigError(r.error.issues.map((i) => ({ key: `${e.SHADOWPLANE_SIDECAR_CONFIG}:${i.path.join('.') || '(root)'}`, message: i.message })));
+    }
+    file = r.data;
+  }
+
+  let routes: RouteSpec[];
+  if (e.SHADOWPLANE_SIDECAR_UPSTREAM !== undefined) {
+    if (file.routes) throw new ConfigError([{ key: 'SHADOWPLANE_SIDECAR_UPSTREAM', message: 'give either --upstream or routes in the config file, not both' }]);
+    routes = [RouteSpec.parse({ upstream: e.SHADOWPLANE_SIDECAR_UPSTREAM, placement: e.SHADOWPLANE_SIDECAR_PLACEMENT })];
+  } else if (file.routes) {
+    routes = file.routes;
+  } else {
+    throw new ConfigError([{ key: 'SHADOWPLANE_SIDECAR_UPSTREAM', message: 'required: --upstream <url> or routes in --config' }]);
+  }
+
+  const s = file.sampling;
+  const stickyHeader = s?.sticky_header ?? (e.SHADOWPLANE_SIDECAR_STICKY_HEADER ? e.SHADOWPLANE_SIDECAR_STICKY_HEADER.toLowerCase() : null);
+  let stickySalt = e.SHADOWPLANE_SIDECAR_STICKY_SALT ?? null;
+  if (stickySalt === null && e.SHADOWPLANE_SIDECAR_STICKY_SALT_FILE) {
+    try {
+      stickySalt = readFileSync(e.SHADOWPLANE_SIDECAR_STICKY_SALT_FILE, 'utf8').trim();
+    } catch {
+      throw new ConfigError([{ key: 'SHADOWPLANE_SIDECAR_STICKY_SALT_FILE', message: 'cannot read the salt file' }]);
+    }
+    if (stickySalt.length < 16) throw new ConfigError([{ key: 'SHADOWPLANE_SIDECAR_STICKY_SALT_FILE', message: 'salt must be at least 16 characters' }]);
+  }
+  const rules = s?.rules ?? [];
+  const needsSalt = stickyHeader !== null || rules.some((r) => typeof r.sticky_header === 'string');
+  if (needsSalt && stickySalt === null) {
+    throw new ConfigError([{ key: 'SHADOWPLANE_SIDECAR_STICKY_SALT', message: 'required when sticky sampling is configured (same value on every replica)' }]);
+  }
+
+  return {
+    kind: 'config',
+    config: {
+      listen: parseHostPort(e.SHADOWPLANE_SIDECAR_LISTEN),
+      opsListen: parseHostPort(e.SHADOWPLANE_SIDECAR_OPS_LISTEN),
+      natsUrl: e.SHADOWPLANE_NATS_URL,
+      natsPrefix: e.SHADOWPLANE_NATS_PREFIX,
+      logLevel: e.SHADOWPLANE_LOG_LEVEL,
+      sidecarId: e.SHADOWPLANE_SIDECAR_ID,
+      routes,
+      sampling: {
+        rate: s?.rate ?? e.SHADOWPLANE_SIDECAR_SAMPLE,
+        suite: s?.suite ?? e.SHADOWPLANE_SIDECAR_SUITE,
+        stickyHeader,
+        stickySalt,
+        optIn: s?.opt_in ?? true,
+        optInRate: s?.opt_in_rate ?? 1,
+        rules,
+        expectations: s?.expectations ?? [],
+        retentionConsent: e.SHADOWPLANE_SIDECAR_RETENTION_CONSENT,
+      },
+      capture: {
+        inlineMaxBytes: e.SHADOWPLANE_SIDECAR_INLINE_MAX_BYTES,
+        captureMaxBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_MAX_BYTES,
+        responseCaptureMaxBytes: e.SHADOWPLANE_SIDECAR_RESPONSE_CAPTURE_MAX_BYTES,
+        queueMax: e.SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX,
+        queueMaxBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES,
+        publishTimeoutMs: e.SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS,
+        publishConcurrency: e.SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY,
+        provision: e.SHADOWPLANE_SIDECAR_PROVISION,
+      },
+      upstream: {
+        connections: e.SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS,
+        connectTimeoutMs: e.SHADOWPLANE_SIDECAR_CONNECT_TIMEOUT_MS,
+        headersTimeoutMs: e.SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS,
+        bodyTimeoutMs: e.SHADOWPLANE_SIDECAR_BODY_TIMEOUT_MS,
+      },
+      keepAliveTimeoutMs: e.SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS,
+      drainTimeoutMs: e.SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS,
+      flushTimeoutMs: e.SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS,
+    },
+  };
+}

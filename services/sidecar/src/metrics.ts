@@ -1,0 +1,80 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** Outcome of one proxied request (label of `shadowplane_sidecar_requests_total`). */
+export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'upstream_cut' | 'client_aborted' | 'no_route' | 'shutting_down';
+
+/**
+ * Outcome of a capture (label `outcome` of `shadowplane_sidecar_captures_total`):
+ * - `not_sampled`: sampling said no (reason '')
+ * - `skipped`: sampled but refused from the head (reason = SkipReason, header `skipped:<reason>`)
+ * - `excluded`: refused after the body was seen: `too_large`, `not_json`, `pii_uncertain`,
+ *   `model_filtered`, `client_aborted`, `request_incomplete`, `upstream_failed`, `bad_body_encoding`, `envelope_invalid`
+ * - `dropped`: accepted but lost on the way to NATS: `queue_full`, `nats_down`,
+ *   `publish_timeout`, `publish_error`, `object_store_error`, `shutdown`
+ * - `published`: JetStream acknowledged the envelope (reason '')
+ */
+export type CaptureOutcome = 'not_sampled' | 'skipped' | 'excluded' | 'dropped' | 'published';
+
+/**
+ * The sidecar's Prometheus metrics, registered on an injected registry. Names follow
+ * `shadowplane_sidecar_<thing>_<unit>`; labels are closed sets.
+ */
+export class SidecarMetrics {
+  readonly requests: Counter<'outcome'>;
+  readonly addedLatency: Histogram;
+  readonly captures: Counter<'outcome' | 'reason'>;
+  readonly queueDepth: Gauge;
+  readonly queueBytes: Gauge;
+  readonly lastPublish: Gauge;
+  readonly natsConnected: Gauge;
+
+  constructor(registry: Registry) {
+    this.requests = new Counter({
+      name: 'shadowplane_sidecar_requests_total',
+      help: 'Proxied requests by outcome (ok, upstream_error, upstream_timeout, upstream_cut, client_aborted, no_route, shutting_down).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    this.addedLatency = new Histogram({
+      name: 'shadowplane_sidecar_added_latency_seconds',
+      help: 'Time spent in the sidecar itself per request, upstream excluded: request head → upstream dispatch, plus upstream response head → response head written.',
+      buckets: [0.00005, 0.0001, 0.0002, 0.0003, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.05],
+      registers: [registry],
+    });
+    this.captures = new Counter({
+      name: 'shadowplane_sidecar_captures_total',
+      help: 'Capture decisions and fates by outcome (not_sampled, skipped, excluded, dropped, published) and reason.',
+      labelNames: ['outcome', 'reason'],
+      registers: [registry],
+    });
+    this.queueDepth = new Gauge({
+      name: 'shadowplane_sidecar_capture_queue_depth',
+      help: 'Envelopes waiting to be published.',
+      registers: [registry],
+    });
+    this.queueBytes = new Gauge({
+      name: 'shadowplane_sidecar_capture_bytes',
+      help: 'Bytes held by captures in flight (teed bodies and queued envelopes).',
+      registers: [registry],
+    });
+    this.lastPublish = new Gauge({
+      name: 'shadowplane_sidecar_last_publish_timestamp_seconds',
+      help: 'Unix time of the last envelope JetStream acknowledged (0 = never): alert when it stops moving while traffic flows.',
+      registers: [registry],
+    });
+    this.natsConnected = new Gauge({
+      name: 'shadowplane_sidecar_nats_connected',
+      help: '1 while the NATS connection is up, else 0.',
+      registers: [registry],
+    });
+    this.lastPublish.set(0);
+    this.natsConnected.set(0);
+    this.queueDepth.set(0);
+    this.queueBytes.set(0);
+  }
+
+  /** Counts one capture outcome. */
+  capture(outcome: CaptureOutcome, reason = ''): void {
+    this.captures.inc({ outcome, reason });
+  }
+}
