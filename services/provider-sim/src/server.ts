@@ -376,7 +376,7 @@ export class SimServer {
     }
     if (fault === 'stall' || fault === 'cut') {
       res.writeHead(200, { ...h, 'content-length': body.length });
-      res.write(body.subarray(0, Math.floor(body.length / 2)));
+      await flushWrite(res, body.subarray(0, Math.floor(body.length / 2)));
       if (fault === 'cut') {
         if (afterMs !== null && !(await sleep(afterMs, signal))) return;
         res.destroy();
@@ -424,13 +424,22 @@ export class SimServer {
       let chunk = '';
       const stopAt = fault === 'stall' || fault === 'cut' ? Math.min(frames.length, i < mid ? mid : frames.length) : frames.length;
       while (i < stopAt && due(i) <= elapsed) chunk += frames[i++]!;
-      if (chunk) res.write(chunk);
+      // before a cut or stall, make sure what precedes it has reached the socket
+      if (chunk) {
+        if (i === mid && (fault === 'stall' || fault === 'cut')) await flushWrite(res, chunk);
+        else res.write(chunk);
+      }
       if (i >= frames.length) break;
       if (i === mid && (fault === 'stall' || fault === 'cut')) continue;
       if (!(await sleep(Math.max(1, due(i) - (performance.now() - start)), signal))) return;
     }
     res.end();
   }
+}
+
+/** Writes and resolves once the data is handed to the OS (so a following destroy cannot drop it). */
+function flushWrite(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
+  return new Promise((resolve) => res.write(chunk, () => resolve()));
 }
 
 function withHeaders(w: WireResponse, h: Record<string, string>): WireResponse {
