@@ -1,5 +1,134 @@
-/** Entry point of the control role (not built yet). */
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('shadowplane control: not built yet\n');
-  return 3;
+import { createRequire } from 'node:module';
+import type { FastifyInstance } from 'fastify';
+import { connectBus, provision, type Bus } from '@shadowplane/bus';
+import { EXIT_CONFIG, loadProviderAllowlist, ConfigError } from '@shadowplane/config';
+import { loadKeyring } from '@shadowplane/artifacts';
+import * as reportsLib from '@shadowplane/reports';
+import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
+import { buildControlApp } from './app.js';
+import { generateApiKey, hashApiKey, loadApiKeys } from './auth.js';
+import { loadControlConfig } from './config.js';
+import type { ReportsPort } from './reports-port.js';
+
+const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+
+/** A running control API. */
+export interface ControlHandle {
+  url: string;
+  app: FastifyInstance;
+  bus: Bus;
+  /** stops accepting, drains in-flight requests, closes NATS */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the control API from an environment (the same variables `shadowplane control` reads;
+ * see config.ts): parses config, connects and provisions NATS, listens.
+ * @throws ConfigError (config_invalid) for bad configuration; connection errors as thrown by NATS
+ */
+export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestination?: { write(msg: string): void } } = {}): Promise<ControlHandle> {
+  const cfg = loadControlConfig(env);
+  const apiKeys = loadApiKeys(cfg.env.SHADOWPLANE_CONTROL_API_KEYS_FILE);
+  const providers = loadProviderAllowlist(cfg.env.SHADOWPLANE_PROVIDERS_FILE);
+  const keyring = cfg.env.SHADOWPLANE_ARTIFACT_KEYS_FILE || cfg.env.SHADOWPLANE_ARTIFACT_KEY_FILE ? loadKeyring(env) : undefined;
+  const logger = createLogger({
+    service: 'control',
+    version: VERSION,
+    level: cfg.env.SHADOWPLANE_LOG_LEVEL,
+    destination: opts.logDestination ?? process.stderr,
+  });
+  const registry = createMetricsRegistry({ prefix: 'shadowplane_control_' });
+  const bus = await connectBus({ url: cfg.env.SHADOWPLANE_NATS_URL, name: 'shadowplane-control', prefix: cfg.env.SHADOWPLANE_NATS_PREFIX });
+  await provision(bus, { storage: cfg.env.SHADOWPLANE_NATS_STORAGE });
+  const app = await buildControlApp({
+    bus,
+    providers,
+    apiKeys,
+    reports: reportsLib as unknown as ReportsPort,
+    logger,
+    registry,
+    version: VERSION,
+    bodyLimitBytes: cfg.env.SHADOWPLANE_CONTROL_BODY_LIMIT_BYTES,
+    captureSample: cfg.env.SHADOWPLANE_CONTROL_CAPTURE_SAMPLE,
+    ...(keyring === undefined ? {} : { keyring }),
+  });
+  const address = await app.listen({ host: cfg.host, port: cfg.port });
+  let closed = false;
+  return {
+    url: address,
+    app,
+    bus,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await bus.close();
+    },
+  };
+}
+
+const HELP = `usage: shadowplane control [--hash-key [KEY] | --new-key]
+
+Serves the control REST API (OpenAPI at /openapi.json). Configuration from the environment:
+  SHADOWPLANE_CONTROL_LISTEN            host:port (default 127.0.0.1:8090)
+  SHADOWPLANE_CONTROL_API_KEYS_FILE     YAML [{id, hash: "sha256:<hex>", scopes: [...]}] (required)
+  SHADOWPLANE_PROVIDERS_FILE            operator provider allowlist (required)
+  SHADOWPLANE_CONTROL_BODY_LIMIT_BYTES  largest body (default 1048576)
+  SHADOWPLANE_CONTROL_CAPTURE_SAMPLE    envelopes sampled per call type for dry-run estimates (default 200)
+  SHADOWPLANE_NATS_URL, SHADOWPLANE_NATS_PREFIX, SHADOWPLANE_LOG_LEVEL, SHADOWPLANE_ARTIFACT_KEYS_FILE
+
+  --hash-key [KEY]  print the keys-file hash of KEY (or of the key read from stdin) and exit
+  --new-key         print a fresh random API key and its hash, and exit
+Exit codes: 0 stopped cleanly, 1 crashed, 64 usage, 78 bad configuration.
+`;
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').trim();
+}
+
+/** Entry point of `shadowplane control`. Prints `{"event":"listening","role":"control","url":...}` when ready; drains on SIGTERM/SIGINT. */
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (argv[0] === '--hash-key') {
+    const key = argv[1] ?? (await readStdin());
+    if (!key) {
+      process.stderr.write('shadowplane control --hash-key: no key given\n');
+      return 64;
+    }
+    process.stdout.write(`${hashApiKey(key)}\n`);
+    return 0;
+  }
+  if (argv[0] === '--new-key') {
+    const key = generateApiKey();
+    process.stdout.write(`${JSON.stringify({ key, hash: hashApiKey(key) })}\n`);
+    return 0;
+  }
+  if (argv.length) {
+    process.stderr.write(`shadowplane control: unknown arguments ${argv.join(' ')}\n\n${HELP}`);
+    return 64;
+  }
+  let handle: ControlHandle;
+  try {
+    handle = await startControl(process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`shadowplane control: ${e.message}\n`);
+      return EXIT_CONFIG;
+    }
+    process.stderr.write(`shadowplane control: cannot start: ${(e as Error).message}\n`);
+    return 1;
+  }
+  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'control', url: handle.url })}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  await handle.close();
+  return 0;
 }

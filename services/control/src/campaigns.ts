@@ -1,0 +1,344 @@
+import { randomBytes } from 'node:crypto';
+import type { KV } from '@nats-io/kv';
+import { JsonKv, type Bus } from '@shadowplane/bus';
+import {
+  BudgetLedger,
+  Campaign,
+  CampaignSpec,
+  contentHash,
+  ShadowplaneError,
+  type CampaignState,
+  type ProviderEntry,
+} from '@shadowplane/contracts';
+import { usdToMicroUsdCeil } from '@shadowplane/providers';
+import { intervalLevel, powerPlan } from '@shadowplane/stats';
+import { invalidRequest, parseOr400, type FieldIssue } from './errors.js';
+import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_CHARS } from './estimate.js';
+import { readPaidDispatch } from './flags.js';
+import type { ProgressLike } from './reports-port.js';
+import type { CampaignStatus, DryRunResult, Spend } from './views.js';
+
+/** States from which a campaign never runs again. */
+export const TERMINAL_STATES: ReadonlySet<CampaignState> = new Set(['stopped', 'completed', 'budget_exhausted']);
+
+/** Options of POST /v1/campaigns that are not part of the pinned spec. */
+export interface LaunchOptions {
+  /** estimate and plan only; write nothing */
+  dryRun: boolean;
+  /** refuse (422 underpowered) when a call type cannot reach the margin at max_items */
+  requirePower: boolean;
+}
+
+/** A new campaign id: `cmp_` + 16 lowercase hex characters (64 random bits). */
+export function newCampaignId(): string {
+  return `cmp_${randomBytes(8).toString('hex')}`;
+}
+
+/**
+ * The key that identifies "the same comparison" across runs, for α-spending: contentHash of the
+ * suite, the call types (sorted), the incumbent's provider/model and the candidates'
+ * provider/model pairs (sorted). Arm ids, budgets and margins do not change the comparison.
+ */
+export function comparisonKey(spec: CampaignSpec): string {
+  const pm = (a: { provider: string; model: string }) => ({ provider: a.provider, model: a.model });
+  const cands = spec.candidates.map(pm).sort((a, b) => (a.provider + '\u0000' + a.model).localeCompare(b.provider + '\u0000' + b.model));
+  return contentHash({ suite: spec.suite, call_types: [...spec.call_types].sort(), incumbent: pm(spec.incumbent), candidates: cands });
+}
+
+/**
+ * Limit of a budget ledger: ⌈max_cost_usd × 1e6⌉ micro-USD, computed on the shortest decimal form
+ * (`usdToMicroUsdCeil` from libs/providers) so 0.1 → 100000 exactly, never 100001.
+ */
+export function limitMicroUsd(maxCostUsd: number): number {
+  return usdToMicroUsdCeil(maxCostUsd);
+}
+
+function spendOf(l: BudgetLedger): Spend {
+  return {
+    limit_micro_usd: l.limit_micro_usd,
+    reserved_micro_usd: l.reserved_micro_usd,
+    settled_micro_usd: l.settled_micro_usd,
+    limit_usd: l.limit_micro_usd / 1e6,
+    reserved_usd: l.reserved_micro_usd / 1e6,
+    settled_usd: l.settled_micro_usd / 1e6,
+    exhausted: l.exhausted,
+  };
+}
+
+/** Dependencies of {@link CampaignService}. */
+export interface CampaignServiceDeps {
+  bus: Bus;
+  campaignsKv: KV;
+  budgetKv: KV;
+  flagsKv: KV;
+  providers: readonly ProviderEntry[];
+  /** envelopes per call type a dry run samples from CAPTURE */
+  captureSample: number;
+  readProgress: (campaignId: string) => Promise<ProgressLike | null>;
+}
+
+/**
+ * Campaign lifecycle over NATS KV: validation against the allowlist, dry runs (estimate, power
+ * plan, dispositions), launch (ledger first, then campaign), listing, status and state changes
+ * by compare-and-set.
+ */
+export class CampaignService {
+  readonly campaigns: JsonKv<typeof Campaign>;
+  readonly budget: JsonKv<typeof BudgetLedger>;
+  private readonly providerIds: ReadonlySet<string>;
+  /** launches of one process are serialised so run_index counts are not raced locally */
+  private launchChain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly deps: CampaignServiceDeps) {
+    this.campaigns = new JsonKv(deps.campaignsKv, Campaign);
+    this.budget = new JsonKv(deps.budgetKv, BudgetLedger);
+    this.providerIds = new Set(deps.providers.map((p) => p.id));
+  }
+
+  /**
+   * Validates a submitted spec: zod (strict, every offending field named), then every arm's and
+   * judge's provider id against the operator allowlist.
+   * @throws ShadowplaneError invalid_request (400) or unknown_provider (400) with details.issues
+   */
+  validateSpec(input: unknown): CampaignSpec {
+    const spec = parseOr400(CampaignSpec, input);
+    const issues: FieldIssue[] = [];
+    const check = (path: string, id: string) => {
+      if (!this.providerIds.has(id)) issues.push({ path, message: `provider ${JSON.stringify(id)} is not on the operator allowlist` });
+    };
+    check('incumbent.provider', spec.incumbent.provider);
+    spec.candidates.forEach((c, i) => check(`candidates.${i}.provider`, c.provider));
+    spec.scorers.forEach((s, i) => {
+      if (s.kind === 'llm_judge') check(`scorers.${i}.provider`, s.provider);
+    });
+    if (issues.length) throw invalidRequest(issues, 'unknown_provider', `unknown provider id: ${issues.map((i) => i.path).join(', ')}`);
+    return spec;
+  }
+
+  /** Every stored campaign (unparsable entries are skipped), newest first. */
+  async list(): Promise<Campaign[]> {
+    const out: Campaign[] = [];
+    const keys = await this.deps.campaignsKv.keys();
+    const ids: string[] = [];
+    for await (const k of keys) ids.push(k);
+    for (const id of ids) {
+      try {
+        const c = await this.campaigns.get(id);
+        if (c) out.push(c.value);
+      } catch {
+        // a value that does not parse is not a campaign we can show
+      }
+    }
+    return out.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
+  }
+
+  /** The run index a new campaign with this comparison key would get: 1 + earlier runs. */
+  async nextRunIndex(key: string): Promise<number> {
+    const all = await this.list();
+    return 1 + all.filter((c) => c.comparison_key === key).length;
+  }
+
+  /** Spend from the ledger, or null when there is none. */
+  async spend(id: string): Promise<Spend | null> {
+    const l = await this.budget.get(id);
+    return l ? spendOf(l.value) : null;
+  }
+
+  /**
+   * Reads one campaign.
+   * @throws ShadowplaneError not_found (404)
+   */
+  async get(id: string): Promise<Campaign> {
+    const c = /^cmp_[0-9a-z]{1,60}$/.test(id) ? await this.campaigns.get(id) : null;
+    if (!c) throw new ShadowplaneError('not_found', `no campaign ${id}`, { details: { field: 'id', id } });
+    return c.value;
+  }
+
+  /** The full status view: campaign, spend, per call type and per arm progress. */
+  async status(id: string): Promise<CampaignStatus> {
+    const campaign = await this.get(id);
+    const [spend, progress] = await Promise.all([this.spend(id), this.deps.readProgress(id)]);
+    const spec = campaign.spec;
+    const call_types = spec.call_types.map((ct) => {
+      const p = progress?.call_types[ct];
+      return {
+        call_type: ct,
+        items_target: spec.max_items,
+        items_seen: p?.items_seen ?? 0,
+        items_unique: p?.items_unique ?? 0,
+        items_dispatched: p?.items_dispatched ?? 0,
+        items_excluded: { ...(p?.items_excluded ?? {}) },
+        duplicates: p?.duplicates ?? 0,
+      };
+    });
+    const arms = [
+      { arm: spec.incumbent, role: 'incumbent' as const },
+      ...spec.candidates.map((arm) => ({ arm, role: 'candidate' as const })),
+    ].map(({ arm, role }) => {
+      const a = progress?.arms[arm.id];
+      return { arm_id: arm.id, role, provider: arm.provider, model: arm.model, calls_ok: a?.calls_ok ?? 0, calls_error: { ...(a?.calls_error ?? {}) }, abandoned: a?.abandoned ?? 0 };
+    });
+    return { campaign, terminal: TERMINAL_STATES.has(campaign.state), spend, call_types, arms, progress_updated_at: progress?.updated_at ?? null };
+  }
+
+  /**
+   * Plans a campaign without writing anything: worst-case cost estimate from recent captures,
+   * power plan per call type, dispositions.
+   */
+  async plan(spec: CampaignSpec, opts: LaunchOptions): Promise<DryRunResult> {
+    const key = comparisonKey(spec);
+    const [runIndex, flag] = await Promise.all([this.nextRunIndex(key), readPaidDispatch(this.deps.flagsKv)]);
+    const { alphaAdjusted } = intervalLevel({ alphaOneSided: spec.alpha, candidates: spec.candidates.length, runIndex });
+    const estimates: DryRunResult['estimate']['call_types'] = [];
+    for (const ct of spec.call_types) {
+      const sample = spec.source === 'live' ? await sampleCaptureTail(this.deps.bus, spec.suite, ct, this.deps.captureSample) : { envelopes: 0, promptCharsMax: null };
+      const chars = sample.promptCharsMax ?? ASSUMED_PROMPT_CHARS;
+      const wc = itemWorstCase(spec, chars);
+      estimates.push({
+        call_type: ct,
+        basis: 'estimate' as const,
+        source: sample.promptCharsMax === null ? ('assumption' as const) : ('capture_tail' as const),
+        envelopes_sampled: sample.envelopes,
+        prompt_chars_max: chars,
+        assumption:
+          sample.promptCharsMax === null
+            ? `no recent captures of ${spec.suite}.${ct}; assumed a prompt of ${ASSUMED_PROMPT_CHARS} characters (~${ASSUMED_PROMPT_CHARS / 4} tokens) per item`
+            : null,
+        arms: wc.arms,
+        per_item_worst_case_usd: wc.total,
+        items_target: spec.max_items,
+        worst_case_total_usd: wc.total === null ? null : wc.total * spec.max_items,
+      });
+    }
+    const anyUnknown = estimates.some((e) => e.per_item_worst_case_usd === null);
+    const perItemAll = anyUnknown ? null : estimates.reduce((s, e) => s + (e.per_item_worst_case_usd ?? 0), 0);
+    const itemsAffordable = perItemAll === null ? null : perItemAll === 0 ? spec.max_items : Math.floor(spec.max_cost_usd / perItemAll);
+    const power = spec.call_types.map((ct) => {
+      const p = powerPlan({ clusters: spec.max_items, sdDiff: null, alphaOneSided: alphaAdjusted, marginPp: spec.margins.noninferiority_pp });
+      return {
+        call_type: ct,
+        clusters: spec.max_items,
+        alpha_one_sided_adjusted: alphaAdjusted,
+        margin_pp: spec.margins.noninferiority_pp,
+        mde_pp: p.mdePp,
+        sd_diff: p.sdDiff,
+        sd_source: p.sdSource,
+        clusters_needed_for_margin: p.clustersNeededForMargin,
+        powered: p.powered,
+      };
+    });
+    const dispositions = spec.call_types.map((ct, i) => {
+      const reasons: string[] = [];
+      const warnings: string[] = [];
+      const est = estimates[i]!;
+      if (!flag.enabled) reasons.push('paid_dispatch_disabled');
+      if (!power[i]!.powered) (opts.requirePower ? reasons : warnings).push('underpowered');
+      if (est.per_item_worst_case_usd !== null && est.per_item_worst_case_usd > spec.max_cost_usd) reasons.push('budget_below_one_item');
+      if (est.source === 'assumption') warnings.push(spec.source === 'live' ? 'no_recent_captures' : 'frozen_source_not_sampled');
+      if (est.per_item_worst_case_usd === null) warnings.push('cost_unknown_no_rate_card');
+      if (itemsAffordable !== null && itemsAffordable < spec.max_items && !reasons.includes('budget_below_one_item')) warnings.push('budget_covers_fewer_items');
+      return { call_type: ct, disposition: reasons.length ? ('not_runnable' as const) : ('runnable' as const), reasons, warnings };
+    });
+    return {
+      dry_run: true,
+      would_launch: dispositions.every((d) => d.disposition === 'runnable'),
+      spec,
+      spec_hash: contentHash(spec),
+      comparison_key: key,
+      run_index: runIndex,
+      paid_dispatch: { enabled: flag.enabled, state: flag.state },
+      estimate: {
+        basis: 'estimate',
+        call_types: estimates,
+        worst_case_total_usd: perItemAll === null ? null : perItemAll * spec.max_items,
+        max_cost_usd: spec.max_cost_usd,
+        items_affordable: itemsAffordable,
+      },
+      power,
+      dispositions,
+    };
+  }
+
+  /**
+   * Launches a campaign. Checks, in order, with nothing written until all pass: power
+   * (`require_power` → 422 underpowered naming call types), the kill switch (off/unknown → 503
+   * paid_dispatch_disabled). Then writes the budget ledger (create) and only then the campaign
+   * (create, state running): a failure between the two leaves at most an orphan ledger that no
+   * campaign uses, never a running campaign without a ledger.
+   * @throws ShadowplaneError underpowered (422), paid_dispatch_disabled (503), internal (500)
+   */
+  async launch(spec: CampaignSpec, opts: LaunchOptions): Promise<Campaign> {
+    const run = this.launchChain.then(() => this.launchNow(spec, opts));
+    this.launchChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async launchNow(spec: CampaignSpec, opts: LaunchOptions): Promise<Campaign> {
+    const key = comparisonKey(spec);
+    const runIndex = await this.nextRunIndex(key);
+    if (opts.requirePower) {
+      const { alphaAdjusted } = intervalLevel({ alphaOneSided: spec.alpha, candidates: spec.candidates.length, runIndex });
+      const p = powerPlan({ clusters: spec.max_items, sdDiff: null, alphaOneSided: alphaAdjusted, marginPp: spec.margins.noninferiority_pp });
+      if (!p.powered) {
+        throw new ShadowplaneError('underpowered', `call types ${spec.call_types.join(', ')} cannot reach a ${spec.margins.noninferiority_pp} pp margin with max_items ${spec.max_items}`, {
+          details: {
+            call_types: spec.call_types.map((ct) => ({ call_type: ct, mde_pp: p.mdePp, margin_pp: spec.margins.noninferiority_pp, clusters: spec.max_items, clusters_needed_for_margin: p.clustersNeededForMargin, sd_source: p.sdSource })),
+          },
+        });
+      }
+    }
+    const flag = await readPaidDispatch(this.deps.flagsKv);
+    if (!flag.enabled) {
+      throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: no campaign may launch`, { details: { flag: 'paid_dispatch', state: flag.state } });
+    }
+    const id = newCampaignId();
+    const now = new Date().toISOString();
+    const ledger: BudgetLedger = { limit_micro_usd: limitMicroUsd(spec.max_cost_usd), reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false };
+    const campaign: Campaign = Campaign.parse({
+      schema: 'shadow.campaign/v1',
+      id,
+      spec,
+      spec_hash: contentHash(spec),
+      comparison_key: key,
+      run_index: runIndex,
+      state: 'running',
+      state_reason: null,
+      created_at: now,
+      updated_at: now,
+    });
+    if ((await this.budget.create(id, ledger)) === null) throw new ShadowplaneError('internal', `budget ledger ${id} already exists`);
+    if ((await this.campaigns.create(id, campaign)) === null) throw new ShadowplaneError('internal', `campaign ${id} already exists`);
+    return campaign;
+  }
+
+  /**
+   * Changes a campaign's state by compare-and-set.
+   * - pause: running → paused (paused stays paused)
+   * - resume: paused → running (running stays running); refused with 503 when paid_dispatch is off
+   * - stop: running|paused → stopped (stopped stays stopped)
+   * Terminal states (stopped, completed, budget_exhausted) refuse any other change: 409 conflict.
+   * @throws ShadowplaneError not_found, conflict, paid_dispatch_disabled
+   */
+  async transition(id: string, action: 'pause' | 'resume' | 'stop', by: string): Promise<Campaign> {
+    await this.get(id);
+    if (action === 'resume') {
+      const flag = await readPaidDispatch(this.deps.flagsKv);
+      if (!flag.enabled) throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: a campaign cannot resume`, { details: { flag: 'paid_dispatch', state: flag.state } });
+    }
+    const target: CampaignState = action === 'pause' ? 'paused' : action === 'resume' ? 'running' : 'stopped';
+    let refused: CampaignState | null = null;
+    const r = await this.campaigns.mutate(id, (cur) => {
+      refused = null;
+      if (!cur) return undefined;
+      if (cur.state === target) return undefined;
+      if (TERMINAL_STATES.has(cur.state)) {
+        refused = cur.state;
+        return undefined;
+      }
+      return { ...cur, state: target, state_reason: `${action} by ${by}`, updated_at: new Date().toISOString() };
+    });
+    if (refused !== null) throw new ShadowplaneError('conflict', `campaign ${id} is ${refused}; it cannot ${action}`, { details: { state: refused, action } });
+    if (!r.value) throw new ShadowplaneError('not_found', `no campaign ${id}`, { details: { field: 'id', id } });
+    return r.value;
+  }
+}

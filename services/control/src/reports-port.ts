@@ -1,0 +1,18 @@
+import type { Bus } from '@shadowplane/bus';
+import type { CampaignProgress, ObsMessage } from '@shadowplane/contracts';
+
+/**
+ * What the control API needs from `@shadowplane/reports` (the verdict service's read side). The
+ * app takes it as a dependency so its routes do not bind to the verdict service's storage layout;
+ * `main` passes the real module.
+ */
+export interface ReportsPort {
+  readLatestReport(bus: Bus, campaignId: string): Promise<{ reportId: string; report: unknown; provisional: boolean; html: string | null; bundle: unknown } | null>;
+  readProgress(bus: Bus, campaignId: string): Promise<ProgressLike | null>;
+  readDatasetCard(bus: Bus, hash: string): Promise<unknown>;
+  exportObservations(bus: Bus, campaignId: string, opts: { keyring?: never } | { keyring?: unknown }): AsyncIterable<ObsMessage>;
+  requestReport(bus: Bus, campaignId: string, opts: { timeoutMs: number }): Promise<{ reportId: string } | null>;
+}
+
+/** The progress fields the control API reads (the `CampaignProgress` contract satisfies it). */
+export type ProgressLike = Pick<CampaignProgress, 'call_types' | 'arms' | 'updated_at'>;

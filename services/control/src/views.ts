@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import { Campaign, CampaignState, ErrorClass, PaidDispatchFlag } from '@shadowplane/contracts';
+
+// Response shapes of the control API, as zod schemas: the OpenAPI document is generated from
+// them and the tests validate live responses against them.
+
+/** The error body of every non-2xx answer. */
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string().describe('stable snake_case code from the error catalogue'),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .describe('Every API error: {error: {code, message, details?}}');
+
+/** Spend of a campaign from its budget ledger: integers in micro-USD plus the same in USD. */
+export const Spend = z.object({
+  limit_micro_usd: z.number().int(),
+  reserved_micro_usd: z.number().int(),
+  settled_micro_usd: z.number().int(),
+  limit_usd: z.number(),
+  reserved_usd: z.number(),
+  settled_usd: z.number(),
+  exhausted: z.boolean(),
+});
+export type Spend = z.infer<typeof Spend>;
+
+/** Per call type progress: items seen/unique/dispatched against the target. */
+export const CallTypeProgress = z.object({
+  call_type: z.string(),
+  items_target: z.number().int(),
+  items_seen: z.number().int(),
+  items_unique: z.number().int(),
+  items_dispatched: z.number().int(),
+  items_excluded: z.record(z.string(), z.number().int()),
+  duplicates: z.number().int(),
+});
+export type CallTypeProgress = z.infer<typeof CallTypeProgress>;
+
+/** Per arm counts: successful calls, errors by class, abandoned (2xx without usage). */
+export const ArmProgress = z.object({
+  arm_id: z.string(),
+  role: z.enum(['incumbent', 'candidate']),
+  provider: z.string(),
+  model: z.string(),
+  calls_ok: z.number().int(),
+  calls_error: z.record(ErrorClass.or(z.string()), z.number().int()),
+  abandoned: z.number().int(),
+});
+export type ArmProgress = z.infer<typeof ArmProgress>;
+
+/** GET /v1/campaigns/{id}: the stored campaign, its spend, and progress (zeros until the verdict service reports). */
+export const CampaignStatus = z.object({
+  campaign: Campaign,
+  terminal: z.boolean().describe('true for stopped, completed and budget_exhausted'),
+  spend: Spend.nullable().describe('null when the ledger is missing'),
+  call_types: z.array(CallTypeProgress),
+  arms: z.array(ArmProgress),
+  progress_updated_at: z.string().nullable().describe('when the verdict service last updated progress; null = never'),
+});
+export type CampaignStatus = z.infer<typeof CampaignStatus>;
+
+/** One row of GET /v1/campaigns. */
+export const CampaignSummary = z.object({
+  id: z.string(),
+  name: z.string(),
+  suite: z.string(),
+  call_types: z.array(z.string()),
+  state: CampaignState,
+  state_reason: z.string().nullable(),
+  run_index: z.number().int(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  spend: Spend.nullable(),
+});
+export const CampaignList = z.object({ campaigns: z.array(CampaignSummary) });
+
+/** Worst-case cost estimate of one arm for one item (basis `estimate`, discovery only). */
+export const ArmEstimate = z.object({
+  arm_id: z.string(),
+  role: z.enum(['incumbent', 'candidate', 'incumbent_aa']),
+  worst_case_usd: z.number().nullable(),
+  reason: z.string().optional().describe('why worst_case_usd is null, e.g. no_rate_card'),
+});
+
+/** Cost estimate for one call type. */
+export const CallTypeEstimate = z.object({
+  call_type: z.string(),
+  basis: z.literal('estimate'),
+  source: z.enum(['capture_tail', 'assumption']),
+  envelopes_sampled: z.number().int(),
+  prompt_chars_max: z.number().int().describe('largest prompt (characters) among the sampled envelopes, or the assumption'),
+  assumption: z.string().nullable(),
+  arms: z.array(ArmEstimate),
+  per_item_worst_case_usd: z.number().nullable().describe('all arms once (A-A share included), one attempt each; null when an arm has no rate card'),
+  items_target: z.number().int(),
+  worst_case_total_usd: z.number().nullable(),
+});
+
+/** Power plan for one call type at max_items and the non-inferiority margin. */
+export const CallTypePower = z.object({
+  call_type: z.string(),
+  clusters: z.number().int().describe('max_items, an upper bound on near-duplicate clusters'),
+  alpha_one_sided_adjusted: z.number(),
+  margin_pp: z.number(),
+  mde_pp: z.number(),
+  sd_diff: z.number(),
+  sd_source: z.enum(['aa_pairs', 'conservative_prior']),
+  clusters_needed_for_margin: z.number().int().nullable(),
+  powered: z.boolean(),
+});
+
+/** What would happen to one call type. */
+export const Disposition = z.object({
+  call_type: z.string(),
+  disposition: z.enum(['runnable', 'not_runnable']),
+  reasons: z.array(z.string()).describe('why not runnable: paid_dispatch_disabled, underpowered (with require_power), budget_below_one_item'),
+  warnings: z.array(z.string()).describe('e.g. underpowered, no_recent_captures, cost_unknown_no_rate_card, budget_covers_fewer_items'),
+});
+
+/** The result of a dry run (POST /v1/campaigns with dry_run): nothing was written. */
+export const DryRunResult = z.object({
+  dry_run: z.literal(true),
+  would_launch: z.boolean(),
+  spec: z.unknown().describe('the spec with defaults applied, as it would be pinned'),
+  spec_hash: z.string(),
+  comparison_key: z.string(),
+  run_index: z.number().int(),
+  paid_dispatch: z.object({ enabled: z.boolean(), state: z.enum(['on', 'off', 'unknown']) }),
+  estimate: z.object({
+    basis: z.literal('estimate'),
+    call_types: z.array(CallTypeEstimate),
+    worst_case_total_usd: z.number().nullable(),
+    max_cost_usd: z.number(),
+    items_affordable: z.number().int().nullable().describe('items per call type the budget covers at the worst case, all call types together'),
+  }),
+  power: z.array(CallTypePower),
+  dispositions: z.array(Disposition),
+});
+export type DryRunResult = z.infer<typeof DryRunResult>;
+
+/** GET/PUT /v1/admin/flags/paid_dispatch answer. */
+export const FlagView = z.object({
+  name: z.literal('paid_dispatch'),
+  enabled: z.boolean().describe('false when off or unknown (fail closed)'),
+  state: z.enum(['on', 'off', 'unknown']),
+  flag: PaidDispatchFlag.nullable(),
+});
+export type FlagView = z.infer<typeof FlagView>;
+
+/** PUT /v1/admin/flags/paid_dispatch body. */
+export const FlagUpdate = z.object({ enabled: z.boolean(), reason: z.string().max(500).optional() }).strict();
+
+/** POST /v1/outcomes answer. */
+export const OutcomeAccepted = z.object({
+  outcome_id: z.string(),
+  subject: z.string(),
+  duplicate: z.boolean().describe('true when the same outcome was already recorded (JetStream de-duplication)'),
+});
+
+/** GET /v1/campaigns/{id}/report (format=json) answer. */
+export const ReportView = z.object({
+  report_id: z.string(),
+  provisional: z.boolean(),
+  report: z.unknown(),
+});
+
+/** /healthz and /readyz answers. */
+export const HealthView = z.object({ status: z.string() });
