@@ -628,8 +628,9 @@ export function parseResponse(api: Api, meta: ResponseMeta, body: Uint8Array | s
 /**
  * The cost to record for a parsed response: `provider_reported` when the provider reported a
  * cost (kept even when it is 0), else `rate_card` from `card` when given, else unknown
- * (`{usd:null, micro_usd:null, basis:null, reason}` with reason `no_usage` when the response
- * had no usage block, `no_rate_card` otherwise). Bases never blend.
+ * (`{usd:null, micro_usd:null, basis:null, reason}` with reason `no_usage` when neither input
+ * nor output tokens were reported — abandoned or error responses — `no_rate_card` otherwise).
+ * Bases never blend.
  * Source: DESIGN.md honesty rule 5.
  */
 export function resolveCost(parsed: ParsedResponse, card?: RateCard): Cost {
@@ -638,5 +639,6 @@ export function resolveCost(parsed: ParsedResponse, card?: RateCard): Cost {
     if (c.usd !== null) return c;
   }
   if (card !== undefined) return rateCardCost(parsed.usage, card);
-  return { usd: null, micro_usd: null, basis: null, reason: parsed.abandoned ? 'no_usage' : 'no_rate_card' };
+  const noUsage = parsed.usage.input_tokens === null && parsed.usage.output_tokens === null;
+  return { usd: null, micro_usd: null, basis: null, reason: noUsage ? 'no_usage' : 'no_rate_card' };
 }

@@ -98,12 +98,14 @@ async function readStdin(): Promise<Uint8Array> {
 
 /**
  * `shadowplane usage --api <api> [--prices in,out[,cached_in[,cache_write]]] [--headers F]
- * [--status N] [--text] FILE|-`: prints, as JSON, exactly what Shadowplane would record for a
+ * [--status N] [--text] FILE...|-`: prints, as JSON, exactly what Shadowplane would record for a
  * recorded provider response (JSON body or raw SSE): usage, cost with basis, upstream/model
  * echo, finish reason, abandoned, error class, retry_after_s. Status and headers come from
  * `--headers F`, else `<FILE>.headers.json` when it exists (the `.json`/`.sse` extension of FILE
  * replaced, as in test/fixtures), else status 200 with no headers; `--status` overrides the status.
- * @returns 0 when a report was printed (whatever the response's own status); 64 bad flags;
+ * One FILE prints one pretty-printed JSON object; several FILEs print one compact JSON object
+ * per line (JSON Lines), in argument order, each read with the same flags.
+ * @returns 0 when every report was printed (whatever the responses' own status); 64 bad flags;
  *   65 unreadable headers file; 66 unreadable input
  */
 export async function main(argv: string[]): Promise<number> {
@@ -116,7 +118,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--headers <file>', 'status/headers sidecar JSON ({"status":..,"headers":[[name,value],...]})')
     .option('--status <code>', 'HTTP status to assume (overrides the sidecar)')
     .option('--text', 'include the output text')
-    .argument('<file>', "response body file, or '-' for stdin")
+    .argument('<files...>', "response body file(s), or '-' for stdin")
     .exitOverride()
     .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
   try {
@@ -130,7 +132,15 @@ export async function main(argv: string[]): Promise<number> {
     throw e;
   }
   const opts = program.opts<{ api: Api; prices?: string; headers?: string; status?: string; text?: boolean }>();
-  const file = program.args[0]!;
+  const files = program.args;
+  if (files.length > 1 && files.includes('-')) {
+    process.stderr.write("shadowplane usage: '-' (stdin) cannot be combined with other files\n");
+    return EX_USAGE;
+  }
+  if (files.length > 1 && opts.headers !== undefined) {
+    process.stderr.write('shadowplane usage: --headers names one sidecar, so it takes exactly one FILE\n');
+    return EX_USAGE;
+  }
 
   let card: RateCard | undefined;
   if (opts.prices !== undefined) {
@@ -141,39 +151,39 @@ export async function main(argv: string[]): Promise<number> {
       return EX_USAGE;
     }
   }
-
-  let body: Uint8Array;
-  try {
-    body = file === '-' ? await readStdin() : await readFile(file);
-  } catch (e) {
-    process.stderr.write(`shadowplane usage: cannot read ${file}: ${(e as Error).message}\n`);
-    return EX_NOINPUT;
+  if (opts.status !== undefined && !/^\d{3}$/.test(opts.status)) {
+    process.stderr.write(`shadowplane usage: --status must be a 3-digit HTTP status, got '${opts.status}'\n`);
+    return EX_USAGE;
   }
 
-  let headersPath = opts.headers;
-  if (headersPath === undefined && file !== '-') {
-    const beside = `${file.replace(/\.(json|sse|txt)$/, '')}.headers.json`;
-    if (existsSync(beside)) headersPath = beside;
-  }
-  let meta: ResponseMeta = { status: 200, headers: [] };
-  if (headersPath !== undefined) {
+  const reports: UsageReport[] = [];
+  for (const file of files) {
+    let body: Uint8Array;
     try {
-      const side = HeadersSidecar.parse(JSON.parse(await readFile(headersPath, 'utf8')));
-      meta = { status: side.status, headers: side.headers };
+      body = file === '-' ? await readStdin() : await readFile(file);
     } catch (e) {
-      process.stderr.write(`shadowplane usage: bad headers file ${headersPath}: ${(e as Error).message}\n`);
-      return EX_DATAERR;
+      process.stderr.write(`shadowplane usage: cannot read ${file}: ${(e as Error).message}\n`);
+      return EX_NOINPUT;
     }
-  }
-  if (opts.status !== undefined) {
-    if (!/^\d{3}$/.test(opts.status)) {
-      process.stderr.write(`shadowplane usage: --status must be a 3-digit HTTP status, got '${opts.status}'\n`);
-      return EX_USAGE;
+    let headersPath = opts.headers;
+    if (headersPath === undefined && file !== '-') {
+      const beside = `${file.replace(/\.(json|sse|txt)$/, '')}.headers.json`;
+      if (existsSync(beside)) headersPath = beside;
     }
-    meta = { ...meta, status: Number(opts.status) };
+    let meta: ResponseMeta = { status: 200, headers: [] };
+    if (headersPath !== undefined) {
+      try {
+        const side = HeadersSidecar.parse(JSON.parse(await readFile(headersPath, 'utf8')));
+        meta = { status: side.status, headers: side.headers };
+      } catch (e) {
+        process.stderr.write(`shadowplane usage: bad headers file ${headersPath}: ${(e as Error).message}\n`);
+        return EX_DATAERR;
+      }
+    }
+    if (opts.status !== undefined) meta = { ...meta, status: Number(opts.status) };
+    reports.push(usageReport(opts.api, meta, body, card, headersPath ?? 'default', opts.text === true));
   }
-
-  const report = usageReport(opts.api, meta, body, card, headersPath ?? 'default', opts.text === true);
-  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  if (reports.length === 1) process.stdout.write(`${JSON.stringify(reports[0], null, 2)}\n`);
+  else process.stdout.write(reports.map((r) => `${JSON.stringify(r)}\n`).join(''));
   return 0;
 }
