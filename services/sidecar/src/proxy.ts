@@ -544,8 +544,10 @@ class Exchange implements Dispatcher.DispatchHandler {
       this.proxy.finish(this, 'upstream_cut');
       return;
     }
-    if (this.req.destroyed || this.req.errored) {
-      this.res.destroy();
+    // undici destroys the request body stream on failure (detaching it from the socket first),
+    // so only the client socket itself says whether the client is gone
+    const sock = this.res.socket;
+    if (sock === null || sock.destroyed) {
       this.proxy.finish(this, 'client_aborted');
       return;
     }
