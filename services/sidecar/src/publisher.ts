@@ -216,12 +216,13 @@ export class CapturePublisher {
   }
 
   /**
-   * Stops accepting jobs and waits up to `timeoutMs` for the queue to drain; what is left is
-   * dropped as `shutdown`. Does not close the bus.
+   * Stops accepting jobs and, while NATS is connected, waits up to `timeoutMs` for the queue to
+   * drain; what is left is dropped as `shutdown`. Does not close the bus.
    */
   async flush(timeoutMs: number): Promise<void> {
     this.closing = true;
-    if (this.inflight > 0 || this.depth > 0) {
+    // waiting only helps while connected; a down NATS will not take the queue in time
+    if (this.connected && (this.inflight > 0 || this.depth > 0)) {
       await Promise.race([
         new Promise<void>((r) => this.idleWaiters.push(r)),
         new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),

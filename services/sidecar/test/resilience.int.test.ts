@@ -1,0 +1,151 @@
+// Honesty rule 1: a dead, blackholed, slow or full NATS changes neither the status, the bytes nor
+// the latency of a proxied request; captures are counted as dropped; keep-alive is not held.
+import { Agent } from 'node:http';
+import { createServer, type Server, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomPrefix, startNatsServer, type NatsServerHandle } from '@shadowplane/testkit';
+import type { SidecarHandle } from '../src/index.js';
+import { metricValue, send, sha, startTestSidecar, startUpstream, testConfig, waitFor, type TestUpstream } from './helpers.js';
+
+const LLM = '/v1/chat/completions';
+const REPLY = Buffer.from(JSON.stringify({ id: 'x', model: 'm', choices: [{ message: { role: 'assistant', content: '4' }, finish_reason: 'stop' }], usage: { prompt_tokens: 5, completion_tokens: 1 } }));
+
+function body(i: number): string {
+  return JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `question number ${i}` }] });
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** Sends n requests alternating sampled (opt-in) and opted-out, returns per-kind latencies and failures. */
+async function interleaved(url: string, n: number, agent?: Agent): Promise<{ sampled: number[]; unsampled: number[]; failures: number; mismatches: number }> {
+  const sampled: number[] = [];
+  const unsampled: number[] = [];
+  let failures = 0;
+  let mismatches = 0;
+  for (let i = 0; i < n; i++) {
+    const capture = i % 2 === 0;
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-shadow-suite': 'res' };
+    if (!capture) headers['x-shadow-opt-out'] = '1';
+    const t = performance.now();
+    const r = await send(url, { path: LLM, headers, body: body(i), ...(agent ? { agent } : {}) });
+    const dt = performance.now() - t;
+    if (r.status !== 200 || !r.complete) failures++;
+    if (sha(r.body) !== sha(REPLY)) mismatches++;
+    (capture ? sampled : unsampled).push(dt);
+  }
+  return { sampled, unsampled, failures, mismatches };
+}
+
+describe('NATS trouble never reaches the request path', () => {
+  let up: TestUpstream;
+  beforeAll(async () => {
+    up = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(REPLY);
+    });
+  });
+  afterAll(async () => up?.close());
+
+  it('NATS stopped: 0 failed requests, same bytes, no latency change beyond noise; captures dropped as nats_down', async () => {
+    const nats = await startNatsServer();
+    const sc = await startTestSidecar(testConfig(up.url, nats.url, randomPrefix('scr'), [], { SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '4' }));
+    try {
+      expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
+      await nats.stop();
+      expect(await waitFor(() => !sc.publisher.isConnected, 5000)).toBe(true);
+      const r = await interleaved(sc.url, 60);
+      expect(r.failures).toBe(0);
+      expect(r.mismatches).toBe(0);
+      expect(median(r.sampled)).toBeLessThan(median(r.unsampled) * 1.5 + 1);
+      // 30 sampled: 4 wait in the queue for a reconnect, the rest are dropped as nats_down
+      expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'nats_down' })) === 26)).toBe(true);
+      expect(await metricValue(sc, 'shadowplane_sidecar_capture_queue_depth')).toBe(4);
+      expect(await metricValue(sc, 'shadowplane_sidecar_requests_total', { outcome: 'ok' })).toBe(60);
+      const ready = await fetch(`${sc.opsUrl}/readyz`);
+      expect(ready.status).toBe(200);
+    } finally {
+      await sc.stop();
+      await nats.stop();
+    }
+  });
+
+  describe('NATS blackholed (a TCP listener that accepts and never answers)', () => {
+    let hole: Server;
+    const held: Socket[] = [];
+    let sc: SidecarHandle;
+    beforeAll(async () => {
+      hole = createServer((s) => {
+        held.push(s);
+        s.on('error', () => undefined);
+      });
+      await new Promise<void>((r) => hole.listen(0, '127.0.0.1', () => r()));
+      const url = `nats://127.0.0.1:${(hole.address() as { port: number }).port}`;
+      sc = await startTestSidecar(testConfig(up.url, url, randomPrefix('scb'), [], { SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '2' }));
+    });
+    afterAll(async () => {
+      await sc?.stop();
+      for (const s of held) s.destroy();
+      hole?.close();
+    });
+
+    it('starts, is ready, serves with 0 failures and counts drops', async () => {
+      expect((await fetch(`${sc.opsUrl}/readyz`)).status).toBe(200);
+      expect((await fetch(`${sc.opsUrl}/healthz`)).status).toBe(200);
+      const r = await interleaved(sc.url, 40);
+      expect(r.failures).toBe(0);
+      expect(r.mismatches).toBe(0);
+      expect(median(r.sampled)).toBeLessThan(median(r.unsampled) * 1.5 + 1);
+      expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'nats_down' })) === 18)).toBe(true);
+      expect(sc.bus()).toBeNull();
+    });
+
+    it('a keep-alive connection that carried a sampled request is reused at once for the next request', async () => {
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const headers = { 'content-type': 'application/json', 'x-shadow-suite': 'ka' };
+        const first = await send(sc.url, { path: LLM, headers, body: body(1), agent });
+        expect(first.headers['x-shadow-capture']).toBe('queued');
+        const t = performance.now();
+        const second = await send(sc.url, { path: LLM, headers, body: body(2), agent });
+        const dt = performance.now() - t;
+        expect(second.status).toBe(200);
+        expect(second.reusedSocket).toBe(true);
+        expect(second.localPort).toBe(first.localPort);
+        expect(dt).toBeLessThan(250);
+      } finally {
+        agent.destroy();
+      }
+    });
+  });
+
+  it('NATS slow (server frozen with SIGSTOP): publishes time out, the queue fills, extra captures drop as queue_full, requests unaffected', async () => {
+    const nats: NatsServerHandle = await startNatsServer();
+    const sc = await startTestSidecar(
+      testConfig(up.url, nats.url, randomPrefix('scq'), [], {
+        SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '3',
+        SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY: '1',
+        SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: '400',
+      }),
+    );
+    try {
+      expect(await waitFor(async () => sc.publisher.isConnected && (await metricValue(sc, 'shadowplane_sidecar_nats_connected')) === 1, 10_000)).toBe(true);
+      // let provisioning finish before freezing the server
+      await new Promise((r) => setTimeout(r, 500));
+      nats.process.kill('SIGSTOP');
+      const r = await interleaved(sc.url, 40);
+      expect(r.failures).toBe(0);
+      expect(r.mismatches).toBe(0);
+      expect(median(r.sampled)).toBeLessThan(median(r.unsampled) * 1.5 + 1);
+      expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'queue_full' })).toBeGreaterThanOrEqual(10);
+      expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'publish_timeout' })) >= 1, 3000)).toBe(true);
+    } finally {
+      nats.process.kill('SIGCONT');
+      await sc.stop();
+      await nats.stop();
+    }
+  });
+});
