@@ -1,1 +1,10 @@
-export {};
+// @shadowplane/cli: shadowctl. Named exports only.
+export { main } from './main.js';
+export { ControlClient } from './client.js';
+export type { ClientOptions, ApiResponse } from './client.js';
+export { EXIT, CliError, exitForStatus } from './exit-codes.js';
+export { evaluateGate } from './gate.js';
+export type { GateResult, GateRow } from './gate.js';
+export { watchCampaign } from './watch.js';
+export type { WatchOptions, StatusWire } from './watch.js';
+export { hashKey, generateKey } from './keys.js';

@@ -1,0 +1,105 @@
+import cliProgress from 'cli-progress';
+import type { ControlClient } from './client.js';
+import { CliError, EXIT } from './exit-codes.js';
+
+/** The fields of GET /v1/campaigns/{id} that watch draws (the control API's CampaignStatus). */
+export interface StatusWire {
+  campaign: { id: string; state: string; state_reason: string | null; spec: { name: string } };
+  terminal: boolean;
+  spend: { limit_micro_usd: number; reserved_micro_usd: number; settled_micro_usd: number; exhausted: boolean } | null;
+  call_types: { call_type: string; items_target: number; items_seen: number; items_unique: number; items_dispatched: number; items_excluded: Record<string, number>; duplicates: number }[];
+  arms: { arm_id: string; role: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[];
+  progress_updated_at: string | null;
+}
+
+/** Options of {@link watchCampaign}. */
+export interface WatchOptions {
+  /** poll period, ms (default 1000) */
+  intervalMs: number;
+  /** after the campaign is terminal, how long to wait for the final report, s (default 300) */
+  reportTimeoutS: number;
+  /** print one JSON line per poll instead of drawing bars */
+  json: boolean;
+  /** output stream (default process.stdout) */
+  out?: NodeJS.WriteStream;
+}
+
+const usd = (micro: number) => `$${(micro / 1e6).toFixed(micro < 10_000_000 ? 4 : 2)}`;
+const errText = (e: Record<string, number>) => {
+  const parts = Object.entries(e).filter(([, n]) => n > 0);
+  const total = parts.reduce((s, [, n]) => s + n, 0);
+  return parts.length ? `${total} (${parts.map(([k, n]) => `${k} ${n}`).join(', ')})` : '0';
+};
+
+async function finalReport(client: ControlClient, id: string): Promise<{ reportId: string } | null> {
+  const r = await client.request('GET', `/v1/campaigns/${encodeURIComponent(id)}/report`, undefined, [404]);
+  if (r.status === 404) return null;
+  if (r.headers.get('x-shadow-report-provisional') === 'true') return null;
+  return { reportId: r.headers.get('x-shadow-report-id') ?? r.json<{ report_id: string }>().report_id };
+}
+
+/**
+ * Polls a campaign and draws live progress (cli-progress): one bar per call type (items
+ * dispatched of the target), a spend bar (settled + reserved vs the limit), one line per arm
+ * (ok, errors by class, abandoned). Returns when the campaign is terminal and its final
+ * (non-provisional) report is written.
+ * @returns exit code 0; 69 when no final report appears within `reportTimeoutS` after the end
+ * @throws CliError from the client (401/403/404/connection)
+ */
+export async function watchCampaign(client: ControlClient, id: string, o: WatchOptions): Promise<number> {
+  const out = o.out ?? process.stdout;
+  const path = `/v1/campaigns/${encodeURIComponent(id)}`;
+  let multi: cliProgress.MultiBar | null = null;
+  let header: cliProgress.SingleBar | null = null;
+  let spendBar: cliProgress.SingleBar | null = null;
+  const ctBars = new Map<string, cliProgress.SingleBar>();
+  const armBars = new Map<string, cliProgress.SingleBar>();
+  let terminalSince: number | null = null;
+  let reportId: string | null = null;
+  let last: StatusWire | null = null;
+  try {
+    for (;;) {
+      const s = await client.get<StatusWire>(path);
+      last = s;
+      if (s.terminal) {
+        terminalSince ??= Date.now();
+        const rep = await finalReport(client, id);
+        if (rep) reportId = rep.reportId;
+      }
+      if (o.json) {
+        out.write(`${JSON.stringify({ event: 'progress', at: new Date().toISOString(), state: s.campaign.state, terminal: s.terminal, report_id: reportId, spend: s.spend, call_types: s.call_types, arms: s.arms })}\n`);
+      } else {
+        if (!multi) {
+          multi = new cliProgress.MultiBar(
+            { stream: out, clearOnComplete: false, hideCursor: true, barsize: 30, noTTYOutput: !out.isTTY, notTTYSchedule: 1000, forceRedraw: true, autopadding: true, format: '{name} |{bar}| {value}/{total}' },
+            cliProgress.Presets.shades_classic,
+          );
+          header = multi.create(1, 0, {}, { format: '{name}  state: {state}  report: {report}' });
+          for (const ct of s.call_types) ctBars.set(ct.call_type, multi.create(ct.items_target, 0, {}, { format: '{name} |{bar}| {value}/{total} items  seen {seen}  unique {unique}  dups {dups}  excluded {excluded}' }));
+          spendBar = multi.create(s.spend?.limit_micro_usd ?? 1, 0, {}, { format: '{name} |{bar}| {settled} settled + {reserved} reserved of {limit}' });
+          for (const a of s.arms) armBars.set(a.arm_id, multi.create(1, 0, {}, { format: '{name}  ok {ok}  errors {errors}  abandoned {abandoned}' }));
+        }
+        header!.update(0, { name: `${s.campaign.id} (${s.campaign.spec.name})`, state: s.campaign.state + (s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''), report: reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet') });
+        for (const ct of s.call_types) {
+          const excluded = Object.values(ct.items_excluded).reduce((a, b) => a + b, 0);
+          ctBars.get(ct.call_type)?.update(ct.items_dispatched, { name: ct.call_type.padEnd(12), seen: ct.items_seen, unique: ct.items_unique, dups: ct.duplicates, excluded });
+        }
+        if (s.spend) {
+          spendBar!.setTotal(Math.max(1, s.spend.limit_micro_usd));
+          spendBar!.update(s.spend.settled_micro_usd + s.spend.reserved_micro_usd, { name: 'spend'.padEnd(12), settled: usd(s.spend.settled_micro_usd), reserved: usd(s.spend.reserved_micro_usd), limit: usd(s.spend.limit_micro_usd) });
+        } else spendBar!.update(0, { name: 'spend'.padEnd(12), settled: '?', reserved: '?', limit: 'no ledger' });
+        for (const a of s.arms) armBars.get(a.arm_id)?.update(0, { name: `${a.role === 'incumbent' ? '*' : ' '} ${a.arm_id}`.padEnd(12), ok: a.calls_ok, errors: errText(a.calls_error), abandoned: a.abandoned });
+      }
+      if (s.terminal && reportId) break;
+      if (terminalSince !== null && Date.now() - terminalSince > o.reportTimeoutS * 1000) {
+        throw new CliError(EXIT.unavailable, `campaign ${id} is ${s.campaign.state} but no final report appeared within ${o.reportTimeoutS} s (is the verdict service running?)`);
+      }
+      await new Promise((r) => setTimeout(r, o.intervalMs));
+    }
+  } finally {
+    multi?.stop();
+  }
+  if (o.json) out.write(`${JSON.stringify({ event: 'done', state: last?.campaign.state, report_id: reportId })}\n`);
+  else out.write(`campaign ${id} ${last?.campaign.state}; report ${reportId} (shadowctl report ${id})\n`);
+  return EXIT.ok;
+}
