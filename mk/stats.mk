@@ -1,0 +1,15 @@
+# libs/stats: benchmarks and calibration runs (never part of `make test`).
+.PHONY: bench-fold bench-calibration stats-numpy
+
+NUMPY_PYTHON ?= /usr/bin/python3
+
+stats-numpy: ## ensure Debian's python3-numpy is installed for the numpy side of bench-fold
+	@$(NUMPY_PYTHON) -c 'import numpy' 2>/dev/null || { \
+	  echo "installing python3-numpy (apt)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy; }
+
+bench-fold: install stats-numpy ## fold + 2000-resample bootstrap, 100k items x 3 arms: Node (libs/stats) vs numpy
+	BENCH_PYTHON=$(NUMPY_PYTHON) npx tsx bench/fold.ts
+
+bench-calibration: install ## larger calibration-by-simulation run of the verdict rule (pass rates under null and at the MDE)
+	npx tsx bench/calibration.ts
