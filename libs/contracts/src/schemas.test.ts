@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { CampaignSpec, Cost, Envelope, NULL_USAGE, Observation, RateCard, Usage, itemHash, MAX_ITEMS_CEILING } from './index.js';
+
+const arm = (id: string, extra: object = {}) => ({ id, provider: 'openai', model: 'gpt-4o-mini', ...extra });
+const spec = (extra: object = {}) => ({ name: 'n', suite: 'support', call_types: ['summarize'], incumbent: arm('inc'), candidates: [arm('cand')], max_cost_usd: 5, ...extra });
+
+describe('Usage and Cost', () => {
+  it('accepts null token counts and keeps them null (null is not zero)', () => {
+    expect(Usage.parse({ ...NULL_USAGE })).toEqual({ ...NULL_USAGE });
+    expect(Usage.parse({ ...NULL_USAGE, input_tokens: 5 }).output_tokens).toBeNull();
+  });
+  it('rejects negative and fractional token counts', () => {
+    expect(Usage.safeParse({ ...NULL_USAGE, input_tokens: -1 }).success).toBe(false);
+    expect(Usage.safeParse({ ...NULL_USAGE, output_tokens: 1.5 }).success).toBe(false);
+  });
+  it('NULL_USAGE is frozen', () => expect(Object.isFrozen(NULL_USAGE)).toBe(true));
+  it('a cost has a basis label from the closed set, or null with a reason', () => {
+    expect(Cost.parse({ usd: 0.1, micro_usd: 100000, basis: 'rate_card' }).basis).toBe('rate_card');
+    expect(Cost.parse({ usd: null, micro_usd: null, basis: null, reason: 'no_usage' }).reason).toBe('no_usage');
+    expect(Cost.safeParse({ usd: 0.1, micro_usd: 100000, basis: 'measured' }).success).toBe(false);
+    expect(Cost.safeParse({ usd: 0.1, micro_usd: 0.5, basis: 'rate_card' }).success).toBe(false);
+  });
+  it('a rate card is strict and non-negative', () => {
+    expect(RateCard.safeParse({ input: 1, output: 2, cached_input: 0.1, cache_write: 1.25 }).success).toBe(true);
+    expect(RateCard.safeParse({ input: 1, output: 2, extra: 1 }).success).toBe(false);
+    expect(RateCard.safeParse({ input: -1, output: 2 }).success).toBe(false);
+  });
+});
+
+describe('CampaignSpec', () => {
+  it('fills the documented defaults', () => {
+    const s = CampaignSpec.parse(spec());
+    expect(s.max_items).toBe(500);
+    expect(s.sample_rate).toBe(1);
+    expect(s.source).toBe('live');
+    expect(s.margins).toEqual({ noninferiority_pp: 2, min_savings: 0 });
+    expect(s.bootstrap.resamples).toBe(2000);
+    expect(s.traffic_classes).toEqual(['production']);
+    expect(s.incumbent.max_output_tokens).toBe(1024);
+  });
+  it('requires max_cost_usd', () => {
+    const { max_cost_usd: _omit, ...rest } = spec();
+    const r = CampaignSpec.safeParse(rest);
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.some((i) => i.path.join('.') === 'max_cost_usd')).toBe(true);
+  });
+  it('caps max_items at the ceiling', () => {
+    expect(CampaignSpec.safeParse(spec({ max_items: MAX_ITEMS_CEILING })).success).toBe(true);
+    expect(CampaignSpec.safeParse(spec({ max_items: MAX_ITEMS_CEILING + 1 })).success).toBe(false);
+  });
+  it('rejects duplicate arm ids, naming the duplicate', () => {
+    const r = CampaignSpec.safeParse(spec({ candidates: [arm('cand'), arm('cand')] }));
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.some((i) => i.message.includes('duplicate arm id cand'))).toBe(true);
+  });
+  it('names providers by allowlist id, never by URL', () => {
+    expect(CampaignSpec.safeParse(spec({ candidates: [arm('c', { provider: 'https://api.openai.com' })] })).success).toBe(false);
+  });
+  it('accepts a frozen dataset source only as frozen:<sha256>', () => {
+    expect(CampaignSpec.safeParse(spec({ source: `frozen:${'a'.repeat(64)}` })).success).toBe(true);
+    expect(CampaignSpec.safeParse(spec({ source: 'frozen:abc' })).success).toBe(false);
+  });
+});
+
+describe('Envelope and Observation', () => {
+  const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+  const envelope = {
+    schema: 'shadow.envelope/v1',
+    envelope_id: '7d444840-9dc0-41d2-9d5a-1a2b3c4d5e6f',
+    captured_at: '2026-01-01T00:00:00.000Z',
+    suite: 'support',
+    call_type: 'summarize',
+    api: 'openai.chat',
+    method: 'POST',
+    path: '/v1/chat/completions',
+    request: { body, body_ref: null, bytes: 64, content_type: 'application/json' },
+    item_hash: itemHash('openai.chat', '/v1/chat/completions', body),
+    served: null,
+    traffic_class: 'production',
+    retention: { consent: false },
+    expectations: [{ kind: 'numeric', value: 4, hard: true }],
+    redactions: [],
+    source: { placement: 'egress', sidecar_id: 'sc-1', sticky_key_hash: null },
+  };
+
+  it('an envelope round-trips and rejects unknown fields', () => {
+    expect(Envelope.parse(envelope)).toEqual(envelope);
+    expect(Envelope.safeParse({ ...envelope, authorization: 'Bearer x' }).success).toBe(false);
+    expect(Envelope.safeParse({ ...envelope, item_hash: 'ABC' }).success).toBe(false);
+    expect(Envelope.safeParse({ ...envelope, api: 'gemini' }).success).toBe(false);
+  });
+
+  it('an observation requires usage fields (nullable), a cost basis and an integer charge', () => {
+    const obs = {
+      schema: 'shadow.observation/v1',
+      campaign_id: 'c1',
+      item_hash: envelope.item_hash,
+      call_type: 'summarize',
+      arm_id: 'cand',
+      role: 'candidate',
+      instrument: 'shadow_dual_run',
+      envelope_id: envelope.envelope_id,
+      provider: 'openai',
+      model: 'gpt-4o-mini',
+      started_at: '2026-01-01T00:00:01Z',
+      ended_at: '2026-01-01T00:00:02Z',
+      start_skew_ms: 3,
+      attempts: 1,
+      status: 'ok',
+      http_status: 200,
+      error_class: null,
+      latency_ms: 1000,
+      ttft_ms: null,
+      usage: { ...NULL_USAGE },
+      cost: { usd: null, micro_usd: null, basis: null, reason: 'no_usage' },
+      charged_micro_usd: 1200,
+      upstream: null,
+      model_echo: 'gpt-4o-mini-2024-07-18',
+      pin_honored: null,
+      abandoned: true,
+      finish_reason: 'stop',
+      artifact_ref: null,
+      output_digest: null,
+      prompt_simhash: '0123456789abcdef',
+      traffic_class: 'production',
+      expectations: [],
+    };
+    const parsed = Observation.safeParse(obs);
+    expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true);
+    expect(Observation.safeParse({ ...obs, charged_micro_usd: 1.5 }).success).toBe(false);
+    expect(Observation.safeParse({ ...obs, error_class: 'teapot' }).success).toBe(false);
+    const { usage: _u, ...noUsage } = obs;
+    expect(Observation.safeParse(noUsage).success).toBe(false);
+  });
+});
