@@ -1,0 +1,115 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '@shadowplane/testkit';
+import { closeRedisConnections, createArmLimiter, limiterSettings } from './index.js';
+
+/** Largest number of events (or weight) inside any half-open window (t − w, t] ending at an event. */
+function maxInWindow(events: { at: number; w: number }[], windowMs: number): number {
+  const s = [...events].sort((a, b) => a.at - b.at);
+  let best = 0;
+  for (let i = 0; i < s.length; i++) {
+    let sum = 0;
+    for (let j = i; j >= 0 && s[j]!.at > s[i]!.at - windowMs; j--) sum += s[j]!.w;
+    best = Math.max(best, sum);
+  }
+  return best;
+}
+
+describe('limiterSettings', () => {
+  it('spaces starts so that 1,200 RPM allows one start per 55 ms (50 ms + 10% margin)', () => {
+    expect(limiterSettings({ rpm: 1200 }).minTimeMs).toBe(55);
+  });
+  it('sizes the token bucket so burst plus one window of refills stays within TPM', () => {
+    const b = limiterSettings({ tpm: 60_000 }).bucket!;
+    expect(b).toEqual({ size: 10_000, refillAmount: 819, refillIntervalMs: 1000 });
+    expect(b.size + 61 * b.refillAmount).toBeLessThanOrEqual(60_000);
+    const s = limiterSettings({ tpm: 600, windowMs: 600 }).bucket!;
+    expect(s).toEqual({ size: 100, refillAmount: 38, refillIntervalMs: 50 }); // 13 refills fit a 600 ms window: 100 + 13·38 = 594 ≤ 600
+  });
+});
+
+describe('createArmLimiter (this process)', () => {
+  it('never lets more than rpm starts into any sliding window', async () => {
+    const l = createArmLimiter({ id: 'rpm-local', rpm: 10, windowMs: 300 });
+    const starts: { at: number; w: number }[] = [];
+    await Promise.all(Array.from({ length: 25 }, () => l.schedule(1, async () => void starts.push({ at: Date.now(), w: 1 }))));
+    expect(starts).toHaveLength(25);
+    expect(maxInWindow(starts, 300)).toBeLessThanOrEqual(10);
+    await l.close();
+  });
+
+  it('never lets more than tpm tokens into any sliding window', async () => {
+    const l = createArmLimiter({ id: 'tpm-local', tpm: 600, windowMs: 600 });
+    const starts: { at: number; w: number }[] = [];
+    await Promise.all(Array.from({ length: 30 }, () => l.schedule(40, async () => void starts.push({ at: Date.now(), w: 40 }))));
+    expect(starts).toHaveLength(30); // 1,200 tokens: needs more than one window
+    expect(maxInWindow(starts, 600)).toBeLessThanOrEqual(600);
+    const span = Math.max(...starts.map((s) => s.at)) - Math.min(...starts.map((s) => s.at));
+    expect(span).toBeGreaterThan(600);
+    await l.close();
+  });
+
+  it('caps concurrency', async () => {
+    const l = createArmLimiter({ id: 'conc', concurrency: 3 });
+    let now = 0;
+    let peak = 0;
+    await Promise.all(
+      Array.from({ length: 12 }, () =>
+        l.schedule(1, async () => {
+          now++;
+          peak = Math.max(peak, now);
+          await new Promise((r) => setTimeout(r, 15));
+          now--;
+        }),
+      ),
+    );
+    expect(peak).toBe(3);
+    await l.close();
+  });
+
+  it('pauseFor delays jobs of that limiter only', async () => {
+    const a = createArmLimiter({ id: 'pa' });
+    const b = createArmLimiter({ id: 'pb' });
+    const t0 = Date.now();
+    a.pauseFor(250);
+    const [ta, tb] = await Promise.all([a.schedule(1, async () => Date.now() - t0), b.schedule(1, async () => Date.now() - t0)]);
+    expect(ta).toBeGreaterThanOrEqual(245);
+    expect(tb).toBeLessThan(100);
+    expect(a.pausedForMs()).toBe(0);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe('createArmLimiter (cluster-wide through Redis)', () => {
+  let redis: ChildProcess;
+  let url: string;
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    url = `redis://127.0.0.1:${port}`;
+    const deadline = Date.now() + 10_000;
+    while (!(await new Promise<boolean>((r) => connect(port, '127.0.0.1').once('connect', function (this: import('node:net').Socket) { this.destroy(); r(true); }).once('error', () => r(false))))) {
+      if (Date.now() > deadline) throw new Error('redis-server did not start');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  afterAll(async () => {
+    await closeRedisConnections();
+    redis.kill('SIGKILL');
+  });
+
+  it('two limiters with the same id share one RPM limit', async () => {
+    const id = `shared-${Date.now()}`;
+    const l1 = createArmLimiter({ id, rpm: 10, windowMs: 400, redisUrl: url });
+    const l2 = createArmLimiter({ id, rpm: 10, windowMs: 400, redisUrl: url });
+    const starts: { at: number; w: number }[] = [];
+    const job = async () => void starts.push({ at: Date.now(), w: 1 });
+    await Promise.all([...Array.from({ length: 12 }, () => l1.schedule(1, job)), ...Array.from({ length: 12 }, () => l2.schedule(1, job))]);
+    expect(starts).toHaveLength(24);
+    expect(maxInWindow(starts, 400)).toBeLessThanOrEqual(10);
+    await l1.close();
+    await l2.close();
+  });
+});
