@@ -1,0 +1,9 @@
+# Control area: the control REST API and shadowctl.
+
+.PHONY: test-control openapi
+
+test-control: install ## control API and shadowctl tests (unit + integration; needs nats-server, tmux for the watch test)
+	npx vitest run services/control services/cli
+
+openapi: install ## print the control API's OpenAPI 3.1 document (generated from the zod schemas)
+	@npx tsx -e "import('@shadowplane/control').then(m => console.log(JSON.stringify(m.buildOpenApi('0.1.0'), null, 2)))"

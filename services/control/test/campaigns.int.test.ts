@@ -1,0 +1,227 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openKv } from '@shadowplane/bus';
+import { BudgetLedger, Campaign, FLAG_PAID_DISPATCH, OutcomeRecord, type Envelope } from '@shadowplane/contracts';
+import { CampaignStatus, DryRunResult } from '../src/index.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
+
+const post = (f: Fixture, url: string, body: unknown, key: string = KEYS.write) =>
+  f.app.inject({ method: 'POST', url, headers: { ...auth(key), 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+
+describe('campaign launch, kill switch and lifecycle', () => {
+  let f: Fixture;
+  beforeAll(async () => {
+    f = await fixture();
+  });
+  afterAll(async () => f.close());
+
+  it('refuses a live launch with 503 paid_dispatch_disabled when the flag was never set (unknown = off), writing nothing', async () => {
+    const before = await f.snapshot();
+    const res = await post(f, '/v1/campaigns', validSpec());
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error).toMatchObject({ code: 'paid_dispatch_disabled', details: { state: 'unknown' } });
+    expect(await f.snapshot()).toEqual(before);
+  });
+
+  it('treats an unparsable flag value as off', async () => {
+    const flags = await openKv(f.bus, f.bus.names.buckets.flags);
+    await flags.put(FLAG_PAID_DISPATCH, 'yes please');
+    const before = await f.snapshot();
+    const res = await post(f, '/v1/campaigns', validSpec());
+    expect(res.statusCode).toBe(503);
+    expect(await f.snapshot()).toEqual(before);
+  });
+
+  it('refuses with 503 when the flag is explicitly off, writing nothing', async () => {
+    await f.setFlag(false);
+    const before = await f.snapshot();
+    const res = await post(f, '/v1/campaigns', validSpec());
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error.details.state).toBe('off');
+    expect(await f.snapshot()).toEqual(before);
+  });
+
+  it('a dry run with the flag off labels every call type not_runnable (paid_dispatch_disabled) and writes nothing', async () => {
+    const before = await f.snapshot();
+    const res = await post(f, '/v1/campaigns', { ...validSpec({ call_types: ['solve', 'explain'] }), dry_run: true });
+    expect(res.statusCode).toBe(200);
+    const d = DryRunResult.parse(res.json());
+    expect(d.would_launch).toBe(false);
+    expect(d.dispositions.map((x) => [x.call_type, x.disposition, x.reasons.includes('paid_dispatch_disabled')])).toEqual([
+      ['solve', 'not_runnable', true],
+      ['explain', 'not_runnable', true],
+    ]);
+    expect(await f.snapshot()).toEqual(before);
+  });
+
+  it('a dry run without captures uses the stated 4,000-character assumption; worst case by hand', async () => {
+    await f.setFlag(true);
+    const res = await post(f, '/v1/campaigns?dry_run=true', validSpec());
+    const d = DryRunResult.parse(res.json());
+    const est = d.estimate.call_types[0]!;
+    expect(est.source).toBe('assumption');
+    expect(est.assumption).toMatch(/4000 characters/);
+    // 1000 input tokens, 512 output tokens:
+    // large  = 1000×2.50e-6 + 512×10.00e-6 = 0.00762
+    // medium = 1000×0.40e-6 + 512× 1.60e-6 = 0.0012192
+    // A-A    = 0.1 × 0.00762               = 0.000762
+    expect(est.arms.map((a) => [a.arm_id, a.role, a.worst_case_usd])).toEqual([
+      ['large', 'incumbent', expect.closeTo(0.00762, 12)],
+      ['medium', 'candidate', expect.closeTo(0.0012192, 12)],
+      ['large', 'incumbent_aa', expect.closeTo(0.000762, 12)],
+    ]);
+    expect(est.per_item_worst_case_usd).toBeCloseTo(0.0096012, 12);
+    expect(d.estimate.worst_case_total_usd).toBeCloseTo(1.92024, 9); // × 200 items
+    expect(d.estimate.items_affordable).toBe(1301); // floor(12.5 / 0.0096012) = floor(1301.92)
+    expect(d.dispositions[0]).toMatchObject({ disposition: 'runnable', warnings: expect.arrayContaining(['no_recent_captures', 'underpowered']) });
+  });
+
+  it('a dry run prices the largest prompt among recent CAPTURE envelopes of that suite and call type', async () => {
+    const prompts = ['x'.repeat(40), 'y'.repeat(400), 'z'.repeat(80)];
+    for (const text of prompts) {
+      const env: Envelope = {
+        schema: 'shadow.envelope/v1',
+        envelope_id: randomUUID(),
+        captured_at: new Date().toISOString(),
+        suite: 'gsm8k',
+        call_type: 'solve',
+        api: 'openai.chat',
+        method: 'POST',
+        path: '/v1/chat/completions',
+        request: { body: { model: 'sim-large', messages: [{ role: 'user', content: text }] }, body_ref: null, bytes: text.length + 60, content_type: 'application/json' },
+        item_hash: 'a'.repeat(64),
+        served: null,
+        traffic_class: 'production',
+        retention: { consent: true },
+        expectations: [],
+        redactions: [],
+        source: { placement: 'egress', sidecar_id: 'test', sticky_key_hash: null },
+      };
+      await f.bus.js.publish(f.bus.names.captureSubject('gsm8k', 'solve'), JSON.stringify(env), { msgID: env.envelope_id });
+    }
+    // a bigger prompt on another call type must not count
+    const other = { schema: 'shadow.envelope/v1', envelope_id: randomUUID(), captured_at: new Date().toISOString(), suite: 'gsm8k', call_type: 'other', api: 'openai.chat', method: 'POST', path: '/v1/chat/completions', request: { body: { messages: [{ role: 'user', content: 'w'.repeat(9000) }] }, body_ref: null, bytes: 9100, content_type: 'application/json' }, item_hash: 'b'.repeat(64), served: null, traffic_class: 'production', retention: { consent: true }, expectations: [], redactions: [], source: { placement: 'egress', sidecar_id: 'test', sticky_key_hash: null } };
+    await f.bus.js.publish(f.bus.names.captureSubject('gsm8k', 'other'), JSON.stringify(other));
+    const d = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=true', validSpec())).json());
+    const est = d.estimate.call_types[0]!;
+    expect(est).toMatchObject({ source: 'capture_tail', envelopes_sampled: 3, prompt_chars_max: 400, assumption: null });
+    // 100 input tokens: large 0.00025 + 0.00512; medium 0.00004 + 0.0008192; A-A 0.1 × 0.00537
+    expect(est.per_item_worst_case_usd).toBeCloseTo(0.00537 + 0.0008592 + 0.000537, 12);
+  });
+
+  it('require_power refuses an underpowered plan with 422 naming the call type, writing nothing', async () => {
+    // α_adj = 0.05·6/π² = 0.030396 (run 1, one candidate); z(1−α_adj) + z(0.8) = 1.8753 + 0.8416 = 2.7169;
+    // MDE = 100 · 2.7169 · √0.5 / √n: n = 1400 → 5.13 pp > 5 (underpowered); n = 1500 → 4.96 pp ≤ 5 (powered)
+    const before = await f.snapshot();
+    const res = await post(f, '/v1/campaigns', { ...validSpec({ max_items: 1400, margins: { noninferiority_pp: 5 } }), require_power: true });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('underpowered');
+    expect(res.json().error.details.call_types[0]).toMatchObject({ call_type: 'solve', mde_pp: expect.closeTo(5.13, 2), clusters_needed_for_margin: 1477 });
+    expect(await f.snapshot()).toEqual(before);
+    const dry = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=1&require_power=1', validSpec({ max_items: 1500, margins: { noninferiority_pp: 5 } }))).json());
+    expect(dry.power[0]).toMatchObject({ powered: true, mde_pp: expect.closeTo(4.96, 2), sd_source: 'conservative_prior' });
+    expect(dry.dispositions[0]!.disposition).toBe('runnable');
+  });
+
+  let id = '';
+  it('launches with the flag on: 201, the campaign running, the ledger at ⌈max_cost_usd·1e6⌉ micro-USD', async () => {
+    const res = await post(f, '/v1/campaigns', { ...validSpec({ max_cost_usd: 12.5 }), require_power: false });
+    expect(res.statusCode).toBe(201);
+    const s = CampaignStatus.parse(res.json());
+    id = s.campaign.id;
+    expect(id).toMatch(/^cmp_[0-9a-f]{16}$/);
+    expect(res.headers['location']).toBe(`/v1/campaigns/${id}`);
+    const stored = Campaign.parse(JSON.parse((await (await openKv(f.bus, f.bus.names.buckets.campaigns)).get(id))!.string()));
+    expect(stored).toMatchObject({ state: 'running', run_index: 1, state_reason: null });
+    expect(stored.spec.margins).toEqual({ noninferiority_pp: 2, min_savings: 0 }); // defaults pinned
+    const ledger = BudgetLedger.parse(JSON.parse((await (await openKv(f.bus, f.bus.names.buckets.budget)).get(id))!.string()));
+    expect(ledger).toEqual({ limit_micro_usd: 12_500_000, reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false });
+    expect(s.spend).toMatchObject({ limit_usd: 12.5, settled_usd: 0, reserved_usd: 0 });
+    expect(s.call_types).toEqual([{ call_type: 'solve', items_target: 200, items_seen: 0, items_unique: 0, items_dispatched: 0, items_excluded: {}, duplicates: 0 }]);
+  });
+
+  it('numbers repeated runs of the same comparison (run_index) and a budget of $0.10 is 100,000 micro-USD exactly', async () => {
+    const again = CampaignStatus.parse((await post(f, '/v1/campaigns', validSpec({ name: 'second run', max_cost_usd: 0.1, candidates: [{ id: 'cand', provider: 'sim-openai', model: 'sim-medium' }] }))).json());
+    expect(again.campaign.run_index).toBe(2);
+    expect(again.spend?.limit_micro_usd).toBe(100_000);
+    const other = CampaignStatus.parse((await post(f, '/v1/campaigns', validSpec({ candidates: [{ id: 'small', provider: 'sim-openai', model: 'sim-small' }] }))).json());
+    expect(other.campaign.run_index).toBe(1);
+  });
+
+  it('GET shows spend settled/reserved/limit as the ledger holds them', async () => {
+    const budget = await openKv(f.bus, f.bus.names.buckets.budget);
+    await budget.put(id, JSON.stringify({ limit_micro_usd: 12_500_000, reserved_micro_usd: 250_000, settled_micro_usd: 1_234_567, exhausted: false }));
+    const s = CampaignStatus.parse((await f.app.inject({ method: 'GET', url: `/v1/campaigns/${id}`, headers: auth(KEYS.read) })).json());
+    expect(s.spend).toEqual({ limit_micro_usd: 12_500_000, reserved_micro_usd: 250_000, settled_micro_usd: 1_234_567, limit_usd: 12.5, reserved_usd: 0.25, settled_usd: 1.234567, exhausted: false });
+    const list = (await f.app.inject({ method: 'GET', url: '/v1/campaigns?state=running', headers: auth(KEYS.read) })).json() as { campaigns: { id: string }[] };
+    expect(list.campaigns.map((c) => c.id)).toContain(id);
+  });
+
+  it('pause → paused, pause again is a no-op, resume → running, stop → stopped; a stopped campaign refuses resume and pause with 409', async () => {
+    const state = async (action: string) => {
+      const r = await post(f, `/v1/campaigns/${id}/${action}`, undefined);
+      return [r.statusCode, r.statusCode < 300 ? r.json().campaign.state : r.json().error.code];
+    };
+    expect(await state('pause')).toEqual([200, 'paused']);
+    expect(await state('pause')).toEqual([200, 'paused']);
+    await f.setFlag(false);
+    expect(await state('resume')).toEqual([503, 'paid_dispatch_disabled']);
+    await f.setFlag(true);
+    expect(await state('resume')).toEqual([200, 'running']);
+    expect(await state('stop')).toEqual([200, 'stopped']);
+    expect(await state('stop')).toEqual([200, 'stopped']);
+    expect(await state('resume')).toEqual([409, 'conflict']);
+    expect(await state('pause')).toEqual([409, 'conflict']);
+    const stored = Campaign.parse(JSON.parse((await (await openKv(f.bus, f.bus.names.buckets.campaigns)).get(id))!.string()));
+    expect(stored.state).toBe('stopped');
+    expect(stored.state_reason).toBe('stop by writer');
+  });
+
+  it('a campaign the duplicator completed refuses stop with 409', async () => {
+    const kv = await openKv(f.bus, f.bus.names.buckets.campaigns);
+    const ids: string[] = [];
+    for await (const k of await kv.keys()) ids.push(k);
+    const other = ids.find((k) => k !== id)!;
+    const c = Campaign.parse(JSON.parse((await kv.get(other))!.string()));
+    await kv.put(other, JSON.stringify({ ...c, state: 'completed', state_reason: 'max_items reached' }));
+    const r = await post(f, `/v1/campaigns/${other}/stop`, undefined);
+    expect([r.statusCode, r.json().error.code, r.json().error.details.state]).toEqual([409, 'conflict', 'completed']);
+  });
+
+  it('an unknown campaign is 404 not_found', async () => {
+    const r = await f.app.inject({ method: 'GET', url: '/v1/campaigns/cmp_0000000000000000', headers: auth(KEYS.read) });
+    expect([r.statusCode, r.json().error.code]).toEqual([404, 'not_found']);
+  });
+
+  it('records an outcome on the campaign OBS subject (202), de-duplicates a retry (200), refuses one naming no item (400 item_hash)', async () => {
+    const outcome = { campaign_id: id, item_hash: 'c'.repeat(64), arm_id: 'medium', result: 'pass', source: 'ci:unit-tests', closes_task: true };
+    const r1 = await post(f, '/v1/outcomes', outcome, KEYS.outcome);
+    expect(r1.statusCode).toBe(202);
+    expect(r1.json()).toMatchObject({ subject: f.bus.names.obsSubject(id), duplicate: false });
+    const r2 = await post(f, '/v1/outcomes', outcome, KEYS.outcome);
+    expect([r2.statusCode, r2.json().duplicate, r2.json().outcome_id]).toEqual([200, true, r1.json().outcome_id]);
+    const msg = await f.bus.jsm.streams.getMessage(f.bus.names.streams.obs, { last_by_subj: f.bus.names.obsSubject(id) });
+    const rec = OutcomeRecord.parse(msg!.json());
+    expect(rec).toMatchObject({ schema: 'shadow.outcome/v1', campaign_id: id, item_hash: 'c'.repeat(64), arm_id: 'medium', result: 'pass', score: 1, closes_task: true, envelope_id: null });
+    expect(msg!.header?.get('Nats-Msg-Id')).toBe(rec.outcome_id);
+    const bad = await post(f, '/v1/outcomes', { result: 'fail', source: 'x' }, KEYS.outcome);
+    expect([bad.statusCode, bad.json().error.details.issues[0].path]).toEqual([400, 'item_hash']);
+    const unknown = await post(f, '/v1/outcomes', { ...outcome, campaign_id: 'cmp_ffffffffffffffff' }, KEYS.outcome);
+    expect([unknown.statusCode, unknown.json().error.details.issues[0].path]).toEqual([404, 'campaign_id']);
+  });
+
+  it('PUT paid_dispatch by an admin key writes the flag with who and why', async () => {
+    const r = await f.app.inject({ method: 'PUT', url: '/v1/admin/flags/paid_dispatch', headers: { ...auth(KEYS.admin), 'content-type': 'application/json' }, payload: { enabled: false, reason: 'incident 42' } });
+    expect(r.statusCode).toBe(200);
+    const stored = JSON.parse((await (await openKv(f.bus, f.bus.names.buckets.flags)).get(FLAG_PAID_DISPATCH))!.string());
+    expect(stored).toMatchObject({ enabled: false, updated_by: 'admin', reason: 'incident 42' });
+    const g = await f.app.inject({ method: 'GET', url: '/v1/admin/flags/paid_dispatch', headers: auth(KEYS.read) });
+    expect(g.json()).toMatchObject({ enabled: false, state: 'off' });
+  });
+
+  it('never writes an API key into the logs', () => {
+    const text = f.logs.lines.join('\n');
+    expect(f.logs.lines.length).toBeGreaterThan(10);
+    for (const k of Object.values(KEYS)) expect(text).not.toContain(k);
+  });
+});
