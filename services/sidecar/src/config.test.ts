@@ -1,0 +1,104 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '@shadowplane/config';
+import { loadConfig, type SidecarConfig } from './config.js';
+
+function cfg(argv: string[], env: Record<string, string> = {}): SidecarConfig {
+  const r = loadConfig(argv, env);
+  if (r.kind !== 'config') throw new Error('help');
+  return r.config;
+}
+
+function issueKeys(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof ConfigError) return e.issues.map((i) => i.key);
+    throw e;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+function yamlFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sidecar-cfg-'));
+  const p = join(dir, 'sidecar.yaml');
+  writeFileSync(p, text);
+  return p;
+}
+
+describe('loadConfig', () => {
+  it('the simplest form needs only flags; documented defaults apply', () => {
+    const c = cfg(['--listen', '127.0.0.1:8080', '--upstream', 'http://127.0.0.1:4000', '--nats', 'nats://127.0.0.1:4222', '--sample', '0.1']);
+    expect(c.listen).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(c.opsListen).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(c.routes).toEqual([{ path_prefix: '/', upstream: 'http://127.0.0.1:4000', strip_prefix: false, preserve_host: false, placement: 'ingress' }]);
+    expect(c.sampling.rate).toBe(0.1);
+    expect(c.capture.inlineMaxBytes).toBe(512 * 1024);
+    expect(c.capture.captureMaxBytes).toBe(32 * 1024 * 1024);
+  });
+
+  it('flags override env vars', () => {
+    const c = cfg(['--sample', '0.5'], { SHADOWPLANE_SIDECAR_UPSTREAM: 'http://up:1', SHADOWPLANE_SIDECAR_SAMPLE: '0.2', SHADOWPLANE_SIDECAR_LISTEN: '0.0.0.0:9000' });
+    expect(c.sampling.rate).toBe(0.5);
+    expect(c.listen).toEqual({ host: '0.0.0.0', port: 9000 });
+  });
+
+  it('names every offending key', () => {
+    expect(issueKeys(() => loadConfig(['--upstream', 'http://x:1', '--sample', '2', '--listen', 'nope'], {}))).toEqual(
+      expect.arrayContaining(['SHADOWPLANE_SIDECAR_SAMPLE', 'SHADOWPLANE_SIDECAR_LISTEN']),
+    );
+    expect(issueKeys(() => loadConfig([], {}))).toEqual(['SHADOWPLANE_SIDECAR_UPSTREAM']);
+    expect(issueKeys(() => loadConfig(['--upstream', 'ftp://x'], {}))).toEqual(['SHADOWPLANE_SIDECAR_UPSTREAM']);
+    expect(issueKeys(() => loadConfig(['--bogus'], {}))).toEqual(['argv']);
+  });
+
+  it('sticky sampling needs a salt', () => {
+    expect(issueKeys(() => loadConfig(['--upstream', 'http://x:1'], { SHADOWPLANE_SIDECAR_STICKY_HEADER: 'x-tenant-id' }))).toEqual(['SHADOWPLANE_SIDECAR_STICKY_SALT']);
+    const c = cfg(['--upstream', 'http://x:1'], { SHADOWPLANE_SIDECAR_STICKY_HEADER: 'X-Tenant-Id', SHADOWPLANE_SIDECAR_STICKY_SALT: '0123456789abcdef' });
+    expect(c.sampling.stickyHeader).toBe('x-tenant-id');
+  });
+
+  it('reads routes and rules from YAML', () => {
+    const p = yamlFile(`
+routes:
+  - path_prefix: /openai/
+    upstream: https://api.openai.com/
+    strip_prefix: true
+    placement: egress
+  - host: anthropic.local
+    upstream: https://api.anthropic.com
+sampling:
+  rate: 0.05
+  suite: prod
+  rules:
+    - name: support
+      path_prefix: /openai/v1/chat/completions
+      headers: { X-Tenant-Id: acme }
+      models: [gpt-4o-mini]
+      rate: 0.5
+      call_type: support_chat
+`);
+    const c = cfg(['--config', p]);
+    expect(c.routes).toHaveLength(2);
+    expect(c.routes[0]).toMatchObject({ path_prefix: '/openai/', strip_prefix: true, placement: 'egress' });
+    expect(c.routes[1]).toMatchObject({ host: 'anthropic.local', path_prefix: '/' });
+    expect(c.sampling.rate).toBe(0.05);
+    expect(c.sampling.suite).toBe('prod');
+    expect(c.sampling.rules[0]).toMatchObject({ headers: { 'x-tenant-id': 'acme' }, models: ['gpt-4o-mini'], rate: 0.5 });
+  });
+
+  it('a bad YAML key is named with the file and path', () => {
+    const p = yamlFile('routes:\n  - upstream: http://x:1\n    bogus: 1\n');
+    const keys = issueKeys(() => loadConfig(['--config', p], {}));
+    expect(keys).toEqual([`${p}:routes.0`]);
+    expect(issueKeys(() => loadConfig(['--config', p, '--upstream', 'http://y:1'], {}))).toEqual([`${p}:routes.0`]);
+  });
+
+  it('--help returns the usage text', () => {
+    const r = loadConfig(['--help'], {});
+    expect(r.kind).toBe('help');
+    if (r.kind === 'help') expect(r.text).toContain('--upstream <url>');
+  });
+});
