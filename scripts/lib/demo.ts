@@ -1,0 +1,304 @@
+import { randomBytes, createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import pLimit from 'p-limit';
+import { request } from 'undici';
+import type { CampaignSpecInput } from '@shadowplane/contracts';
+import { startNatsServer } from '@shadowplane/testkit';
+import { ProcessGroup, REPO_ROOT } from './processes.js';
+import { demoTraffic, type ReplayRequest } from './traffic.js';
+
+/** Knobs of one demo run. */
+export interface DemoOptions {
+  /** provider-sim seed; the same seed gives the same report hash */
+  seed: number;
+  /** GSM8K questions replayed (unique items of call type gsm8k) */
+  gsm8k: number;
+  /** chat prompts replayed (unique items of call type chat) */
+  chat: number;
+  /** every n-th GSM8K question is sent twice (0 = no duplicates) */
+  dupEvery: number;
+  /** the campaign's hard budget, USD */
+  maxCostUsd: number;
+  /** where report.json, report.html, bundle.json and logs go */
+  outDir: string;
+  /** NATS to use instead of a private nats-server (names get a random prefix) */
+  natsUrl?: string;
+  /** concurrent client requests during the replay */
+  concurrency: number;
+  /** progress lines (default: stdout) */
+  say?: (line: string) => void;
+  /** give up after this many ms (default 240 000) */
+  timeoutMs?: number;
+}
+
+/** What a demo run produced. */
+export interface DemoResult {
+  campaignId: string;
+  reportId: string;
+  state: string;
+  spendUsd: number;
+  maxCostUsd: number;
+  report: Record<string, unknown>;
+  /** exit code of `shadowctl verify` on the bundle */
+  verifyExit: number;
+  verifyOutput: string;
+  requestsSent: number;
+  requestsFailed: number;
+  pids: number[];
+}
+
+const ARM_PRICES = {
+  'sim-large': { input: 2.5, cached_input: 1.25, output: 10 },
+  'sim-medium': { input: 0.4, cached_input: 0.1, output: 1.6 },
+  'sim-small': { input: 0.1, cached_input: 0.025, output: 0.4 },
+} as const;
+
+/**
+ * Runs the whole pipeline locally: nats-server, provider-sim, sidecar, two duplicators, control
+ * and verdict; launches a budget-capped campaign; replays real requests through the sidecar with
+ * the official openai client; waits for the verdict; writes the report, its HTML and the evidence
+ * bundle to `outDir`; verifies the bundle with shadowctl; stops everything it started.
+ * @throws Error naming the step that failed (everything started is stopped first)
+ */
+export async function runDemo(o: DemoOptions): Promise<DemoResult> {
+  const say = o.say ?? ((l: string) => process.stdout.write(`${l}\n`));
+  mkdirSync(join(o.outDir, 'logs'), { recursive: true });
+  const work = mkdtempSync(join(tmpdir(), 'shadowplane-demo-'));
+  const group = new ProcessGroup(join(o.outDir, 'logs'));
+  group.onStop(async () => rmSync(work, { recursive: true, force: true }));
+  const deadline = Date.now() + (o.timeoutMs ?? 240_000);
+  // Ctrl-C (or a TERM from a parent) stops everything this run started before exiting.
+  const onSignal = (sig: NodeJS.Signals) => {
+    say(`\n${sig}: stopping everything the demo started`);
+    void group.stopAll().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    // NATS: a private server unless one is named; names isolated by a random prefix either way.
+    let natsUrl = o.natsUrl;
+    if (!natsUrl) {
+      const nats = await startNatsServer();
+      group.onStop(() => nats.stop());
+      natsUrl = nats.url;
+    }
+    const prefix = `demo${randomBytes(4).toString('hex')}`;
+    say(`▶ NATS ${natsUrl} (names prefixed ${prefix})`);
+
+    // Secrets and allowlist, as an operator would mount them.
+    const adminKey = `spk_${randomBytes(24).toString('hex')}`;
+    const apiKeysFile = join(work, 'api-keys.yaml');
+    writeFileSync(apiKeysFile, `- id: demo-operator\n  hash: "sha256:${createHash('sha256').update(adminKey).digest('hex')}"\n  scopes: [campaign:read, campaign:write, outcome:write, admin]\n`);
+    const artifactKeyFile = join(work, 'artifact.key');
+    writeFileSync(artifactKeyFile, randomBytes(32).toString('base64'));
+    writeFileSync(join(work, 'sim.key'), `sk-sim-${randomBytes(16).toString('hex')}`);
+    const common = { SHADOWPLANE_NATS_URL: natsUrl, SHADOWPLANE_NATS_PREFIX: prefix, SHADOWPLANE_LOG_LEVEL: 'warn' };
+
+    const sim = await group.startRole('provider-sim', 'provider-sim', ['--listen', '127.0.0.1:0', '--seed', String(o.seed)], {});
+    const simUrl = String(sim.ready.url);
+    say(`▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy 0.92), sim-medium (0.90), sim-small (0.55)`);
+    const providersFile = join(work, 'providers.yaml');
+    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n`);
+
+    const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', simUrl, '--nats', natsUrl, '--sample', '1', '--suite', 'demo'], {
+      ...common,
+      SHADOWPLANE_SIDECAR_PLACEMENT: 'egress',
+    });
+    const sidecarUrl = String(sidecar.ready.url);
+    say(`▶ sidecar ${sidecarUrl} → ${simUrl} (sampling 100%)`);
+
+    const dupEnv = { ...common, SHADOWPLANE_PROVIDERS_FILE: providersFile, SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile, SHADOWPLANE_DUPLICATOR_OPS_LISTEN: '127.0.0.1:0' };
+    await group.startRole('duplicator-1', 'duplicator', [], { ...dupEnv, SHADOWPLANE_DUPLICATOR_WORKER_ID: 'demo-w1' });
+    await group.startRole('duplicator-2', 'duplicator', [], { ...dupEnv, SHADOWPLANE_DUPLICATOR_WORKER_ID: 'demo-w2' });
+    say('▶ duplicator workers demo-w1, demo-w2');
+    await group.startRole('verdict', 'verdict', [], { ...common, SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile, SHADOWPLANE_VERDICT_OPS_LISTEN: '127.0.0.1:0' });
+    const control = await group.startRole('control', 'control', [], {
+      ...common,
+      SHADOWPLANE_CONTROL_LISTEN: '127.0.0.1:0',
+      SHADOWPLANE_CONTROL_API_KEYS_FILE: apiKeysFile,
+      SHADOWPLANE_PROVIDERS_FILE: providersFile,
+      SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile,
+    });
+    const controlUrl = String(control.ready.url);
+    say(`▶ verdict service; control API ${controlUrl}`);
+
+    const api = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<{ status: number; json: any; text: string }> => {
+      const res = await request(`${controlUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.body.text();
+      let json: any = null;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        /* html or ndjson */
+      }
+      return { status: res.statusCode, json, text };
+    };
+
+    // The kill switch is off until an operator turns it on (fail closed).
+    const flag = await api('PUT', '/v1/admin/flags/paid_dispatch', { enabled: true, reason: 'demo' });
+    if (flag.status !== 200) throw new Error(`turning paid_dispatch on failed: ${flag.status} ${flag.text}`);
+
+    const traffic = demoTraffic({ gsm8k: o.gsm8k, chat: o.chat, dupEvery: o.dupEvery });
+    const spec: CampaignSpecInput = {
+      name: 'demo: can a cheaper tier answer GSM8K and chat as well as sim-large?',
+      suite: 'demo',
+      call_types: ['gsm8k', 'chat'],
+      incumbent: { id: 'large', provider: 'sim', model: 'sim-large', rate_card: ARM_PRICES['sim-large'], max_output_tokens: 512 },
+      candidates: [
+        { id: 'medium', provider: 'sim', model: 'sim-medium', rate_card: ARM_PRICES['sim-medium'], max_output_tokens: 512 },
+        { id: 'small', provider: 'sim', model: 'sim-small', rate_card: ARM_PRICES['sim-small'], max_output_tokens: 512 },
+      ],
+      max_items: Math.max(o.gsm8k, o.chat),
+      max_cost_usd: o.maxCostUsd,
+      margins: { noninferiority_pp: 5, min_savings: 0.2 },
+      scorers: [{ kind: 'expectations' }],
+      aa_share: 0.1,
+      bootstrap: { resamples: 2000, seed: o.seed },
+      traffic_classes: ['production'],
+    };
+    const dry = await api('POST', '/v1/campaigns', { ...spec, dry_run: true });
+    if (dry.status !== 200) throw new Error(`dry run failed: ${dry.status} ${dry.text}`);
+    say(`▶ dry run: ${summariseDryRun(dry.json)}`);
+    const created = await api('POST', '/v1/campaigns', spec);
+    if (created.status !== 201 && created.status !== 200) throw new Error(`campaign launch failed: ${created.status} ${created.text}`);
+    const campaignId = String(created.json.campaign?.id ?? created.json.id);
+    say(`▶ campaign ${campaignId} running, max_cost_usd ${o.maxCostUsd}`);
+
+    // Replay real traffic through the sidecar with the official client, as a router would.
+    const client = new OpenAI({ baseURL: `${sidecarUrl}/v1`, apiKey: 'sk-demo-client-key-never-captured', maxRetries: 0, timeout: 60_000 });
+    const limit = pLimit(o.concurrency);
+    let sent = 0;
+    let failed = 0;
+    const replayStarted = Date.now();
+    await Promise.all(
+      traffic.map((r) =>
+        limit(async () => {
+          try {
+            await replayOne(client, r);
+          } catch {
+            failed++;
+          }
+          sent++;
+          if (sent % 50 === 0 || sent === traffic.length) say(`  replayed ${sent}/${traffic.length} requests (${failed} failed) in ${((Date.now() - replayStarted) / 1000).toFixed(1)} s`);
+        }),
+      ),
+    );
+
+    // Watch the campaign until the verdict is written.
+    let last = '';
+    let state = 'running';
+    let view: any = null;
+    let settledSince = 0;
+    let lastDispatched = -1;
+    let stopped = false;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`the campaign did not finish in time (state ${state})`);
+      const got = await api('GET', `/v1/campaigns/${campaignId}`);
+      view = got.json;
+      state = String(view?.campaign?.state ?? 'unknown');
+      const line = progressLine(view);
+      if (line !== last) say(`  ${line}`);
+      last = line;
+      const dispatched = totalDispatched(view);
+      const reserved = Number(view?.spend?.reserved_usd ?? 0);
+      // When the replay is over and dispatch has been idle for 5 s with nothing reserved, there is
+      // no more traffic coming: stop the campaign so the verdict is written for what was captured.
+      if (state === 'running' && dispatched === lastDispatched && reserved === 0 && dispatched > 0) {
+        if (settledSince === 0) settledSince = Date.now();
+        if (Date.now() - settledSince > 5000 && !stopped) {
+          say('  no more traffic: stopping the campaign');
+          await api('POST', `/v1/campaigns/${campaignId}/stop`);
+          stopped = true;
+        }
+      } else {
+        settledSince = 0;
+      }
+      lastDispatched = dispatched;
+      if (['completed', 'stopped', 'budget_exhausted'].includes(state)) {
+        const rep = await api('GET', `/v1/campaigns/${campaignId}/report`);
+        if (rep.status === 200 && rep.json && rep.json.provisional === false) break;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+
+    const rep = await api('GET', `/v1/campaigns/${campaignId}/report`);
+    const html = await api('GET', `/v1/campaigns/${campaignId}/report?format=html`);
+    const bundle = await api('GET', `/v1/campaigns/${campaignId}/report?format=bundle`);
+    writeFileSync(join(o.outDir, 'report.json'), rep.text);
+    writeFileSync(join(o.outDir, 'report.html'), html.text);
+    writeFileSync(join(o.outDir, 'bundle.json'), bundle.text);
+    const verify = await runShadowctl(['verify', join(o.outDir, 'bundle.json')]);
+    const spendUsd = Number(view?.spend?.settled_usd ?? NaN);
+    return {
+      campaignId,
+      reportId: String(rep.json.report_id),
+      state,
+      spendUsd,
+      maxCostUsd: o.maxCostUsd,
+      report: rep.json.report as Record<string, unknown>,
+      verifyExit: verify.code,
+      verifyOutput: verify.output,
+      requestsSent: sent,
+      requestsFailed: failed,
+      pids: group.pids(),
+    };
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await group.stopAll();
+  }
+}
+
+async function replayOne(client: OpenAI, r: ReplayRequest): Promise<void> {
+  const messages = [...(r.system ? [{ role: 'system' as const, content: r.system }] : []), { role: 'user' as const, content: r.user }];
+  const headers = { 'x-shadow-call-type': r.callType, ...(r.expectations.length ? { 'x-shadow-expect': JSON.stringify(r.expectations) } : {}) };
+  if (r.stream) {
+    const stream = await client.chat.completions.create(
+      { model: 'sim-large', messages, max_tokens: r.maxTokens, stream: true, stream_options: { include_usage: true } },
+      { headers },
+    );
+    for await (const _chunk of stream) {
+      /* a router would forward these to its client */
+    }
+  } else {
+    await client.chat.completions.create({ model: 'sim-large', messages, max_tokens: r.maxTokens }, { headers });
+  }
+}
+
+function summariseDryRun(j: any): string {
+  const est = j?.estimate?.worst_case_total_usd;
+  const disp = (j?.dispositions ?? []).map((d: any) => `${d.call_type} ${d.disposition}`).join(', ');
+  const power = (j?.power ?? []).map((p: any) => `${p.call_type} MDE ${Number(p.mde_pp).toFixed(1)} pp`).join(', ');
+  return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate); ${disp}; ${power}`;
+}
+
+function totalDispatched(view: any): number {
+  const ct: any[] = view?.call_types ?? [];
+  return ct.reduce((s: number, c: any) => s + Number(c?.items_dispatched ?? 0), 0);
+}
+
+function progressLine(view: any): string {
+  const state = view?.campaign?.state ?? '?';
+  const ct: any[] = view?.call_types ?? [];
+  const items = ct.map((c: any) => `${c.call_type} ${c.items_dispatched}/${c.items_target}`).join(', ');
+  const s = view?.spend ?? {};
+  return `[${state}] items ${items || '0'} | spend $${Number(s.settled_usd ?? 0).toFixed(4)} settled + $${Number(s.reserved_usd ?? 0).toFixed(4)} reserved of $${Number(s.limit_usd ?? 0).toFixed(2)}`;
+}
+
+async function runShadowctl(args: string[]): Promise<{ code: number; output: string }> {
+  const { spawn } = await import('node:child_process');
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'services', 'cli', 'bin', 'shadowctl.mjs'), ...args], { cwd: REPO_ROOT });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? 1, output }));
+  });
+}
