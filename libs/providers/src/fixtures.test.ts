@@ -130,7 +130,7 @@ describe('chunk boundaries', () => {
         }
       }
       const rand = rng(bytes.length);
-      for (let round = 0; round < 25; round++) {
+      for (let round = 0; round < 12; round++) {
         const chunks: Uint8Array[] = [];
         for (let i = 0; i < bytes.length; ) {
           const n = 1 + Math.floor(rand() * 7);
