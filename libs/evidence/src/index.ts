@@ -1,1 +1,12 @@
-export {};
+// @shadowplane/evidence: the pure fold (observations → report + evidence bundle), near-duplicate
+// clustering, and offline bundle verification. No I/O. Named exports only.
+export { foldReport, judgeKey, observationId } from './fold.js';
+export type { FoldInput, FoldResult, FoldCampaign } from './fold.js';
+export { computeComparison, comparisonLevel } from './compare.js';
+export type { PairRow, ComparisonSettings, ComparisonResult } from './compare.js';
+export { buildBundle, BUNDLE_PARTS } from './bundle.js';
+export type { EvidenceBundle, BundleParts, CostEvidenceRow, StatsPart } from './bundle.js';
+export { verifyBundle } from './verify.js';
+export type { VerifyResult, BundleProblem } from './verify.js';
+export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
+export { renderReportHtml } from './html.js';

@@ -1,0 +1,100 @@
+/**
+ * The evidence bundle: everything a reviewer needs to re-check a report offline.
+ */
+import { contentHash, type DatasetCard, type OutcomeRecord, type Report } from '@shadowplane/contracts';
+import type { ComparisonResult, ComparisonSettings, PairRow } from './compare.js';
+
+/** One ok observation's cost evidence (per arm × call type), in billed units; nulls stay null. */
+export interface CostEvidenceRow {
+  call_type: string;
+  arm_id: string;
+  obs_id: string;
+  item_hash: string;
+  basis: 'provider_reported' | 'rate_card' | 'estimate' | null;
+  usd: number | null;
+  /** true when this row counts toward the arm's per-request mean (on the arm's basis) */
+  on_basis: boolean;
+  input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+  cache_creation_input_tokens: number | null;
+  output_tokens: number | null;
+  reasoning_output_tokens: number | null;
+  abandoned: boolean;
+}
+
+/** The recorded statistics of one measured comparison: settings (with seed) and results. */
+export interface StatsPart {
+  call_type: string;
+  candidate_arm_id: string;
+  settings: ComparisonSettings;
+  result: ComparisonResult;
+}
+
+/** The parts of a bundle; each is hashed separately (`hashes.<part>` = contentHash(part)). */
+export interface BundleParts {
+  /** the report, with report_id */
+  report: Report;
+  dataset_cards: DatasetCard[];
+  run_spec: { campaign_id: string; run_index: number; spec_hash: string; spec: unknown };
+  cost_evidence: CostEvidenceRow[];
+  /** per comparison, the paired rows sorted by item_hash (empty when not measurable) */
+  paired: { call_type: string; candidate_arm_id: string; rows: PairRow[] }[];
+  stats: StatsPart[];
+  /** A-A quality differences per call type (noise floor) and their sd */
+  aa: { call_type: string; diffs: number[]; sd: number | null }[];
+  outcomes: OutcomeRecord[];
+  lineage: { envelope_ids: string[]; observation_ids: string[]; outcome_ids: string[] };
+}
+
+/**
+ * `shadow.evidence_bundle/v1`: the parts, the sha256 (contentHash, canonical JSON) of each part,
+ * the report id, and `bundle_hash` = contentHash({report_id, hashes}).
+ */
+export interface EvidenceBundle {
+  schema: 'shadow.evidence_bundle/v1';
+  report_id: string;
+  campaign_id: string;
+  parts: BundleParts;
+  hashes: Record<keyof BundleParts, string>;
+  bundle_hash: string;
+}
+
+/** The part names, in the order they are hashed and checked. */
+export const BUNDLE_PARTS: readonly (keyof BundleParts)[] = Object.freeze(['report', 'dataset_cards', 'run_spec', 'cost_evidence', 'paired', 'stats', 'aa', 'outcomes', 'lineage']);
+
+/** Assembles a bundle and computes its part hashes and bundle hash. */
+export function buildBundle(parts: {
+  report: Report;
+  datasetCards: DatasetCard[];
+  runSpec: BundleParts['run_spec'];
+  costEvidence: CostEvidenceRow[];
+  paired: BundleParts['paired'];
+  stats: StatsPart[];
+  aa: BundleParts['aa'];
+  outcomes: OutcomeRecord[];
+  lineage: BundleParts['lineage'];
+}): EvidenceBundle {
+  const p: BundleParts = {
+    report: parts.report,
+    dataset_cards: parts.datasetCards,
+    run_spec: parts.runSpec,
+    cost_evidence: parts.costEvidence,
+    paired: parts.paired,
+    stats: parts.stats,
+    aa: parts.aa,
+    outcomes: parts.outcomes,
+    lineage: parts.lineage,
+  };
+  // round-trip through JSON so the bundle holds exactly what a reader will see
+  const plain = JSON.parse(JSON.stringify(p)) as BundleParts;
+  const hashes = Object.fromEntries(BUNDLE_PARTS.map((k) => [k, contentHash(plain[k])])) as Record<keyof BundleParts, string>;
+  const reportId = String(plain.report.report_id);
+  return {
+    schema: 'shadow.evidence_bundle/v1',
+    report_id: reportId,
+    campaign_id: plain.report.campaign_id,
+    parts: plain,
+    hashes,
+    bundle_hash: contentHash({ report_id: reportId, hashes }),
+  };
+}

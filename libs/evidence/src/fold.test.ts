@@ -1,0 +1,187 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, type ObsMessage } from '@shadowplane/contracts';
+import { foldReport } from './index.js';
+import { mulberry32, synthCampaign, synthEvent, synthObservation, synthSpec } from '../test/synth.js';
+
+const CID = 'cmp_0123456789abcdef';
+const campaign = (candidates: string[], over = {}) => ({ campaign_id: CID, spec: synthSpec(candidates, over), run_index: 1, state: 'completed' });
+const cmpOf = (r: ReturnType<typeof foldReport>, cand: string) => r.report.call_types!.find((c) => c.call_type === 'math')!.comparisons.find((c) => c.candidate_arm_id === cand)!;
+
+describe('fold: verdicts against a known ground truth (GSM8K outputs)', () => {
+  const msgs = synthCampaign(CID, 300, 0.9, { equal: 'same', worse: 0.55 });
+  const r = foldReport({ campaign: campaign(['equal', 'worse']), messages: msgs, provisional: false });
+
+  it('passes a candidate that is truly equal and cheaper (BEAT), fails one that is much worse', () => {
+    const eq = cmpOf(r, 'equal');
+    expect(eq.decision).toBe('pass');
+    expect(eq.state).toBe('BEAT');
+    expect(eq.stats!.quality_delta).toEqual({ point: 0, lower: 0, upper: 0 });
+    const w = cmpOf(r, 'worse');
+    expect(w.decision).toBe('fail');
+    expect(w.state).toBe('NOT_BEAT');
+    expect(w.decision_reasons[0]).toMatch(/^quality_upper_bound_below_margin/);
+  });
+  it('uses the Bonferroni and α-spending level for K = 2, run 1, α = 0.05', () => {
+    // α_eff = 0.05·6/π²/2 = 0.015198177...; level = 1 − 2·α_eff
+    expect(cmpOf(r, 'equal').stats!.level).toBeCloseTo(0.9696036451, 9);
+    expect(cmpOf(r, 'equal').stats!.seed).toBe(1);
+    expect(cmpOf(r, 'equal').stats!.resamples).toBe(2000);
+  });
+  it('reports an independent equal-accuracy candidate as pass or inconclusive, never fail', () => {
+    const r2 = foldReport({ campaign: campaign(['indep']), messages: synthCampaign(CID, 300, 0.9, { indep: 0.9 }, 11), provisional: false });
+    expect(['pass', 'inconclusive']).toContain(cmpOf(r2, 'indep').decision);
+    if (cmpOf(r2, 'indep').decision === 'inconclusive') expect(cmpOf(r2, 'indep').remediation.map((x) => x.code)).toContain('capture_more_traffic');
+  });
+  it('gives the same report id for the same messages in another order, and the stored text is canonical', () => {
+    const shuffled = [...msgs];
+    const rnd = mulberry32(3);
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    const again = foldReport({ campaign: campaign(['equal', 'worse']), messages: shuffled, provisional: false });
+    expect(again.reportId).toBe(r.reportId);
+    expect(again.reportJson).toBe(r.reportJson);
+    expect(canonicalJson(JSON.parse(r.reportJson))).toBe(r.reportJson);
+    expect(r.reportId).toMatch(/^[0-9a-f]{64}$/);
+  });
+  it('puts candidates on the frontier and names nobody beside it when all are measurable', () => {
+    const f = r.report.call_types![0]!.frontier;
+    expect(f.points.map((p) => p.arm_id).sort()).toEqual(['equal', 'inc', 'worse']);
+    expect(f.points.find((p) => p.arm_id === 'inc')!.dominated_by).toBe('equal');
+    expect(f.beside.map((b) => b.arm_id).sort()).toEqual(['inc', 'worse'].filter((a) => f.points.find((p) => p.arm_id === a)!.dominated_by !== null).sort());
+  });
+});
+
+describe('fold: refusals', () => {
+  it('mixed bases: every pair priced on different bases → CANNOT_MEASURE{mixed_bases}', () => {
+    const msgs: ObsMessage[] = [];
+    for (let i = 0; i < 20; i++) {
+      msgs.push(synthObservation(CID, i, 'inc', 'incumbent', { basis: 'rate_card' }));
+      msgs.push(synthObservation(CID, i, 'cand', 'candidate', { basis: 'provider_reported' }));
+    }
+    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.cannot_measure!.reason).toBe('mixed_bases');
+    expect(c.pairs.excluded).toEqual({ off_basis: 20 });
+    expect(c.stats).toBeNull();
+  });
+  it('mixed bases within an arm: the majority basis decides and off-basis pairs are excluded and counted', () => {
+    const msgs: ObsMessage[] = [];
+    for (let i = 0; i < 12; i++) {
+      const basis = i < 9 ? 'rate_card' : 'provider_reported';
+      msgs.push(synthObservation(CID, i, 'inc', 'incumbent', { basis: i < 9 ? 'rate_card' : 'rate_card' }));
+      msgs.push(synthObservation(CID, i, 'cand', 'candidate', { basis }));
+    }
+    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand');
+    expect(c.basis).toBe('rate_card');
+    expect(c.pairs.items).toBe(9);
+    expect(c.pairs.excluded).toEqual({ off_basis: 3 });
+    expect(c.state).not.toBe('CANNOT_MEASURE');
+  });
+  it('a missing arm (candidate never succeeded) → CANNOT_MEASURE{missing_arm}', () => {
+    const msgs: ObsMessage[] = [];
+    for (let i = 0; i < 20; i++) {
+      msgs.push(synthObservation(CID, i, 'inc', 'incumbent'));
+      msgs.push(synthObservation(CID, i, 'cand', 'candidate', { status: 'error', error_class: 'rate_limited' }));
+    }
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const c = cmpOf(r, 'cand');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.cannot_measure!.reason).toBe('missing_arm');
+    const arm = r.report.call_types![0]!.arms.find((a) => a.arm_id === 'cand')!;
+    expect(arm.status).toBe('missing');
+    expect(arm.errors_by_class.rate_limited!.n).toBe(20);
+    expect(arm.error_share.share).toBe(1);
+    expect(r.report.call_types![0]!.frontier.beside.find((b) => b.arm_id === 'cand')!.why).toBe('cannot measure: missing_arm');
+  });
+  it('7 observations → insufficient{below_min_n: true, need: 8, have: 7}', () => {
+    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: synthCampaign(CID, 7, 0.9, { cand: 'same' }), provisional: false }), 'cand');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.cannot_measure!.reason).toBe('insufficient');
+    expect(c.insufficient).toEqual({ below_min_n: true, need: 8, have: 7 });
+    expect(c.decision).toBeNull();
+    expect(c.remediation[0]!.code).toBe('capture_more_traffic');
+    // conservative prior √0.5, α_eff = 0.05·6/π² = 0.0303964, z = 1.8747 + 0.8416; n = ⌈(100·2.7163·0.70711/2)²⌉
+    expect(c.power_plan!.sd_source).toBe('conservative_prior');
+    expect(c.remediation[0]!.text).toMatch(/^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7\)$/);
+  });
+  it('an all-refused run (every item excluded) is written with per-item reasons and CANNOT_MEASURE', () => {
+    const msgs: ObsMessage[] = [...synthCampaign(CID, 10, 0.9, { cand: 'same' })];
+    for (let i = 0; i < 10; i++) msgs.push(synthEvent(CID, i, 'excluded', i % 2 ? 'pii_uncertain' : 'lost_in_flight'));
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const ct = r.report.call_types![0]!;
+    expect(ct.dataset_card.unique_items).toBe(0);
+    expect(ct.dataset_card.exclusions).toHaveLength(10);
+    expect(ct.dataset_card.exclusion_counts).toEqual({ lost_in_flight: 5, pii_uncertain: 5 });
+    const c = cmpOf(r, 'cand');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.insufficient).toEqual({ below_min_n: true, need: 8, have: 0 });
+    expect(ct.frontier.points).toEqual([]);
+  });
+  it('an empty run (nothing scored, nothing refused) cannot be written', () => {
+    expect(() => foldReport({ campaign: campaign(['cand']), messages: [], provisional: false })).toThrow(expect.objectContaining({ code: 'report_empty' }));
+  });
+  it('outputs no scorer can score → CANNOT_MEASURE{unscored} with a scorer remediation', () => {
+    const msgs = synthCampaign(CID, 12, 0.9, { cand: 'same' }).map((m) => (m.schema === 'shadow.observation/v1' ? { ...m, output_text: null } : m));
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const c = cmpOf(r, 'cand');
+    expect(c.cannot_measure!.reason).toBe('unscored');
+    expect(c.pairs.excluded).toEqual({ unscored: 12 });
+    expect(c.remediation.map((x) => x.code)).toEqual(['add_programmatic_scorer', 'register_outcome']);
+    expect(r.report.call_types![0]!.arms[0]!.quality).toEqual({ mean: null, n_scored: 0, n_unscored: 12 });
+  });
+  it('a failed hard assertion on a candidate gates it to fail', () => {
+    const msgs: ObsMessage[] = [];
+    for (let i = 0; i < 30; i++) {
+      msgs.push(synthObservation(CID, i, 'inc', 'incumbent', { hard: true }));
+      msgs.push(synthObservation(CID, i, 'cand', 'candidate', { hard: true, correct: i !== 5 }));
+    }
+    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand');
+    expect(c.hard_gate_failures).toBe(1);
+    expect(c.decision).toBe('fail');
+    expect(c.decision_reasons).toContain('hard_gate_broken: a hard assertion failed on the candidate');
+  });
+});
+
+describe('fold: dataset card, null usage, noise floor', () => {
+  it('counts duplicates as weight, joins near-duplicate prompts, and hashes the dataset independent of envelope ids', () => {
+    const msgs: ObsMessage[] = synthCampaign(CID, 10, 1, { cand: 'same' });
+    // item 1's prompt SimHash 2 bits away from item 0's → same cluster
+    const sim0 = (msgs[0] as { prompt_simhash: string }).prompt_simhash;
+    const flip = (h: string) => (parseInt(h.slice(0, 8), 16) ^ 0b101).toString(16).padStart(8, '0') + h.slice(8);
+    const near = msgs.map((m) => (m.schema === 'shadow.observation/v1' && m.envelope_id === (msgs[2] as { envelope_id: string }).envelope_id ? { ...m, prompt_simhash: flip(sim0) } : m));
+    near.push(synthEvent(CID, 3, 'duplicate', null, 1), synthEvent(CID, 3, 'duplicate', null, 2));
+    const card = foldReport({ campaign: campaign(['cand']), messages: near, provisional: false }).report.call_types![0]!.dataset_card;
+    expect(card.unique_items).toBe(10);
+    expect(card.total_weight).toBe(12);
+    expect(card.duplicated_items).toBe(1);
+    expect(card.near_duplicate_clusters).toBe(9);
+    expect(card.strata).toEqual({ numeric: 10 });
+    const otherIds = near.map((m) => (m.schema === 'shadow.item_event/v1' ? { ...m, envelope_id: m.envelope_id.replace(/^./, 'f') } : m));
+    expect(foldReport({ campaign: campaign(['cand']), messages: otherIds, provisional: false }).report.call_types![0]!.dataset_card.dataset_hash).toBe(card.dataset_hash);
+  });
+  it('keeps null usage null: abandoned calls are unpriced and their tokens counted as not reported', () => {
+    const msgs: ObsMessage[] = [];
+    for (let i = 0; i < 10; i++) {
+      msgs.push(synthObservation(CID, i, 'inc', 'incumbent'));
+      msgs.push(synthObservation(CID, i, 'cand', 'candidate', i < 2 ? { usageNull: true, costUsd: null } : {}));
+    }
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const arm = r.report.call_types![0]!.arms.find((a) => a.arm_id === 'cand')!;
+    expect(arm.observations.abandoned).toBe(2);
+    expect(arm.cost.n_unpriced).toBe(2);
+    expect(arm.cost.n_priced).toBe(8);
+    expect(arm.tokens.output.n_null).toBe(2);
+    expect(arm.tokens.output.n_reported).toBe(8);
+    expect(arm.tokens.reasoning).toEqual({ mean: null, n_reported: 0, n_null: 10 });
+    expect(cmpOf(r, 'cand').pairs.excluded).toEqual({ unpriced: 2 });
+  });
+  it('measures the noise floor from A-A pairs when present', () => {
+    const msgs: ObsMessage[] = synthCampaign(CID, 40, 0.8, { cand: 'same' });
+    for (let i = 0; i < 10; i++) msgs.push(synthObservation(CID, i, 'inc', 'incumbent_aa', { correct: i % 2 === 0 }));
+    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand');
+    expect(c.power_plan!.sd_source).toBe('aa_pairs');
+    expect(c.power_plan!.aa_pairs).toBe(10);
+  });
+});
