@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { foldReport, verifyBundle, type EvidenceBundle } from './index.js';
+import { synthCampaign, synthSpec } from '../test/synth.js';
+
+const CID = 'cmp_00000000000000aa';
+const fresh = (): EvidenceBundle => {
+  const r = foldReport({ campaign: { campaign_id: CID, spec: synthSpec(['equal', 'worse']), run_index: 2, state: 'completed' }, messages: synthCampaign(CID, 60, 0.85, { equal: 'same', worse: 0.5 }), provisional: false });
+  return JSON.parse(JSON.stringify(r.bundle)) as EvidenceBundle;
+};
+
+describe('verifyBundle', () => {
+  const base = fresh();
+
+  it('verifies an untouched bundle (after a JSON round trip)', () => {
+    expect(verifyBundle(JSON.parse(JSON.stringify(base)))).toEqual({ ok: true, problems: [] });
+  });
+  it('names the recorded statistic when one number in it is changed', () => {
+    const b = fresh();
+    b.parts.stats[0]!.result.quality_delta.lower += 0.001;
+    const v = verifyBundle(b);
+    expect(v.ok).toBe(false);
+    expect(v.problems[0]!.path).toBe('parts.stats[0].result.quality_delta.lower');
+    expect(v.problems.map((p) => p.path)).toContain('hashes.stats');
+  });
+  it('names the report field when a number in the report is changed', () => {
+    const b = fresh();
+    const cmp = b.parts.report.call_types![0]!.comparisons[1]!;
+    cmp.stats!.cost_savings!.upper = 0.99;
+    const v = verifyBundle(b);
+    expect(v.problems[0]!.path).toBe('parts.report.report_id');
+    expect(v.problems.map((p) => p.path)).toContain('parts.report.call_types[0].comparisons[1].stats.cost_savings.upper');
+  });
+  it('detects a changed paired row through the recomputed bootstrap and the part hash', () => {
+    const b = fresh();
+    const row = b.parts.paired[1]!.rows.find((r) => r.q_cand === 0)!;
+    row.q_cand = 1;
+    const paths = verifyBundle(b).problems.map((p) => p.path);
+    expect(paths).toContain('parts.stats[1].result.quality_delta.point');
+    expect(paths).toContain('hashes.paired');
+  });
+  it('detects a changed cost in the cost evidence through the per-request mean', () => {
+    const b = fresh();
+    b.parts.cost_evidence[0]!.usd = 1;
+    const paths = verifyBundle(b).problems.map((p) => p.path);
+    expect(paths[0]).toBe('parts.report.call_types[0].arms[0].cost.per_request_mean_usd');
+  });
+  it('detects a seed that differs from the pinned spec', () => {
+    const b = fresh();
+    b.parts.stats[0]!.settings.seed = 2;
+    expect(verifyBundle(b).problems[0]!.path).toBe('parts.stats[0].settings.seed');
+  });
+  it('rejects something that is not a bundle', () => {
+    expect(verifyBundle({ hello: 1 }).problems[0]!.path).toBe('$');
+  });
+});
