@@ -33,7 +33,7 @@ export interface TestUpstream {
  * Starts an HTTP upstream on 127.0.0.1:0. `handler` answers after the whole request body was read
  * (or, with `streaming: true`, right away with the body still arriving).
  */
-export async function startUpstream(handler: (req: SeenRequest, res: ServerResponse, raw: IncomingMessage) => void | Promise<void>): Promise<TestUpstream> {
+export async function startUpstream(handler: (req: SeenRequest, res: ServerResponse, raw: IncomingMessage) => unknown): Promise<TestUpstream> {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
