@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: help install typecheck test test-unit demo bench
+.PHONY: help install system-deps typecheck test test-unit demo bench
 
 help: ## list targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
@@ -19,13 +19,18 @@ typecheck: install ## TypeScript strict type check of every package
 	npx tsc -p tsconfig.json --noEmit
 
 test: install typecheck ## run every test (unit and integration; starts its own nats-server)
+	scripts/ensure-system-deps.sh
 	npx vitest run
 
 test-unit: install ## unit tests only
 	npx vitest run --exclude '**/*.int.test.ts'
 
+system-deps: ## install nats-server, redis-server, chromium and tmux with apt-get when missing
+	scripts/ensure-system-deps.sh
+
 demo: install ## run the end-to-end demo: a budget-capped shadow campaign to a verdict
-	npx tsx scripts/demo.ts
+	scripts/ensure-system-deps.sh nats-server
+	npx tsx scripts/demo.ts $(DEMO_ARGS)
 
 bench: install ## benchmarks (not part of test)
 	npm run bench

@@ -1,0 +1,53 @@
+/**
+ * `make demo`: a budget-capped shadow campaign from real requests to a verdict, on this machine.
+ * Flags: --seed N (default 7), --gsm8k N (default 300), --chat N (default 60), --dup-every N
+ * (default 10), --max-cost-usd X (default 5), --concurrency N (default 8), --out DIR (default
+ * ./demo-out). NATS_URL uses an existing NATS instead of a private nats-server.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runDemo } from './lib/demo.js';
+import { printVerdictTable } from './lib/verdict-table.js';
+
+const { values } = parseArgs({
+  options: {
+    seed: { type: 'string', default: '7' },
+    gsm8k: { type: 'string', default: '300' },
+    chat: { type: 'string', default: '60' },
+    'dup-every': { type: 'string', default: '10' },
+    'max-cost-usd': { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '8' },
+    out: { type: 'string', default: 'demo-out' },
+  },
+});
+
+const outDir = resolve(values.out);
+mkdirSync(outDir, { recursive: true });
+const started = Date.now();
+console.log('Shadowplane demo: shadowing GSM8K and chat traffic from sim-large onto two cheaper tiers\n');
+try {
+  const r = await runDemo({
+    seed: Number(values.seed),
+    gsm8k: Number(values.gsm8k),
+    chat: Number(values.chat),
+    dupEvery: Number(values['dup-every']),
+    maxCostUsd: Number(values['max-cost-usd']),
+    concurrency: Number(values.concurrency),
+    outDir,
+    ...(process.env.NATS_URL ? { natsUrl: process.env.NATS_URL } : {}),
+  });
+  console.log('');
+  printVerdictTable(r.report, (l) => console.log(l));
+  console.log('');
+  console.log(`campaign ${r.campaignId}: ${r.state}; spent $${r.spendUsd.toFixed(4)} of $${r.maxCostUsd.toFixed(2)} (${r.spendUsd <= r.maxCostUsd ? 'within' : 'OVER'} budget)`);
+  console.log(`report ${r.reportId}`);
+  console.log(`  ${join(values.out, 'report.json')}\n  ${join(values.out, 'report.html')}\n  ${join(values.out, 'bundle.json')}`);
+  console.log(`bundle verification: ${r.verifyExit === 0 ? 'OK' : `FAILED (exit ${r.verifyExit})`}${r.verifyExit === 0 ? '' : `\n${r.verifyOutput}`}`);
+  console.log(`requests replayed: ${r.requestsSent} (${r.requestsFailed} failed); done in ${((Date.now() - started) / 1000).toFixed(0)} s; all processes stopped`);
+  writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify({ campaign_id: r.campaignId, report_id: r.reportId, state: r.state, spend_usd: r.spendUsd, max_cost_usd: r.maxCostUsd, verify_exit: r.verifyExit }, null, 2)}\n`);
+  process.exitCode = r.verifyExit === 0 && r.spendUsd <= r.maxCostUsd && r.requestsFailed === 0 ? 0 : 1;
+} catch (e) {
+  console.error(`demo failed: ${(e as Error).message}\n(logs of every process are in ${join(values.out, 'logs')})`);
+  process.exitCode = 1;
+}

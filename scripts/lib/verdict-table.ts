@@ -1,0 +1,41 @@
+/**
+ * Prints the verdict table of a report (contracts `Report`): one row per call type × arm with
+ * quality, cost per request (with its basis), the paired intervals and the decision.
+ */
+export function printVerdictTable(report: any, say: (line: string) => void): void {
+  const pct = (x: number | null | undefined, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(d)}%`);
+  const pp = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
+  const usd = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `$${x.toFixed(6)}`);
+  const header = ['call type', 'arm', 'model', 'quality', 'cost/request', 'Δquality pp [interval]', 'savings [interval]', 'verdict'];
+  const rows: string[][] = [];
+  for (const ct of report?.call_types ?? []) {
+    for (const arm of ct.arms ?? []) {
+      const cmp = (ct.comparisons ?? []).find((c: any) => c.candidate_arm_id === arm.arm_id);
+      const q = arm.quality?.mean;
+      const quality = q === null || q === undefined ? `unscored (${arm.quality?.n_unscored ?? 0})` : `${pct(q)} (n=${arm.quality.n_scored})`;
+      const cost = `${usd(arm.cost?.per_request_mean_usd)} ${arm.cost?.basis ?? ''}`.trim();
+      let dq = arm.role === 'incumbent' ? 'reference' : '—';
+      let sv = arm.role === 'incumbent' ? 'reference' : '—';
+      let verdict = arm.role === 'incumbent' ? 'incumbent' : '—';
+      if (cmp) {
+        const s = cmp.stats;
+        if (s) {
+          dq = `${pp(s.quality_delta.point)} [${pp(s.quality_delta.lower)}, ${pp(s.quality_delta.upper)}]`;
+          sv = s.cost_savings ? `${pct(s.cost_savings.point)} [${pct(s.cost_savings.lower)}, ${pct(s.cost_savings.upper)}]` : `— (${s.cost_savings_null_reason ?? 'unknown'})`;
+        }
+        verdict = cmp.state === 'CANNOT_MEASURE' ? `CANNOT_MEASURE (${cmp.cannot_measure?.reason ?? '?'})` : `${cmp.decision ?? '?'} · ${cmp.state}`;
+      }
+      rows.push([ct.call_type, arm.arm_id, arm.model, quality, cost, dq, sv, verdict]);
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  say(line(header));
+  say(widths.map((w) => '─'.repeat(w)).join('  '));
+  for (const r of rows) say(line(r));
+  const words: string[] = report?.verdict_text ?? [];
+  if (words.length) {
+    say('');
+    for (const w of words) say(`• ${w}`);
+  }
+}
