@@ -20,7 +20,9 @@ typecheck: install ## TypeScript strict type check of every package
 
 test: install typecheck ## run every test (unit and integration; starts its own nats-server)
 	scripts/ensure-system-deps.sh
-	npx vitest run
+	@mkdir -p .tmp
+	npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json; rc=$$?; \
+	  node scripts/test-summary.mjs .tmp/vitest.json || true; exit $$rc
 
 test-unit: install ## unit tests only
 	npx vitest run --exclude '**/*.int.test.ts'
