@@ -1,1 +1,16 @@
-export {};
+// @shadowplane/reports: where reports, bundles, dataset cards and progress live in NATS, and how
+// control and shadowctl read them. Named exports only.
+export {
+  reportDocsStore,
+  writeReport,
+  readReport,
+  readLatestReport,
+  readFinalReport,
+  writeProgress,
+  readProgress,
+  readDatasetCard,
+  readObsSubject,
+  exportObservations,
+  requestReport,
+} from './reports.js';
+export type { StoredReport, ReportWrite } from './reports.js';
