@@ -1,37 +1,58 @@
-import { createHash } from 'node:crypto';
-
 /**
  * Seeded, stateless randomness: every draw is a hash of its inputs, so a value depends only on
- * (seed, what is being drawn, for whom) and never on call order or Math.random.
+ * (seed, what is being drawn, for whom) and never on call order or Math.random. The hash is
+ * cyrb53 (a fast non-cryptographic 53-bit string hash, public domain, bryc/code "cyrb53"):
+ * these draws must be cheap on the request path, not secret.
  */
 
-function digest(parts: readonly (string | number)[]): Buffer {
-  const h = createHash('sha256');
-  for (const p of parts) h.update(String(p)).update('\u0000');
-  return h.digest();
+/** cyrb53 of `str` with a 32-bit `seed`: an integer in [0, 2^53). */
+export function cyrb53(str: string, seed = 0): number {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < str.length; i++) {
+    const ch = str.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507);
+  h1 ^= Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507);
+  h2 ^= Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
+const key = (parts: readonly (string | number)[]) => parts.join('\u0000');
+
 /**
- * A uniform number in [0, 1) derived from `parts` (52 bits of sha256).
+ * A uniform number in [0, 1) derived from `parts`.
  * @param parts strings/numbers identifying the draw, e.g. `[seed, 'correct', model, qIndex]`
  */
 export function hashUnit(...parts: (string | number)[]): number {
-  const d = digest(parts);
-  // 20 bits from the first word + 32 bits from the second = 52 bits, exact in a double
-  return ((d.readUInt32BE(0) >>> 12) * 2 ** 32 + d.readUInt32BE(4)) / 2 ** 52;
+  return cyrb53(key(parts)) / 2 ** 53;
 }
 
-/** `n` lowercase hex characters (n ≤ 64) derived from `parts`. */
+/** `n` lowercase hex characters derived from `parts`. */
 export function hashHex(n: number, ...parts: (string | number)[]): string {
-  return digest(parts).toString('hex').slice(0, n);
+  const k = key(parts);
+  let s = '';
+  for (let i = 0; s.length < n; i++) s += cyrb53(k, i + 1).toString(16).padStart(14, '0');
+  return s.slice(0, n);
 }
 
-/** `n` characters of [A-Za-z0-9] derived from `parts` (n ≤ 40); provider-style ids. */
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `n` characters of [A-Za-z0-9] derived from `parts`; provider-style ids. */
 export function hashAlnum(n: number, ...parts: (string | number)[]): string {
-  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-  const d = Buffer.concat([digest(parts), digest(['alnum', ...parts])]);
+  const k = key(parts);
   let s = '';
-  for (let i = 0; i < n; i++) s += A[d[i]! % 62];
+  for (let i = 0; s.length < n; i++) {
+    let h = cyrb53(k, 0x9e37 + i);
+    // 8 base-62 digits per 53-bit hash (62^8 < 2^48)
+    for (let j = 0; j < 8 && s.length < n; j++) {
+      s += ALNUM[h % 62];
+      h = Math.floor(h / 62);
+    }
+  }
   return s;
 }
 

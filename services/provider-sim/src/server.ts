@@ -206,12 +206,13 @@ export class SimServer {
     const authPresent = req.headers.authorization !== undefined || req.headers['x-api-key'] !== undefined;
     const call: SimCall = { seq, model: '', api, path, requestHash: '', startedAtMs, endedAtMs: null, status: 0, fault: null, stream: false, authPresent };
     this.pushCall(call);
+    // aborted when the response closes (client gone) or the server closes; ends sleeps early
     const ac = new AbortController();
     this.inflight.add(ac);
     let modelLabel = 'unknown';
     res.on('close', () => {
       this.inflight.delete(ac);
-      ac.abort();
+      if (!res.writableFinished) ac.abort();
       call.endedAtMs = Date.now();
       call.status = res.headersSent ? res.statusCode : 0;
       this.metrics.requests.inc({ model: modelLabel, api, status: String(call.status), fault: call.fault ?? 'none' });
@@ -364,9 +365,16 @@ export class SimServer {
   }
 
   private async writeNonStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: AbortSignal): Promise<void> {
-    const body = Buffer.from(renderJson(plan.completion), 'utf8');
+    const text = renderJson(plan.completion);
     if (!(await sleep(plan.ttftMs + plan.generationMs, signal))) return;
     const h = { ...headers, 'content-type': 'application/json' };
+    if (fault === null || fault === 'hang') {
+      // a string body lets node send headers and body in one write
+      res.writeHead(200, { ...h, 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    const body = Buffer.from(text, 'utf8');
     if (fault === 'malformed') {
       // a 2xx whose JSON is cut short: valid framing, unparseable body
       const bad = body.subarray(0, Math.max(1, Math.floor(body.length * 0.6)));
