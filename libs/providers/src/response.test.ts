@@ -196,6 +196,15 @@ describe('JSON bodies and robustness', () => {
     expect(parseResponse('anthropic.messages', JSON_META, '').errorClass).toBe('malformed_response');
   });
 
+  it('reads a JSON error body sent as text/event-stream as JSON, and an empty event stream as cut', () => {
+    const r = parseResponse('anthropic.messages', SSE, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
+    expect(r.stream).toBe(false);
+    expect(r.errorClass).toBe('overloaded');
+    const empty = parseResponse('anthropic.messages', SSE, '');
+    expect(empty.stream).toBe(true);
+    expect(empty.errorClass).toBe('stream_cut');
+  });
+
   it('sniffs SSE when content-type is missing and JSON when it starts with {', () => {
     const noCt: ResponseMeta = { status: 200, headers: [] };
     expect(parseResponse('openai.chat', noCt, sse(chatChunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 } }), 'data: [DONE]')).stream).toBe(true);

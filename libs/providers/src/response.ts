@@ -112,8 +112,12 @@ class ResponseParser implements StreamParser {
     this.is2xx = meta.status >= 200 && meta.status < 300;
     this.baseMs = startMs;
     if (!this.is2xx) this.mode = 'raw';
-    else if ((headerValue(meta.headers, 'content-type') ?? '').toLowerCase().includes('text/event-stream')) this.startSse();
+    // 2xx: the first non-whitespace byte decides (a JSON error body sent as text/event-stream is
+    // still JSON; a valid event stream never starts with '{'); content-type only settles an empty body.
+    this.declaredSse = (headerValue(meta.headers, 'content-type') ?? '').toLowerCase().includes('text/event-stream');
   }
+
+  private readonly declaredSse: boolean;
 
   private startSse(): void {
     this.mode = 'sse';
@@ -172,7 +176,14 @@ class ResponseParser implements StreamParser {
         return;
       }
     }
-    if (final) this.mode = 'json'; // empty or all-whitespace body: JSON parse will fail → malformed
+    if (final) {
+      // empty or all-whitespace body: an event stream that sent nothing is cut; a JSON body is malformed
+      if (this.declaredSse) {
+        this.chunks = [];
+        this.bufferedBytes = 0;
+        this.startSse();
+      } else this.mode = 'json';
+    }
   }
 
   private token(): void {
@@ -600,9 +611,10 @@ class ResponseParser implements StreamParser {
 
 /**
  * Creates an incremental parser for one provider response of wire API `api`.
- * The body kind is taken from `content-type` (`text/event-stream` → SSE) or else sniffed from
- * the first non-whitespace byte (`{`/`[` → JSON, anything else → SSE). Non-2xx bodies are
- * buffered (up to 256 KiB) and classified with {@link classifyError}.
+ * The body kind is sniffed from the first non-whitespace byte (`{`/`[` → JSON, anything else →
+ * SSE); `content-type: text/event-stream` only decides for an empty body (then `stream_cut`, else
+ * `malformed_response`). Non-2xx bodies are buffered (up to 256 KiB) and classified with
+ * {@link classifyError}.
  * @param startMs the time the request was sent (same clock as `push`'s `atMs`); when omitted the
  *   first pushed `atMs` is the start, so `ttftMs` measures from the first byte
  * `push` never throws; `end` never throws.

@@ -1,7 +1,10 @@
 // `shadowplane usage` run as a real subprocess on every recorded fixture must print the same values
 // as the hand-read table that libs/providers' fixture test checks (libs/providers/test/fixture-expectations.json).
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pLimit from 'p-limit';
@@ -92,6 +95,21 @@ describe('shadowplane usage (subprocess)', () => {
     expect(out.http_status).toBe(529);
     expect(out.error_class).toBe('overloaded');
     expect(out.cost).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'no_usage' });
+  });
+
+  it('decodes a gzip-compressed capture (as recorded with Content-Encoding: gzip)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-usage-'));
+    const file = join(dir, 'cached.json');
+    writeFileSync(file, gzipSync(readFileSync(`${ROOT}test/fixtures/providers/openai/chat-cached-tokens-1024.json`)));
+    const res = await usage(['--api', 'openai.chat', '--text', file]);
+    expect(res.code).toBe(0);
+    const out = JSON.parse(res.stdout);
+    // hand-read from the fixture: prompt_tokens 1149, cached_tokens 1024, completion_tokens 353
+    expect(out.usage.input_tokens).toBe(1149);
+    expect(out.usage.cache_read_input_tokens).toBe(1024);
+    expect(out.usage.output_tokens).toBe(353);
+    expect(out.headers_source).toBe('default');
+    expect(out.output_text.startsWith('1. **Open-Source Library OpenL')).toBe(true);
   });
 
   it('exits 64 naming the flag for bad --prices, and 66 for a missing file', async () => {

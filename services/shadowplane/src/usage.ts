@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { Command, CommanderError, Option } from 'commander';
 import { z } from 'zod';
 import { Api, RateCard } from '@shadowplane/contracts';
@@ -103,7 +104,8 @@ async function readStdin(): Promise<Uint8Array> {
  * echo, finish reason, abandoned, error class, retry_after_s. Status and headers come from
  * `--headers F`, else `<FILE>.headers.json` when it exists (the `.json`/`.sse` extension of FILE
  * replaced, as in test/fixtures), else status 200 with no headers; `--status` overrides the status.
- * One FILE prints one pretty-printed JSON object; several FILEs print one compact JSON object
+ * A body that starts with the gzip magic bytes is gunzipped first (a raw `Content-Encoding: gzip`
+ * capture). One FILE prints one pretty-printed JSON object; several FILEs print one compact JSON object
  * per line (JSON Lines), in argument order, each read with the same flags.
  * @returns 0 when every report was printed (whatever the responses' own status); 64 bad flags;
  *   65 unreadable headers file; 66 unreadable input
@@ -164,6 +166,15 @@ export async function main(argv: string[]): Promise<number> {
     } catch (e) {
       process.stderr.write(`shadowplane usage: cannot read ${file}: ${(e as Error).message}\n`);
       return EX_NOINPUT;
+    }
+    // A capture saved as the raw gzip entity (Content-Encoding: gzip) is decoded first.
+    if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
+      try {
+        body = gunzipSync(body);
+      } catch (e) {
+        process.stderr.write(`shadowplane usage: ${file} looks gzip-compressed but does not decompress: ${(e as Error).message}\n`);
+        return EX_DATAERR;
+      }
     }
     let headersPath = opts.headers;
     if (headersPath === undefined && file !== '-') {
