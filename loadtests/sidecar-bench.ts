@@ -1,0 +1,276 @@
+// Sidecar hot-path overhead benchmark: `npm run bench:sidecar`.
+//
+// Side by side, in one run, against the same fast upstream: direct; the sidecar at sampling 0%,
+// 10% and 100% (publishing to a local JetStream); nginx `proxy_pass`; nginx `proxy_pass` + `mirror`
+// to a capture endpoint. The generator (this process) and the upstream/NATS are pinned to CPU 0,
+// every proxy to CPU 1. Arms are interleaved in a seeded shuffled order and repeated.
+//
+// Measured: CPU seconds per 1,000 requests of the proxy process (/proc/<pid>/stat) at a fixed
+// rate; latency at that rate (µs resolution) and what each proxy adds over direct (p50/p99; TTFT
+// for streams); throughput at saturation (autocannon); RSS with N concurrent open streams.
+//
+// Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4),
+// BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4), BENCH_SAT_CONNECTIONS (default 32),
+// BENCH_STREAMS (default 1000), BENCH_SEED (default 1). Output: a table on stdout and JSON in
+// loadtests/out/.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { closePools, fixedRate, median, once, quantile, shuffled, type Shape } from './lib/harness.js';
+import { cpuCount, cpuSeconds, nginxBinary, nginxVersion, pinSelf, pkgVersion, REPO, rssBytes, startNginx, startProc, type Proc } from './lib/procs.js';
+import { freePorts } from './lib/ports.js';
+
+const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
+const RATE = env('BENCH_RATE', 200);
+const SECONDS = env('BENCH_SECONDS', 4);
+const REPS = env('BENCH_REPS', 3);
+const SAT_SECONDS = env('BENCH_SAT_SECONDS', 4);
+const SAT_CONN = env('BENCH_SAT_CONNECTIONS', 32);
+const STREAMS = env('BENCH_STREAMS', 1000);
+const SEED = env('BENCH_SEED', 1);
+
+type Autocannon = (o: Record<string, unknown>) => Promise<{ requests: { average: number }; errors: number; non2xx: number; latency: { p50: number } }>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const QUESTION =
+  'Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for her friends every day with four. She sells the remainder at the farmers market daily for $2 per fresh duck egg. How much in dollars does she make every day at the farmers market? ';
+function chatBody(stream: boolean): string {
+  // ~1 KB request body
+  const msg = { model: 'bench-model', messages: [{ role: 'system', content: 'You are a careful math tutor. Answer with the final number after ####.' }, { role: 'user', content: QUESTION.repeat(3) }], max_tokens: 256 };
+  const b = JSON.stringify(stream ? { ...msg, stream: true, stream_options: { include_usage: true } } : msg);
+  return b;
+}
+const SHAPES: Record<'json' | 'stream', Shape> = {
+  json: { path: '/v1/chat/completions', body: chatBody(false), headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' }, stream: false },
+  stream: { path: '/v1/chat/completions', body: chatBody(true), headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' }, stream: true },
+};
+
+interface Arm {
+  name: string;
+  url: string;
+  /** the proxy process (null for direct) */
+  proc: Proc | null;
+  opsUrl?: string;
+}
+
+async function main(): Promise<number> {
+  const ncpu = cpuCount();
+  const genCpu = '0';
+  const proxyCpu = ncpu > 1 ? '1' : '0';
+  pinSelf(genCpu);
+  const started: Proc[] = [];
+  const [natsPort, upPort, capPort, ngPort, ngmPort] = await freePorts(5);
+  try {
+    const store = mkdtempSync(join(tmpdir(), 'shadowplane-bench-nats-'));
+    const nats = await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: genCpu, waitPort: natsPort! });
+    started.push(nats);
+    const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: genCpu });
+    started.push(up);
+    const upstreamUrl = up.info['url']!;
+    const captureUrl = up.info['capture_url']!;
+
+    const arms: Arm[] = [{ name: 'direct', url: upstreamUrl, proc: null }];
+    for (const [name, rate] of [
+      ['sidecar 0%', '0'],
+      ['sidecar 10%', '0.1'],
+      ['sidecar 100%', '1'],
+    ] as const) {
+      const p = await startProc(
+        name,
+        process.execPath,
+        ['services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', upstreamUrl, '--nats', `nats://127.0.0.1:${natsPort}`, '--prefix', 'bench', '--sample', rate, '--suite', 'bench'],
+        { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' } },
+      );
+      started.push(p);
+      arms.push({ name, url: p.info['url']!, proc: p, opsUrl: p.info['ops_url']! });
+    }
+    const ngx = nginxBinary();
+    let ngxVer: string | null = null;
+    if (ngx) {
+      ngxVer = nginxVersion(ngx);
+      const plain = await startNginx('nginx', ngx, ngPort!, upstreamUrl, null, proxyCpu);
+      const mirror = await startNginx('nginx+mirror', ngx, ngmPort!, upstreamUrl, captureUrl, proxyCpu);
+      started.push(plain, mirror);
+      arms.push({ name: 'nginx', url: `http://127.0.0.1:${ngPort}`, proc: plain }, { name: 'nginx+mirror', url: `http://127.0.0.1:${ngmPort}`, proc: mirror });
+    } else {
+      process.stderr.write('nginx not found (Debian: apt-get install -y nginx): the nginx arms are left out\n');
+    }
+
+    // sanity + warm-up (JIT, keep-alive pools)
+    for (const arm of arms) {
+      for (const s of Object.values(SHAPES)) {
+        const r = await once(arm.url, s);
+        if (r === null) throw new Error(`${arm.name} does not answer ${s.path}`);
+      }
+      await Promise.all(Array.from({ length: 8 }, async () => {
+        for (let i = 0; i < 250; i++) await once(arm.url, i % 2 ? SHAPES.json : SHAPES.stream);
+      }));
+    }
+
+    // 1. fixed rate: latency + CPU per 1k requests, interleaved and repeated
+    type Acc = { total: number[]; first: number[]; cpu: number; sent: number; errors: number; repP50: number[]; repFirstP50: number[] };
+    const acc = new Map<string, Acc>();
+    const key = (arm: string, mode: string) => `${arm}|${mode}`;
+    let order = 0;
+    for (let rep = 0; rep < REPS; rep++) {
+      for (const mode of ['json', 'stream'] as const) {
+        for (const arm of shuffled(arms, SEED * 1000 + order++)) {
+          const pid = arm.proc?.pid ?? up.pid;
+          const c0 = cpuSeconds(pid);
+          const run = await fixedRate(arm.url, SHAPES[mode], RATE, SECONDS * 1000);
+          const c1 = cpuSeconds(pid);
+          const a = acc.get(key(arm.name, mode)) ?? { total: [], first: [], cpu: 0, sent: 0, errors: 0, repP50: [], repFirstP50: [] };
+          a.total.push(...run.total);
+          a.first.push(...run.first);
+          a.cpu += c1 - c0;
+          a.sent += run.sent;
+          a.errors += run.errors;
+          a.repP50.push(median(run.total));
+          a.repFirstP50.push(median(run.first));
+          acc.set(key(arm.name, mode), a);
+          process.stderr.write(`rep ${rep + 1}/${REPS} ${mode.padEnd(6)} ${arm.name.padEnd(13)} p50 ${median(run.total).toFixed(3)} ms  cpu ${(c1 - c0).toFixed(2)} s  errors ${run.errors}\n`);
+        }
+      }
+    }
+
+    // 2. saturation throughput (autocannon, closed loop)
+    const sat = new Map<string, { rps: number; errors: number; cpuPer1k: number }>();
+    for (const mode of ['json', 'stream'] as const) {
+      for (const arm of shuffled(arms, SEED * 7 + (mode === 'json' ? 1 : 2))) {
+        const pid = arm.proc?.pid ?? up.pid;
+        const c0 = cpuSeconds(pid);
+        const r = await autocannon({ url: arm.url + SHAPES[mode].path, method: 'POST', headers: SHAPES[mode].headers, body: SHAPES[mode].body, connections: SAT_CONN, duration: SAT_SECONDS });
+        const c1 = cpuSeconds(pid);
+        const n = r.requests.average * SAT_SECONDS;
+        sat.set(key(arm.name, mode), { rps: r.requests.average, errors: r.errors + r.non2xx, cpuPer1k: ((c1 - c0) / n) * 1000 });
+        process.stderr.write(`saturation ${mode.padEnd(6)} ${arm.name.padEnd(13)} ${r.requests.average.toFixed(0)} req/s\n`);
+      }
+    }
+
+    // 3. RSS with N concurrent open streams (held by the upstream until released)
+    const rss = new Map<string, { idle: number; open: number }>();
+    const holdShape: Shape = { ...SHAPES.stream, path: '/v1/chat/completions?hold=1' };
+    for (const arm of arms) {
+      if (arm.proc === null) continue;
+      const idle = rssBytes(arm.proc.pid);
+      const pool = new Pool(arm.url, { connections: STREAMS, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
+      let firstSeen = 0;
+      const opened = Array.from({ length: STREAMS }, async () => {
+        const res = await pool.request({ path: holdShape.path, method: 'POST', headers: holdShape.headers, body: holdShape.body });
+        let counted = false;
+        for await (const _c of res.body) {
+          if (!counted) {
+            counted = true;
+            firstSeen++;
+          }
+        }
+      });
+      const t0 = Date.now();
+      while (firstSeen < STREAMS && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 500));
+      const open = rssBytes(arm.proc.pid);
+      await once(upstreamUrl, { ...SHAPES.json, path: '/release' });
+      await Promise.allSettled(opened);
+      await pool.close();
+      rss.set(arm.name, { idle, open });
+      process.stderr.write(`rss ${arm.name.padEnd(13)} idle ${(idle / 2 ** 20).toFixed(1)} MiB, ${firstSeen} open streams ${(open / 2 ** 20).toFixed(1)} MiB\n`);
+    }
+
+    // capture sanity: what each sidecar published
+    const published: Record<string, string> = {};
+    for (const arm of arms) {
+      if (!arm.opsUrl) continue;
+      const text = await (await fetch(`${arm.opsUrl}/metrics`)).text();
+      const lines = text.split('\n').filter((l) => l.startsWith('shadowplane_sidecar_captures_total') && !l.includes('not_sampled'));
+      published[arm.name] = lines.map((l) => l.replace('shadowplane_sidecar_captures_total', '')).join(' ') || '(none)';
+    }
+
+    // report
+    const direct = (mode: string) => acc.get(key('direct', mode))!;
+    const ref = ngx ? 'nginx+mirror' : null;
+    const cpuPer1k = (name: string, mode: string) => {
+      const a = acc.get(key(name, mode))!;
+      return (a.cpu / a.sent) * 1000;
+    };
+    const fmt = (n: number, d = 3) => (Number.isFinite(n) ? n.toFixed(d) : '—');
+    const lines: string[] = [];
+    lines.push(`Shadowplane sidecar overhead — ${new Date().toISOString()}`);
+    lines.push(`machine: ${cpus()[0]?.model ?? '?'} × ${ncpu}; node ${process.version}; undici ${pkgVersion('undici')}; ${ngxVer ?? 'nginx absent'}`);
+    lines.push(`generator+upstream+NATS on CPU ${genCpu}, proxies on CPU ${proxyCpu}; fixed rate ${RATE} req/s × ${SECONDS} s × ${REPS} reps per arm and mode (interleaved, seed ${SEED}); saturation ${SAT_CONN} connections × ${SAT_SECONDS} s`);
+    lines.push('added = arm − direct at the same quantile (pooled over reps); rep-spread = min…max of per-rep p50 differences');
+    for (const mode of ['json', 'stream'] as const) {
+      const d = direct(mode);
+      lines.push('');
+      lines.push(mode === 'json' ? 'non-streaming, 1 KB JSON request → ~1 KB JSON response' : 'streaming (SSE, 18 events)');
+      const hdr = ['arm', 'CPU s/1k req', `× ${ref ?? 'ref'}`, 'p50 ms', 'p99 ms', 'added p50', 'added p99', 'rep-spread p50', mode === 'stream' ? 'added TTFT p50' : 'TTFB p50', 'sat req/s', 'errors'];
+      lines.push(hdr.join(' | '));
+      for (const arm of arms) {
+        const a = acc.get(key(arm.name, mode))!;
+        const c = arm.proc ? cpuPer1k(arm.name, mode) : NaN;
+        const r = ref && arm.proc ? c / cpuPer1k(ref, mode) : NaN;
+        const repDiff = a.repP50.map((x, i) => x - (d.repP50[i] ?? NaN));
+        const s = sat.get(key(arm.name, mode));
+        lines.push(
+          [
+            arm.name,
+            fmt(c, 4),
+            fmt(r, 2),
+            fmt(median(a.total)),
+            fmt(quantile(a.total, 0.99)),
+            arm.proc ? fmt(median(a.total) - median(d.total)) : '—',
+            arm.proc ? fmt(quantile(a.total, 0.99) - quantile(d.total, 0.99)) : '—',
+            arm.proc ? `${fmt(Math.min(...repDiff))}…${fmt(Math.max(...repDiff))}` : '—',
+            mode === 'stream' ? (arm.proc ? fmt(median(a.first) - median(d.first)) : fmt(median(a.first))) : fmt(median(a.first)),
+            s ? s.rps.toFixed(0) : '—',
+            String(a.errors + (s?.errors ?? 0)),
+          ].join(' | '),
+        );
+      }
+    }
+    lines.push('');
+    lines.push(`RSS with ${STREAMS} concurrent open streams`);
+    lines.push('arm | idle MiB | open MiB');
+    for (const [name, v] of rss) lines.push(`${name} | ${(v.idle / 2 ** 20).toFixed(1)} | ${(v.open / 2 ** 20).toFixed(1)}`);
+    lines.push('');
+    lines.push('captures by outcome (sidecar /metrics at the end):');
+    for (const [k, v] of Object.entries(published)) lines.push(`  ${k}: ${v}`);
+    process.stdout.write(`${lines.join('\n')}\n`);
+
+    const outDir = join(REPO, 'loadtests', 'out');
+    mkdirSync(outDir, { recursive: true });
+    const outFile = join(outDir, `sidecar-bench-${Date.now()}.json`);
+    writeFileSync(
+      outFile,
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          rate: RATE,
+          seconds: SECONDS,
+          reps: REPS,
+          arms: arms.map((a) => a.name),
+          fixedRate: Object.fromEntries([...acc].map(([k, a]) => [k, { p50: median(a.total), p99: quantile(a.total, 0.99), firstP50: median(a.first), cpuPer1k: (a.cpu / a.sent) * 1000, sent: a.sent, errors: a.errors, repP50: a.repP50 }])),
+          saturation: Object.fromEntries(sat),
+          rss: Object.fromEntries(rss),
+          published,
+        },
+        null,
+        2,
+      ),
+    );
+    process.stdout.write(`(JSON: ${outFile})\n`);
+    return 0;
+  } finally {
+    await closePools();
+    for (const p of started.reverse()) await p.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`sidecar-bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
