@@ -1,0 +1,11 @@
+{{- define "router.labels" -}}
+app.kubernetes.io/name: llm-router
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+{{- define "router.selectorLabels" -}}
+app.kubernetes.io/name: llm-router
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}

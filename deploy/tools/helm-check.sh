@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# helm-check: everything CI asserts about the chart, offline.
+#   1. values.schema.json, the Grafana dashboard and deploy/schemas are what their generators
+#      produce, and every metric the dashboard/alerts/KEDA query use is defined by a service
+#   2. helm lint --strict with default, staging and full values
+#   3. helm template each; kubeconform -strict against the committed Kubernetes schemas
+#      (CRDs ServiceMonitor, PodMonitor, PrometheusRule, ScaledObject are skipped: no schema here)
+#   4. policy assertions on the rendered manifests (deploy/tools/check-manifests.mjs)
+#   5. the sample router chart with the sidecar merged in: render, validate, assert
+#   6. the Dockerfile: BuildKit's lint rules + Shadowplane's image policy (deploy/tools/dockerfile-lint)
+# Usage: deploy/tools/helm-check.sh   (expects .bin/helm, .bin/kubeconform, .bin/dockerfile-lint;
+#        `make helm-check` builds them first)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BIN=$ROOT/.bin
+OUT=$ROOT/.tmp/helm-check
+CHART=$ROOT/helm/shadowplane
+K8S_VERSION=1.35.1
+SKIP_KINDS=ServiceMonitor,PodMonitor,PrometheusRule,ScaledObject
+SCHEMAS="$ROOT/deploy/schemas/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json"
+
+for tool in helm kubeconform dockerfile-lint; do
+  [[ -x $BIN/$tool ]] || { echo "helm-check: $BIN/$tool is missing — run: make helm-tools" >&2; exit 2; }
+done
+rm -rf "$OUT" && mkdir -p "$OUT"
+step() { printf '\n== %s\n' "$*"; }
+
+step "generated files are up to date"
+node deploy/tools/gen-values-schema.mjs --check
+node deploy/tools/gen-dashboard.mjs --check
+if [[ ${HELM_CHECK_SKIP_SCHEMA_REGEN:-0} == 1 ]]; then
+  echo "deploy/schemas regeneration check skipped (HELM_CHECK_SKIP_SCHEMA_REGEN=1)"
+else
+  node deploy/tools/k8s-schemas.mjs --check
+fi
+
+kubeconform() {
+  "$BIN/kubeconform" -strict -summary -kubernetes-version "$K8S_VERSION" \
+    -schema-location "$SCHEMAS" -skip "$SKIP_KINDS" "$@"
+}
+
+declare -A VALUES=([default]="" [staging]="$ROOT/deploy/values-staging.yaml" [full]="$ROOT/deploy/values-full.yaml")
+for name in default staging full; do
+  args=()
+  [[ -n ${VALUES[$name]} ]] && args=(-f "${VALUES[$name]}")
+  step "helm lint --strict ($name values)"
+  "$BIN/helm" lint --strict "$CHART" "${args[@]}"
+  step "helm template + kubeconform + policy ($name values)"
+  "$BIN/helm" template sp "$CHART" --namespace shadowplane --kube-version "$K8S_VERSION" "${args[@]}" > "$OUT/$name.yaml"
+  kubeconform "$OUT/$name.yaml"
+  node deploy/tools/check-manifests.mjs "$OUT/$name.yaml" \
+    $([[ $name == default ]] || echo --allow-foreign-selectors)
+done
+
+step "sample router Deployment with the sidecar merged in (deploy/examples/router)"
+"$BIN/helm" lint --strict "$ROOT/deploy/examples/router"
+"$BIN/helm" template edge "$ROOT/deploy/examples/router" --namespace shadowplane --kube-version "$K8S_VERSION" > "$OUT/router.yaml"
+kubeconform "$OUT/router.yaml"
+node deploy/tools/check-manifests.mjs --require-sidecar --allow-foreign-selectors "$OUT/router.yaml"
+
+step "Dockerfile lint"
+"$BIN/dockerfile-lint" -f "$ROOT/Dockerfile" -context "$ROOT"
+
+printf '\nhelm-check: OK (rendered manifests in %s)\n' "${OUT#$ROOT/}"
