@@ -10,7 +10,7 @@ KUBECONFORM         := $(DEPLOY_BIN)/kubeconform
 DOCKERFILE_LINT     := $(DEPLOY_BIN)/dockerfile-lint
 DOCKERFILE_LINT_SRC := $(wildcard deploy/tools/dockerfile-lint/*.go) deploy/tools/dockerfile-lint/go.mod deploy/tools/dockerfile-lint/go.sum
 
-.PHONY: helm-tools helm-check dockerfile-lint helm-schemas k8s-schemas
+.PHONY: helm-tools helm-check dockerfile-lint image-smoke helm-schemas k8s-schemas dashboard
 
 $(HELM):
 	@mkdir -p $(DEPLOY_BIN)
@@ -31,6 +31,12 @@ helm-check: install helm-tools ## lint + render the chart (default/staging/full 
 
 dockerfile-lint: $(DOCKERFILE_LINT) ## check the Dockerfile (BuildKit lint rules + image policy + build context)
 	$(DOCKERFILE_LINT) -f Dockerfile -context .
+
+image-smoke: $(DOCKERFILE_LINT) ## replay the Dockerfile without Docker: prod install of the build context, run roles as uid 10001 on a read-only /app
+	deploy/tools/image-smoke.sh
+
+dashboard: ## regenerate deploy/grafana/shadowplane.json
+	node deploy/tools/gen-dashboard.mjs
 
 helm-schemas: ## regenerate helm/shadowplane/values.schema.json
 	node deploy/tools/gen-values-schema.mjs

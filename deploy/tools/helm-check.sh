@@ -6,8 +6,9 @@
 #   3. helm template each; kubeconform -strict against the committed Kubernetes schemas
 #      (CRDs ServiceMonitor, PodMonitor, PrometheusRule, ScaledObject are skipped: no schema here)
 #   4. policy assertions on the rendered manifests (deploy/tools/check-manifests.mjs)
-#   5. the sample router chart with the sidecar merged in: render, validate, assert
-#   6. the Dockerfile: BuildKit's lint rules + Shadowplane's image policy (deploy/tools/dockerfile-lint)
+#   5. NOTES.txt renders, and the sidecar snippet it prints parses
+#   6. the sample router chart with the sidecar merged in: render, validate, assert
+#   7. the Dockerfile: BuildKit's lint rules + Shadowplane's image policy (deploy/tools/dockerfile-lint)
 # Usage: deploy/tools/helm-check.sh   (expects .bin/helm, .bin/kubeconform, .bin/dockerfile-lint;
 #        `make helm-check` builds them first)
 set -euo pipefail
@@ -51,6 +52,35 @@ for name in default staging full; do
   kubeconform "$OUT/$name.yaml"
   node deploy/tools/check-manifests.mjs "$OUT/$name.yaml" \
     $([[ $name == default ]] || echo --allow-foreign-selectors)
+done
+
+step "NOTES.txt renders (default and full values; helm template does not render NOTES, so a copy wraps it)"
+NOTES_CHART=$OUT/notes-chart/shadowplane
+mkdir -p "$(dirname "$NOTES_CHART")" && cp -r "$CHART" "$NOTES_CHART"
+{ echo '{{- define "shadowplane.notesBody" -}}'; cat "$CHART/templates/NOTES.txt"; echo '{{- end -}}'; } > "$NOTES_CHART/templates/_notes_body.tpl"
+rm "$NOTES_CHART/templates/NOTES.txt"
+cat > "$NOTES_CHART/templates/notes-render.yaml" <<'EOF_NOTES'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: notes
+data:
+  notes: |
+{{ include "shadowplane.notesBody" . | indent 4 }}
+EOF_NOTES
+for name in default full; do
+  args=()
+  [[ -n ${VALUES[$name]} ]] && args=(-f "${VALUES[$name]}")
+  "$BIN/helm" template sp "$NOTES_CHART" --namespace shadowplane --kube-version "$K8S_VERSION" "${args[@]}" \
+    --show-only templates/notes-render.yaml > "$OUT/notes-$name.yaml"
+  node -e '
+    const { parse } = require("yaml");
+    const notes = parse(require("fs").readFileSync(process.argv[1], "utf8")).data.notes;
+    const m = notes.split("Or paste the rendered container for this release:")[1].split("and these volumes:");
+    const c = parse(m[0]), v = parse(m[1].split("Placement")[0]);
+    if (!Array.isArray(c) || c[0].name !== "shadowplane-sidecar" || !Array.isArray(v)) { console.error("NOTES: the pasted sidecar snippet does not parse"); process.exit(1); }
+    console.log(`NOTES (${process.argv[2]}): renders; the pasted container (${c[0].env.length} env vars) and ${v.length} volume(s) parse as YAML`);
+  ' "$OUT/notes-$name.yaml" "$name"
 done
 
 step "sample router Deployment with the sidecar merged in (deploy/examples/router)"
