@@ -1,0 +1,102 @@
+// `make loadtest`: starts local processes (nats-server, the fast upstream, a sidecar), runs the k6
+// hot-path overhead scripts against them and prints the overhead table. Exit code 0 only when
+// every k6 threshold (the sidecar issue's targets) held.
+//
+// Env: K6_BIN (default .bin/k6), LOADTEST_SAMPLE (sidecar sampling, default 0.1), RATE
+// (iterations/s, each = one direct + one proxied request; default 100), DURATION (default 30s).
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
+import { freePorts } from './lib/ports.js';
+
+const K6 = process.env.K6_BIN ?? join(REPO, '.bin', 'k6');
+const SAMPLE = process.env.LOADTEST_SAMPLE ?? '0.1';
+const RATE = process.env.RATE ?? '100';
+const DURATION = process.env.DURATION ?? '30s';
+const SCRIPTS = ['overhead-json', 'overhead-stream'] as const;
+
+interface TrendValues {
+  med?: number;
+  'p(90)'?: number;
+  'p(99)'?: number;
+  count?: number;
+}
+
+function runK6(script: string, env: Record<string, string>, cpu: string): Promise<number> {
+  const args = ['-c', cpu, K6, 'run', '--quiet', '--no-color', ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), join('loadtests', 'k6', `${script}.js`)];
+  return new Promise((resolve) => {
+    const child = spawn('taskset', args, { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('exit', (code) => resolve(code ?? 1));
+  });
+}
+
+async function main(): Promise<number> {
+  if (!existsSync(K6)) {
+    process.stderr.write(`k6 not found at ${K6}: run \`make k6\` (builds it from its Go module)\n`);
+    return 2;
+  }
+  const genCpu = '0';
+  const proxyCpu = cpuCount() > 1 ? '1' : '0';
+  pinSelf(genCpu);
+  const started: Proc[] = [];
+  const outDir = join(REPO, 'loadtests', 'out');
+  mkdirSync(outDir, { recursive: true });
+  try {
+    const [natsPort, upPort, capPort] = await freePorts(3);
+    const store = mkdtempSync(join(tmpdir(), 'shadowplane-k6-nats-'));
+    started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: genCpu, waitPort: natsPort! }));
+    const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: genCpu });
+    started.push(up);
+    const sc = await startProc(
+      'sidecar',
+      process.execPath,
+      ['services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', up.info['url']!, '--nats', `nats://127.0.0.1:${natsPort}`, '--prefix', 'k6', '--sample', SAMPLE, '--suite', 'k6'],
+      { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' } },
+    );
+    started.push(sc);
+
+    const codes: Record<string, number> = {};
+    const cpu: Record<string, number> = {};
+    for (const script of SCRIPTS) {
+      const c0 = cpuSeconds(sc.pid);
+      codes[script] = await runK6(script, { DIRECT_URL: up.info['url']!, SIDECAR_URL: sc.info['url']!, RATE, DURATION, K6_OUT_DIR: outDir }, genCpu);
+      cpu[script] = cpuSeconds(sc.pid) - c0;
+    }
+    const rss = rssBytes(sc.pid);
+
+    const rows: string[] = [];
+    rows.push('');
+    rows.push(`k6 overhead table — sidecar sampling ${SAMPLE}, ${RATE} pairs/s for ${DURATION} (k6 and upstream on CPU ${genCpu}, sidecar on CPU ${proxyCpu})`);
+    rows.push('script | metric | direct med ms | sidecar med ms | added med ms (≤ 0.3) | added p99 ms (≤ 1) | sidecar CPU s/1k req | thresholds');
+    for (const script of SCRIPTS) {
+      const file = join(outDir, `k6-${script}-summary.json`);
+      if (!existsSync(file)) {
+        rows.push(`${script} | (no summary: k6 exit ${codes[script]})`);
+        continue;
+      }
+      const data = JSON.parse(readFileSync(file, 'utf8')) as { metrics: Record<string, { values: TrendValues }> };
+      const p = script === 'overhead-json' ? 'json' : 'ttft';
+      const v = (k: string) => data.metrics[`shadowplane_${p}_${k}`]?.values ?? {};
+      const n = v('sidecar_ms').count ?? 0;
+      const f = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(3));
+      rows.push(
+        [script, p === 'json' ? 'duration' : 'TTFB (TTFT)', f(v('direct_ms').med), f(v('sidecar_ms').med), f(v('added_ms').med), f(v('added_ms')['p(99)']), n ? ((cpu[script]! / n) * 1000).toFixed(4) : '—', codes[script] === 0 ? 'met' : `FAILED (k6 exit ${codes[script]})`].join(' | '),
+      );
+    }
+    rows.push(`sidecar RSS at the end: ${(rss / 2 ** 20).toFixed(1)} MiB`);
+    process.stdout.write(`${rows.join('\n')}\n`);
+    return Object.values(codes).every((c) => c === 0) ? 0 : 1;
+  } finally {
+    for (const p of started.reverse()) await p.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`loadtest failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
