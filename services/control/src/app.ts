@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
+import type { Keyring } from '@shadowplane/artifacts';
 import { openKv, type Bus } from '@shadowplane/bus';
 import {
   contentHash,
@@ -40,7 +41,7 @@ export interface ControlAppDeps {
   /** envelopes per call type a dry run samples (default 200) */
   captureSample?: number;
   /** artifact keyring for ?outputs=1 exports; absent → such exports are refused */
-  keyring?: unknown;
+  keyring?: Keyring;
   /** readiness beyond the NATS connection (default always true) */
   ready?: () => boolean;
   /** timeout of a provisional report request to the verdict service, ms (default 15,000) */
@@ -147,7 +148,8 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     else if (isDependencyError(err)) e = new ShadowplaneError('dependency_unavailable', 'NATS is not reachable; try again', { cause: err });
     else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) e = new ShadowplaneError('invalid_request', fe.message ?? 'bad request');
     else e = new ShadowplaneError('internal', 'an unexpected error; see the logs', { cause: err });
-    if (e.httpStatus >= 500) req.log.error({ err, code: e.code }, 'request failed');
+    if (e.code === 'internal') req.log.error({ err, code: e.code }, 'request failed');
+    else if (e.httpStatus >= 500) req.log.warn({ code: e.code, message: e.message }, 'request refused');
     return reply.status(e.httpStatus).type('application/json').send(e.toBody());
   });
 
@@ -240,7 +242,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       if (!latest) throw new ShadowplaneError('report_not_ready', `no report for ${id} yet`, { details: { campaign_id: id } });
       reply.header('x-shadow-report-id', latest.reportId).header('x-shadow-report-provisional', String(latest.provisional));
       if (format === 'html') {
-        if (latest.html === null) throw new ShadowplaneError('report_not_ready', `report ${latest.reportId} has no HTML rendering`);
+        if (!latest.html) throw new ShadowplaneError('report_not_ready', `report ${latest.reportId} has no HTML rendering`);
         return reply.type('text/html; charset=utf-8').send(latest.html);
       }
       if (format === 'bundle') return reply.type('application/json').send(JSON.stringify(latest.bundle));
@@ -252,7 +254,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       const outputs = queryFlag(req, 'outputs');
       if (outputs && !req.principal?.scopes.has('admin')) throw new ShadowplaneError('forbidden', 'exporting outputs needs the admin scope too', { details: { required_scope: 'admin' } });
       if (outputs && deps.keyring === undefined) throw invalidRequest([{ path: 'outputs', message: 'no artifact keyring is configured on this control instance' }]);
-      const iter = deps.reports.exportObservations(deps.bus, id, outputs ? { keyring: deps.keyring } : {});
+      const iter = deps.reports.exportObservations(deps.bus, id, outputs && deps.keyring ? { keyring: deps.keyring } : {});
       async function* lines() {
         for await (const m of iter) yield `${JSON.stringify(m)}\n`;
       }

@@ -30,7 +30,7 @@ export async function sampleCaptureTail(bus: Bus, suite: string, callType: strin
   const count = info.state.subjects?.[subject] ?? 0;
   if (count === 0) return { envelopes: 0, promptCharsMax: null };
   const consumer = await bus.js.consumers.get(bus.names.streams.capture, {
-    filter_subjects: [subject],
+    filter_subjects: subject, // a string → filter_subject: nats-server 2.9 has no multi-filter consumers
     deliver_policy: DeliverPolicy.StartTime,
     opt_start_time: new Date(Date.now() - CAPTURE_LOOKBACK_MS).toISOString(),
   });

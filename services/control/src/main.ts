@@ -44,7 +44,7 @@ export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestinatio
     bus,
     providers,
     apiKeys,
-    reports: reportsLib as unknown as ReportsPort,
+    reports: reportsLib satisfies ReportsPort,
     logger,
     registry,
     version: VERSION,

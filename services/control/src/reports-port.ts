@@ -1,3 +1,4 @@
+import type { Keyring } from '@shadowplane/artifacts';
 import type { Bus } from '@shadowplane/bus';
 import type { CampaignProgress, ObsMessage } from '@shadowplane/contracts';
 
@@ -7,10 +8,11 @@ import type { CampaignProgress, ObsMessage } from '@shadowplane/contracts';
  * `main` passes the real module.
  */
 export interface ReportsPort {
-  readLatestReport(bus: Bus, campaignId: string): Promise<{ reportId: string; report: unknown; provisional: boolean; html: string | null; bundle: unknown } | null>;
+  /** `html` is '' when the report has no HTML rendering */
+  readLatestReport(bus: Bus, campaignId: string): Promise<{ reportId: string; report: unknown; provisional: boolean; html: string; bundle: unknown } | null>;
   readProgress(bus: Bus, campaignId: string): Promise<ProgressLike | null>;
   readDatasetCard(bus: Bus, hash: string): Promise<unknown>;
-  exportObservations(bus: Bus, campaignId: string, opts: { keyring?: never } | { keyring?: unknown }): AsyncIterable<ObsMessage>;
+  exportObservations(bus: Bus, campaignId: string, opts: { keyring?: Keyring }): AsyncIterable<ObsMessage>;
   requestReport(bus: Bus, campaignId: string, opts: { timeoutMs: number }): Promise<{ reportId: string } | null>;
 }
 

@@ -57,7 +57,7 @@ export const ROUTES: readonly RouteDef[] = [
   { method: 'GET', path: '/healthz', operationId: 'healthz', summary: 'Liveness: 200 while the process runs', scope: null, responses: { 200: { description: 'alive', schema: HealthView } }, errors: [] },
   { method: 'GET', path: '/readyz', operationId: 'readyz', summary: 'Readiness: 200 when NATS is connected, 503 otherwise', scope: null, responses: { 200: { description: 'ready', schema: HealthView } }, errors: [] },
   { method: 'GET', path: '/metrics', operationId: 'metrics', summary: 'Prometheus metrics', scope: null, responses: { 200: { description: 'Prometheus text exposition', mediaType: 'text/plain' } }, errors: [] },
-  { method: 'GET', path: '/openapi.json', operationId: 'openapi', summary: 'This OpenAPI 3.1 document', scope: null, responses: { 200: { description: 'OpenAPI document', mediaType: 'application/json' } }, errors: [] },
+  { method: 'GET', path: '/openapi.json', operationId: 'openapi', summary: 'This OpenAPI 3.1 document', scope: null, responses: { 200: { description: 'OpenAPI document', schema: z.object({ openapi: z.literal('3.1.0') }).passthrough() } }, errors: [] },
   {
     method: 'POST',
     path: '/v1/campaigns',

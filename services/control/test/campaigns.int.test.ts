@@ -102,7 +102,9 @@ describe('campaign launch, kill switch and lifecycle', () => {
     // a bigger prompt on another call type must not count
     const other = { schema: 'shadow.envelope/v1', envelope_id: randomUUID(), captured_at: new Date().toISOString(), suite: 'gsm8k', call_type: 'other', api: 'openai.chat', method: 'POST', path: '/v1/chat/completions', request: { body: { messages: [{ role: 'user', content: 'w'.repeat(9000) }] }, body_ref: null, bytes: 9100, content_type: 'application/json' }, item_hash: 'b'.repeat(64), served: null, traffic_class: 'production', retention: { consent: true }, expectations: [], redactions: [], source: { placement: 'egress', sidecar_id: 'test', sticky_key_hash: null } };
     await f.bus.js.publish(f.bus.names.captureSubject('gsm8k', 'other'), JSON.stringify(other));
-    const d = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=true', validSpec())).json());
+    const res = await post(f, '/v1/campaigns?dry_run=true', validSpec());
+    expect(res.statusCode, res.body).toBe(200);
+    const d = DryRunResult.parse(res.json());
     const est = d.estimate.call_types[0]!;
     expect(est).toMatchObject({ source: 'capture_tail', envelopes_sampled: 3, prompt_chars_max: 400, assumption: null });
     // 100 input tokens: large 0.00025 + 0.00512; medium 0.00004 + 0.0008192; A-A 0.1 × 0.00537
@@ -118,7 +120,9 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(res.json().error.code).toBe('underpowered');
     expect(res.json().error.details.call_types[0]).toMatchObject({ call_type: 'solve', mde_pp: expect.closeTo(5.13, 2), clusters_needed_for_margin: 1477 });
     expect(await f.snapshot()).toEqual(before);
-    const dry = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=1&require_power=1', validSpec({ max_items: 1500, margins: { noninferiority_pp: 5 } }))).json());
+    const dryRes = await post(f, '/v1/campaigns?dry_run=1&require_power=1', validSpec({ max_items: 1500, margins: { noninferiority_pp: 5 } }));
+    expect(dryRes.statusCode, dryRes.body).toBe(200);
+    const dry = DryRunResult.parse(dryRes.json());
     expect(dry.power[0]).toMatchObject({ powered: true, mde_pp: expect.closeTo(4.96, 2), sd_source: 'conservative_prior' });
     expect(dry.dispositions[0]!.disposition).toBe('runnable');
   });

@@ -18,6 +18,10 @@ export const KEYS = {
   outcome: 'sp_test_outcome_0123456789abcdef0123456',
   admin: 'sp_test_admin_0123456789abcdef012345678',
   all: 'sp_test_all_0123456789abcdef0123456789ab',
+  allButRead: 'sp_test_allbut_read_0123456789abcdef0123',
+  allButWrite: 'sp_test_allbut_write_0123456789abcdef012',
+  allButOutcome: 'sp_test_allbut_outcome_0123456789abcdef0',
+  allButAdmin: 'sp_test_allbut_admin_0123456789abcdef012',
 } as const;
 
 export const KEY_ENTRIES: ApiKeyEntry[] = [
@@ -26,6 +30,10 @@ export const KEY_ENTRIES: ApiKeyEntry[] = [
   { id: 'outcomes', hash: hashApiKey(KEYS.outcome), scopes: ['outcome:write'] },
   { id: 'admin', hash: hashApiKey(KEYS.admin), scopes: ['admin'] },
   { id: 'ops', hash: hashApiKey(KEYS.all), scopes: ['campaign:read', 'campaign:write', 'outcome:write', 'admin'] },
+  { id: 'all-but-read', hash: hashApiKey(KEYS.allButRead), scopes: ['campaign:write', 'outcome:write', 'admin'] },
+  { id: 'all-but-write', hash: hashApiKey(KEYS.allButWrite), scopes: ['campaign:read', 'outcome:write', 'admin'] },
+  { id: 'all-but-outcome', hash: hashApiKey(KEYS.allButOutcome), scopes: ['campaign:read', 'campaign:write', 'admin'] },
+  { id: 'all-but-admin', hash: hashApiKey(KEYS.allButAdmin), scopes: ['campaign:read', 'campaign:write', 'outcome:write'] },
 ];
 
 export const PROVIDERS: ProviderEntry[] = [
@@ -78,7 +86,7 @@ export async function fixture(opts: { bodyLimitBytes?: number; flag?: boolean } 
     bus,
     providers: PROVIDERS,
     apiKeys: KEY_ENTRIES,
-    reports: reportsLib as unknown as ReportsPort,
+    reports: reportsLib satisfies ReportsPort,
     logger,
     registry: createMetricsRegistry({ defaultMetrics: false }),
     ...(opts.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: opts.bodyLimitBytes }),

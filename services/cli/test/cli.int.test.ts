@@ -1,0 +1,105 @@
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify as toYaml } from 'yaml';
+import { fixture, KEYS, validSpec, type Fixture } from '../../control/test/helpers.js';
+import { main } from '../src/index.js';
+
+const BIN = fileURLToPath(new URL('../bin/shadowctl.mjs', import.meta.url));
+
+class Sink extends Writable {
+  text = '';
+  isTTY = false;
+  override _write(c: Buffer, _e: BufferEncoding, cb: () => void) {
+    this.text += c.toString();
+    cb();
+  }
+}
+
+describe('shadowctl against a live control API', () => {
+  let f: Fixture;
+  let url = '';
+  let dir = '';
+  const run = async (key: string | null, ...args: string[]) => {
+    const out = new Sink();
+    const err = new Sink();
+    const code = await main(['--url', url, ...(key ? ['--api-key', key] : []), ...args], { out: out as unknown as NodeJS.WriteStream, err: err as unknown as NodeJS.WriteStream });
+    return { code, out: out.text, err: err.text };
+  };
+  beforeAll(async () => {
+    f = await fixture();
+    url = await f.app.listen({ host: '127.0.0.1', port: 0 });
+    dir = mkdtempSync(join(tmpdir(), 'shadowctl-'));
+    writeFileSync(join(dir, 'spec.yaml'), toYaml(validSpec()));
+    writeFileSync(join(dir, 'bad.yaml'), toYaml(validSpec({ max_cost_usd: -1 })));
+    writeFileSync(join(dir, 'broken.yaml'), 'name: [unclosed');
+  });
+  afterAll(async () => f.close());
+
+  it('flags paid-dispatch on needs admin: 77 with a read key, 0 with an admin key', async () => {
+    const denied = await run(KEYS.read, 'flags', 'paid-dispatch', 'on');
+    expect(denied.code).toBe(77);
+    expect(denied.err).toMatch(/forbidden/);
+    const ok = await run(KEYS.admin, 'flags', 'paid-dispatch', 'on', '--reason', 'launch window');
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/^paid_dispatch on \(by admin at .*: launch window\)/);
+  });
+
+  it('campaign create --dry-run prints the plan; --json gives the API answer', async () => {
+    const text = await run(KEYS.write, 'campaign', 'create', '-f', join(dir, 'spec.yaml'), '--dry-run');
+    expect(text.code).toBe(0);
+    expect(text.out).toMatch(/dry run: would launch/);
+    expect(text.out).toMatch(/solve: runnable/);
+    const json = await run(KEYS.write, '--json', 'campaign', 'create', '-f', join(dir, 'spec.yaml'), '--dry-run');
+    expect(JSON.parse(json.out)).toMatchObject({ dry_run: true, run_index: 1 });
+  });
+
+  it('launches, lists, gets, stops; a stopped campaign cannot resume (exit 1, conflict)', async () => {
+    const created = await run(KEYS.write, '--json', 'campaign', 'create', '-f', join(dir, 'spec.yaml'));
+    expect(created.code).toBe(0);
+    const id = JSON.parse(created.out).campaign.id as string;
+    const list = await run(KEYS.read, 'campaign', 'list');
+    expect(list.out).toContain(id);
+    const get = await run(KEYS.read, 'campaign', 'get', id);
+    expect(get.out).toMatch(/spend: \$0 settled \+ \$0 reserved of \$12.5/);
+    expect((await run(KEYS.write, 'campaign', 'stop', id)).out.trim()).toBe(`${id} stopped`);
+    const resume = await run(KEYS.write, 'campaign', 'resume', id);
+    expect([resume.code, resume.err]).toEqual([1, expect.stringMatching(/conflict/)]);
+  });
+
+  it('maps refusals to exit codes: 65 invalid spec, 65 unparsable file, 66 missing file, 69 unreachable, 77 no key, 64 usage', async () => {
+    expect((await run(KEYS.write, 'campaign', 'create', '-f', join(dir, 'bad.yaml'))).code).toBe(65);
+    expect((await run(KEYS.write, 'campaign', 'create', '-f', join(dir, 'broken.yaml'))).code).toBe(65);
+    expect((await run(KEYS.write, 'campaign', 'create', '-f', join(dir, 'nope.yaml'))).code).toBe(66);
+    expect((await run(null, 'campaign', 'list')).code).toBe(77);
+    expect((await run(KEYS.read, 'campaign', 'frobnicate')).code).toBe(64);
+    const out = new Sink();
+    const unreachable = await main(['--url', 'http://127.0.0.1:1', '--api-key', KEYS.read, 'campaign', 'list'], { out: out as unknown as NodeJS.WriteStream, err: out as unknown as NodeJS.WriteStream });
+    expect(unreachable).toBe(69);
+  });
+
+  it('the flag off makes a live launch exit 69 (503 paid_dispatch_disabled)', async () => {
+    await f.setFlag(false);
+    const r = await run(KEYS.write, 'campaign', 'create', '-f', join(dir, 'spec.yaml'));
+    expect([r.code, r.err]).toEqual([69, expect.stringMatching(/paid_dispatch_disabled/)]);
+    await f.setFlag(true);
+  });
+
+  it('keys new prints a key whose hash keys hash reproduces', async () => {
+    const made = JSON.parse((await run(null, '--json', 'keys', 'new', '--id', 'ci', '--scopes', 'campaign:read,outcome:write')).out);
+    expect(made.entry).toMatchObject({ id: 'ci', scopes: ['campaign:read', 'outcome:write'] });
+    expect((await run(null, 'keys', 'hash', made.key)).out.trim()).toBe(made.entry.hash);
+  });
+
+  it('the shadowctl binary runs as a process and exits with the documented code', () => {
+    const r = spawnSync(process.execPath, [BIN, 'campaign', 'list'], { env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: KEYS.write }, encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(77); // a campaign:write key cannot read
+    const ok = spawnSync(process.execPath, [BIN, '--json', 'campaign', 'list'], { env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: KEYS.read }, encoding: 'utf8', timeout: 30_000 });
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).campaigns.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,107 @@
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES, type RouteDef } from '../src/index.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
+import { seedReport } from './seed.js';
+
+// Keys for the scope matrix: for each scope, a key holding ONLY that scope (right key) and a key
+// holding EVERY OTHER scope (wrong key) — so a 403 cannot come from a missing unrelated scope.
+const SCOPE_KEY: Record<string, string> = { 'campaign:read': KEYS.read, 'campaign:write': KEYS.write, 'outcome:write': KEYS.outcome, admin: KEYS.admin };
+const ALL_BUT: Record<string, string> = { 'campaign:read': KEYS.allButRead, 'campaign:write': KEYS.allButWrite, 'outcome:write': KEYS.allButOutcome, admin: KEYS.allButAdmin };
+
+interface Ctx {
+  campaignId: string;
+  datasetHash: string;
+}
+
+function request(r: RouteDef, ctx: Ctx): { url: string; payload?: string } {
+  const url = r.path.replace('{id}', ctx.campaignId).replace('{hash}', ctx.datasetHash);
+  if (r.operationId === 'createCampaign') return { url, payload: JSON.stringify(validSpec()) };
+  if (r.operationId === 'addOutcome') return { url, payload: JSON.stringify({ campaign_id: ctx.campaignId, item_hash: 'd'.repeat(64), result: 'score', score: 0.5, source: `matrix-${Math.random()}` }) };
+  if (r.operationId === 'setPaidDispatch') return { url, payload: JSON.stringify({ enabled: true }) };
+  return { url };
+}
+
+describe('control API routes', () => {
+  let f: Fixture;
+  let ctx: Ctx;
+  let doc: { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
+  beforeAll(async () => {
+    f = await fixture({ flag: true });
+    const launched = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.all), 'content-type': 'application/json' }, payload: validSpec() });
+    const campaignId = launched.json().campaign.id as string;
+    ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId) };
+    doc = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  });
+  afterAll(async () => f.close());
+
+  it('serves an OpenAPI 3.1 document that validates (@seriousme/openapi-schema-validator)', async () => {
+    const res = await new Validator().validate(doc as never);
+    expect(res.errors ?? []).toEqual([]);
+    expect(res.valid).toBe(true);
+    expect((doc as unknown as { openapi: string }).openapi).toBe('3.1.0');
+  });
+
+  it('documents exactly the routes the server serves', () => {
+    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
+    expect(documented).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
+    expect(documented.length).toBe(16);
+  });
+
+  it('every documented route answers 2xx with a body valid against its documented schema', async () => {
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const order = [...ROUTES].sort((a, b) => Number(a.operationId === 'stopCampaign') - Number(b.operationId === 'stopCampaign'));
+    for (const r of order) {
+      const { url, payload } = request(r, ctx);
+      const res = await f.app.inject({ method: r.method, url, headers: { ...auth(KEYS.all), ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload } : {}) });
+      expect.soft(res.statusCode, `${r.method} ${r.path}: ${res.body.slice(0, 300)}`).toBeGreaterThanOrEqual(200);
+      expect.soft(res.statusCode, `${r.method} ${r.path}: ${res.body.slice(0, 300)}`).toBeLessThan(300);
+      const documented = doc.paths[r.path]![r.method.toLowerCase()]!.responses[String(res.statusCode)];
+      expect.soft(documented, `${r.method} ${r.path} ${res.statusCode} is documented`).toBeDefined();
+      const schema = documented?.content?.['application/json']?.schema;
+      if (schema && String(res.headers['content-type']).startsWith('application/json')) {
+        const ok = ajv.validate(schema, res.json());
+        expect.soft(ok, `${r.method} ${r.path}: ${ajv.errorsText()}`).toBe(true);
+      }
+    }
+  });
+
+  it('answers 405 method_not_allowed with Allow for a known path and 404 not_found for an unknown one', async () => {
+    const r = await f.app.inject({ method: 'DELETE', url: `/v1/campaigns/${ctx.campaignId}`, headers: auth(KEYS.all) });
+    expect([r.statusCode, r.json().error.code, r.headers['allow']]).toEqual([405, 'method_not_allowed', 'GET']);
+    const n = await f.app.inject({ method: 'GET', url: '/v1/nothing', headers: auth(KEYS.all) });
+    expect([n.statusCode, n.json().error.code]).toEqual([404, 'not_found']);
+  });
+
+  describe('scope matrix: every route × {no key, wrong-scope key, right key}', () => {
+    beforeAll(async () => {
+      // a fresh running campaign, so pause → resume → stop (route order) each succeed with the right key
+      const launched = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.all), 'content-type': 'application/json' }, payload: validSpec({ name: 'matrix' }) });
+      ctx = { ...ctx, campaignId: launched.json().campaign.id as string };
+      await seedReport(f.bus, ctx.campaignId);
+    });
+    for (const r of ROUTES) {
+      it(`${r.method} ${r.path} (${r.scope ?? 'public'})`, async () => {
+        const { url, payload } = request(r, ctx);
+        const send = (headers: Record<string, string>) => f.app.inject({ method: r.method, url, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload } : {}) });
+        if (r.scope === null) {
+          expect((await send({})).statusCode).toBe(200);
+          return;
+        }
+        const none = await send({});
+        expect([none.statusCode, none.json().error.code]).toEqual([401, 'unauthenticated']);
+        expect(none.headers['www-authenticate']).toMatch(/^Bearer realm="shadowplane"/);
+        const unknown = await send(auth('sp_not_a_key_at_all_000000000000000'));
+        expect([unknown.statusCode, unknown.headers['www-authenticate']]).toEqual([401, 'Bearer realm="shadowplane", error="invalid_token"']);
+        const wrong = await send(auth(ALL_BUT[r.scope]!));
+        expect([wrong.statusCode, wrong.json().error.code, wrong.json().error.details.required_scope]).toEqual([403, 'forbidden', r.scope]);
+        const right = await send(auth(SCOPE_KEY[r.scope]!));
+        expect(right.statusCode, right.body.slice(0, 300)).toBeGreaterThanOrEqual(200);
+        expect(right.statusCode).toBeLessThan(300);
+      });
+    }
+  });
+});
