@@ -69,7 +69,9 @@ export interface BootstrapResult {
  * order that changes first appearance changes the draw: pass items in a canonical order (e.g.
  * sorted by item hash) for reproducible reports.
  * Cost: O(n) to precompute per-cluster sums (Σw, Σw(q_c − q_i), Σw·x_i, Σw·x_c), then O(B·k)
- * with no per-item work per resample; memory 2·B doubles + 8·k doubles.
+ * with no per-item work per resample; memory 2·B doubles + 4·n doubles (per-cluster sums; the
+ * arrays are sized by items and only the first k entries used). Separate arrays measured faster
+ * than one interleaved (stride-4) array in V8 on this machine.
  * A single cluster gives a zero-width interval (every resample is the sample): the interval is
  * then not evidence of anything; callers enforce their own minimum evidence.
  * Errors: RangeError when items is empty, a weight is not a finite number > 0, a quality is not in
@@ -136,15 +138,6 @@ export function pairedClusterBootstrap(items: PairedItem[], o: { resamples: numb
   const dStar = new Float64Array(resamples);
   const sStar = doCost ? new Float64Array(resamples) : null;
 
-  // Interleave the per-cluster sums (stride 4) so one draw touches one cache line, not four.
-  const sums = new Float64Array(4 * k);
-  for (let c = 0; c < k; c++) {
-    sums[4 * c] = w[c]!;
-    sums[4 * c + 1] = wd[c]!;
-    sums[4 * c + 2] = wxi[c]!;
-    sums[4 * c + 3] = wxc[c]!;
-  }
-
   // xoshiro128** state in locals (same algorithm and draw order as Xoshiro128ss.nextInt).
   const st = seedState(seed);
   let s0 = st[0]! | 0;
@@ -174,14 +167,15 @@ export function pairedClusterBootstrap(items: PairedItem[], o: { resamples: numb
         const m = r * k;
         const hi = Math.floor(m * INV32);
         if (m - hi * 4294967296 >= threshold) {
-          c = hi << 2;
+          c = hi;
           break;
         }
       }
-      bw += sums[c]!;
-      bwd += sums[c + 1]!;
-      bxi += sums[c + 2]!;
-      bxc += sums[c + 3]!;
+      // Summed unconditionally (zeros when savings are not computed) to keep the loop branch-free.
+      bw += w[c]!;
+      bwd += wd[c]!;
+      bxi += wxi[c]!;
+      bxc += wxc[c]!;
     }
     dStar[b] = bwd / bw;
     if (sStar !== null) {
