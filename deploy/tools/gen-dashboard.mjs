@@ -41,6 +41,29 @@ const rows = [
     ],
   },
   {
+    title: 'Duplicator (shadow calls, budget)',
+    panels: [
+      { title: 'Arm calls/s by role and outcome', unit: 'ops', exprs: [[`sum by (arm_role, outcome) (rate(shadowplane_duplicator_dispatches_total{${NS}}[$__rate_interval]))`, '{{arm_role}} {{outcome}}']] },
+      { title: 'Provider attempts/s by result (retries included)', unit: 'ops', exprs: [[`sum by (result) (rate(shadowplane_duplicator_provider_attempts_total{${NS}}[$__rate_interval]))`, '{{result}}']] },
+      { title: 'Items/s by outcome', unit: 'ops', exprs: [[`sum by (outcome) (rate(shadowplane_duplicator_items_total{${NS}}[$__rate_interval]))`, '{{outcome}}']] },
+      { title: 'Shadow spend (USD/h, settled)', unit: 'currencyUSD', exprs: [[`sum(rate(shadowplane_duplicator_spend_usd_total{${NS}}[$__rate_interval])) * 3600`, 'USD/h']] },
+      { title: 'USD reserved for in-flight calls', unit: 'currencyUSD', exprs: [[`sum(shadowplane_duplicator_reserved_usd{${NS}})`, 'reserved']] },
+      { title: 'Budget reservations/s by result', unit: 'ops', exprs: [[`sum by (result) (rate(shadowplane_duplicator_reservations_total{${NS}}[$__rate_interval]))`, '{{result}}']] },
+      { title: 'Captures pending on campaign consumers (max over workers)', unit: 'short', exprs: [[`max(shadowplane_duplicator_consumer_lag_messages{${NS}})`, 'pending']] },
+      {
+        title: 'Rate-limit wait p50 / p99',
+        unit: 's',
+        exprs: [
+          [`histogram_quantile(0.5, sum by (le) (rate(shadowplane_duplicator_ratelimit_wait_seconds_bucket{${NS}}[$__rate_interval])))`, 'p50'],
+          [`histogram_quantile(0.99, sum by (le) (rate(shadowplane_duplicator_ratelimit_wait_seconds_bucket{${NS}}[$__rate_interval])))`, 'p99'],
+        ],
+      },
+      { title: 'Workers: campaigns consumed, paid_dispatch on', unit: 'short', exprs: [[`sum(shadowplane_duplicator_campaigns{${NS}})`, 'campaign consumers'], [`min(shadowplane_duplicator_paid_dispatch{${NS}})`, 'paid_dispatch (min over workers)']] },
+      { title: 'Budget overcharges (must stay 0)', unit: 'short', type: 'stat', exprs: [[`sum(increase(shadowplane_duplicator_budget_overcharge_total{${NS}}[$__range]))`, 'overcharges']] },
+      { title: 'Arms skipped at campaign start by reason', unit: 'short', type: 'bargauge', exprs: [[`sum by (reason) (increase(shadowplane_duplicator_arms_skipped_total{${NS}}[$__range]))`, '{{reason}}']] },
+    ],
+  },
+  {
     title: 'Control API',
     panels: [
       { title: 'Requests/s by route and status', unit: 'reqps', exprs: [[`sum by (route, status) (rate(shadowplane_control_http_requests_total{${NS}}[$__rate_interval]))`, '{{route}} {{status}}']] },
@@ -48,6 +71,16 @@ const rows = [
       { title: 'Campaign launches by outcome', unit: 'short', exprs: [[`sum by (outcome) (increase(shadowplane_control_campaign_launches_total{${NS}}[$__range]))`, '{{outcome}}']], type: 'bargauge' },
       { title: 'Campaign transitions by action', unit: 'short', exprs: [[`sum by (action, outcome) (increase(shadowplane_control_campaign_transitions_total{${NS}}[$__range]))`, '{{action}} {{outcome}}']], type: 'bargauge' },
       { title: 'Auth failures/s', unit: 'ops', exprs: [[`sum by (reason) (rate(shadowplane_control_auth_failures_total{${NS}}[$__rate_interval]))`, '{{reason}}']] },
+    ],
+  },
+  {
+    title: 'Verdict',
+    panels: [
+      { title: 'OBS messages folded/s by kind', unit: 'ops', exprs: [[`sum by (kind) (rate(shadowplane_verdict_obs_messages_total{${NS}}[$__rate_interval]))`, '{{kind}}']] },
+      { title: 'OBS messages failing the contract/s', unit: 'ops', exprs: [[`sum(rate(shadowplane_verdict_obs_invalid_total{${NS}}[$__rate_interval]))`, 'invalid']] },
+      { title: 'Reports written by kind', unit: 'short', type: 'bargauge', exprs: [[`sum by (kind) (increase(shadowplane_verdict_reports_written_total{${NS}}[$__range]))`, '{{kind}}']] },
+      { title: 'Fold time p50 / p99', unit: 's', exprs: [[`histogram_quantile(0.5, sum by (le) (rate(shadowplane_verdict_fold_seconds_bucket{${NS}}[$__rate_interval])))`, 'p50'], [`histogram_quantile(0.99, sum by (le) (rate(shadowplane_verdict_fold_seconds_bucket{${NS}}[$__rate_interval])))`, 'p99']] },
+      { title: 'Campaigns tracked', unit: 'short', type: 'stat', exprs: [[`max(shadowplane_verdict_campaigns{${NS}})`, 'campaigns']] },
     ],
   },
 ];

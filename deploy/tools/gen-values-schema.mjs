@@ -165,7 +165,7 @@ const schema = {
         ['enabled', 'replicas', 'port', 'apiKeys', 'service', 'resources', 'pdb'],
       ),
       verdict: obj(
-        { enabled: bool, replicas, env: envMap, opsPort: port, judges: bool, resources, terminationGracePeriodSeconds: grace, pdb, ...scheduling },
+        { enabled: bool, replicas, env: envMap, opsPort: port, resources, terminationGracePeriodSeconds: grace, pdb, ...scheduling },
         ['enabled', 'replicas', 'opsPort', 'resources', 'pdb'],
       ),
       sidecar: obj(
@@ -204,7 +204,6 @@ const schema = {
               labels: { type: 'object', additionalProperties: { type: 'string' } },
               captureDropRatePerSecond: { type: 'number', minimum: 0 },
               noPublishMinutes: int(1),
-              budgetUsedRatio: { type: 'number', exclusiveMinimum: 0, maximum: 1 },
               consumerLagMessages: int(1),
               for: str({ pattern: '^[0-9]+(s|m|h)$' }),
             },
