@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createResponseParser, parseResponse } from './index.js';
+import { createResponseParser, parseResponse, resolveCost } from './index.js';
 import type { ResponseMeta } from './index.js';
 
 const SSE: ResponseMeta = { status: 200, headers: { 'content-type': 'text/event-stream' } };
@@ -76,6 +76,15 @@ describe('OpenAI chat streams', () => {
     const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ provider: 'X', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0 } }), 'data: [DONE]'));
     expect(r.providerCostUsd).toBe(0);
     expect(r.upstream).toBe('X');
+  });
+
+  it('a BYOK OpenRouter call costs its credit charge plus the upstream charge to the own key', () => {
+    const usage = { prompt_tokens: 1, completion_tokens: 1, cost: 0.00001, is_byok: true, cost_details: { upstream_inference_cost: 0.0002 } };
+    const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [], usage }), 'data: [DONE]'));
+    expect(r.providerCostUsd).toBe(0.00021);
+    expect(resolveCost(r).micro_usd).toBe(210);
+    const notByok = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [], usage: { ...usage, is_byok: false, cost_details: { upstream_inference_cost: 0.00001 } } }), 'data: [DONE]'));
+    expect(notByok.providerCostUsd).toBe(0.00001);
   });
 
   it('a data event that is not JSON marks the response malformed', () => {

@@ -26,7 +26,7 @@ export interface ParsedResponse {
   stream: boolean;
   /** normalised usage; every field number|null; `raw` = the provider's usage block verbatim (Anthropic streams: message_start usage overlaid by message_delta usage) or null */
   usage: Usage;
-  /** provider-reported cost in USD (OpenRouter `usage.cost`); null when absent; 0 only when reported as 0 */
+  /** provider-reported cost in USD (OpenRouter `usage.cost`, plus `cost_details.upstream_inference_cost` on BYOK calls); null when absent; 0 only when reported as 0 */
   providerCostUsd: number | null;
   /** served-by echo (OpenRouter `provider`), else null */
   upstream: string | null;
@@ -71,6 +71,27 @@ const MAX_ERROR_BODY_BYTES = 256 * 1024;
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+const usd = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+
+/**
+ * The total a routing provider reported for one call, USD, or null. OpenRouter: `usage.cost` is
+ * what it charged to the account; with a bring-your-own-key call (`is_byok: true`) the upstream
+ * provider also billed `cost_details.upstream_inference_cost` to that key, so the call's spend is
+ * the sum. On other calls `upstream_inference_cost` repeats the cost and is not added.
+ * Source: https://openrouter.ai/docs/use-cases/usage-accounting ("Cost Breakdown").
+ */
+function reportedCostUsd(u: Obj): number | null {
+  const cost = usd(u['cost']);
+  if (cost === null) return null;
+  if (u['is_byok'] === true && isObj(u['cost_details'])) {
+    const upstream = usd(u['cost_details']['upstream_inference_cost']);
+    // 15 significant digits drop the binary residue of the float sum (0.00001 + 0.0002 → 0.00021),
+    // which would otherwise round up to one more micro-USD.
+    if (upstream !== null) return Number((cost + upstream).toPrecision(15));
+  }
+  return cost;
+}
 
 class ResponseParser implements StreamParser {
   private readonly is2xx: boolean;
@@ -531,10 +552,7 @@ class ResponseParser implements StreamParser {
       else usage = openaiChatUsage(this.usageRaw);
     }
 
-    let providerCostUsd: number | null = null;
-    if (this.usageRaw !== null && typeof this.usageRaw['cost'] === 'number' && Number.isFinite(this.usageRaw['cost']) && this.usageRaw['cost'] >= 0) {
-      providerCostUsd = this.usageRaw['cost'];
-    }
+    const providerCostUsd = this.usageRaw === null ? null : reportedCostUsd(this.usageRaw);
 
     // Output
     let text = this.text.join('');
