@@ -149,7 +149,7 @@ export async function* readObsSubject(bus: Bus, subject: string): AsyncIterable<
   const info = await bus.jsm.streams.info(bus.names.streams.obs, { subjects_filter: subject });
   const count = info.state.subjects?.[subject] ?? 0;
   if (count === 0) return;
-  const c = await bus.js.consumers.get(bus.names.streams.obs, { filter_subjects: [subject], deliver_policy: DeliverPolicy.All });
+  const c = await bus.js.consumers.get(bus.names.streams.obs, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
   const msgs = await c.consume();
   try {
     for await (const m of msgs) {

@@ -1,5 +1,122 @@
-/** Entry point of `shadowplane fold` (not built yet). */
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('shadowplane fold: not built yet\n');
-  return 3;
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Command, CommanderError } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { Campaign, CampaignSpec, ObsMessage, canonicalJson, type Observation } from '@shadowplane/contracts';
+import { foldReport, renderReportHtml } from '@shadowplane/evidence';
+
+/**
+ * Builds the spec for an offline fold from the observations alone (no --spec): the arm with role
+ * `incumbent` is the incumbent, every `candidate` arm a candidate, call types and suite from the
+ * observations, every other field at its CampaignSpec default; max_cost_usd is what the
+ * observations were charged (Σ charged_micro_usd, rounded up to a cent). The report names it.
+ */
+export function specFromObservations(obs: Observation[]): CampaignSpec {
+  const arm = (role: string) => [...new Map(obs.filter((o) => o.role === role).map((o) => [o.arm_id, { id: o.arm_id, provider: o.provider.replace(/[^a-z0-9_-]/g, '') || 'unknown', model: o.model }])).values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const inc = arm('incumbent')[0];
+  if (!inc) throw new Error('no incumbent observation in the file; pass --spec');
+  const spent = obs.reduce((a, o) => a + o.charged_micro_usd, 0) / 1e6;
+  return CampaignSpec.parse({
+    name: 'offline fold: spec derived from observations (no pinned spec given)',
+    suite: 'offline',
+    call_types: [...new Set(obs.map((o) => o.call_type))].sort(),
+    incumbent: inc,
+    candidates: arm('candidate'),
+    max_cost_usd: Math.max(0.01, Math.ceil(spent * 100) / 100),
+    traffic_classes: [...new Set(obs.map((o) => o.traffic_class))].sort(),
+  });
+}
+
+/**
+ * Entry point of `shadowplane fold OBS.jsonl [--spec run-spec.yaml] [--json out|-] [--html out.html] [--bundle out.json]`.
+ * Folds an exported observations file (one OBS message per line, outputs filled in) into the same
+ * report the verdict service writes. Without --json/--html/--bundle the report JSON goes to stdout.
+ * Exit codes: 0 ok, 64 usage, 65 bad data (a line that is not an OBS message, or nothing to
+ * report), 66 input file missing.
+ */
+export async function main(argv: string[]): Promise<number> {
+  const program = new Command('shadowplane fold')
+    .argument('<obs-file>', 'exported observations, one JSON message per line')
+    .option('--spec <file>', 'pinned run spec (YAML/JSON CampaignSpec, or a Campaign record with id and run_index)')
+    .option('--campaign-id <id>', 'campaign id (default: from the spec record or the observations)')
+    .option('--run-index <n>', 'run index for α-spending (default: from the campaign record, else 1)')
+    .option('--provisional', 'mark the report provisional', false)
+    .option('--json <file>', "write the report JSON here ('-' for stdout)")
+    .option('--html <file>', 'write the HTML report here')
+    .option('--bundle <file>', 'write the evidence bundle here')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) });
+  try {
+    program.parse(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 64;
+    throw e;
+  }
+  const o = program.opts<{ spec?: string; campaignId?: string; runIndex?: string; provisional: boolean; json?: string; html?: string; bundle?: string }>();
+  const file = program.args[0]!;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    process.stderr.write(`shadowplane fold: cannot read ${file}: ${(e as Error).message}\n`);
+    return 66;
+  }
+  const messages: ObsMessage[] = [];
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i]!.trim();
+    if (!l) continue;
+    let r;
+    try {
+      r = ObsMessage.safeParse(JSON.parse(l));
+    } catch (e) {
+      process.stderr.write(`shadowplane fold: ${file}:${i + 1}: not JSON: ${(e as Error).message}\n`);
+      return 65;
+    }
+    if (!r.success) {
+      process.stderr.write(`shadowplane fold: ${file}:${i + 1}: not an OBS message: ${r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).slice(0, 3).join('; ')}\n`);
+      return 65;
+    }
+    messages.push(r.data);
+  }
+  const obs = messages.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
+  let spec: CampaignSpec;
+  let campaignId = o.campaignId ?? obs[0]?.campaign_id;
+  let runIndex = o.runIndex ? Number(o.runIndex) : undefined;
+  let state: string | null = null;
+  try {
+    if (o.spec) {
+      const doc = parseYaml(readFileSync(o.spec, 'utf8')) as unknown;
+      const asCampaign = Campaign.safeParse(doc);
+      if (asCampaign.success) {
+        spec = asCampaign.data.spec;
+        campaignId = o.campaignId ?? asCampaign.data.id;
+        runIndex ??= asCampaign.data.run_index;
+        state = asCampaign.data.state;
+      } else spec = CampaignSpec.parse(doc);
+    } else spec = specFromObservations(obs);
+  } catch (e) {
+    process.stderr.write(`shadowplane fold: bad spec: ${(e as Error).message}\n`);
+    return 64;
+  }
+  if (!campaignId) {
+    process.stderr.write('shadowplane fold: no campaign id (no observations and no --campaign-id)\n');
+    return 65;
+  }
+  if (runIndex !== undefined && !(Number.isInteger(runIndex) && runIndex >= 1)) {
+    process.stderr.write('shadowplane fold: --run-index must be an integer >= 1\n');
+    return 64;
+  }
+  let r;
+  try {
+    r = foldReport({ campaign: { campaign_id: campaignId, spec, run_index: runIndex ?? 1, state }, messages, provisional: o.provisional });
+  } catch (e) {
+    process.stderr.write(`shadowplane fold: ${(e as Error).message}\n`);
+    return 65;
+  }
+  if (o.html) writeFileSync(o.html, renderReportHtml(r.report));
+  if (o.bundle) writeFileSync(o.bundle, canonicalJson(r.bundle));
+  if (o.json && o.json !== '-') writeFileSync(o.json, r.reportJson);
+  if (o.json === '-' || (!o.json && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);
+  process.stderr.write(`report ${r.reportId}\n${(r.report.verdict_text ?? []).join('\n')}\n`);
+  return 0;
 }

@@ -1,0 +1,302 @@
+import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
+import type { KvWatchEntry } from '@nats-io/kv';
+import type { Subscription } from '@nats-io/transport-node';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { getArtifact, type Keyring } from '@shadowplane/artifacts';
+import { connectBus, provision, type Bus } from '@shadowplane/bus';
+import { Campaign, ObsMessage, isShadowplaneError, type Campaign as CampaignT } from '@shadowplane/contracts';
+import { foldReport, observationId, renderReportHtml, type FoldResult } from '@shadowplane/evidence';
+import { reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
+import { createLogger, createMetricsRegistry, serveOps, type Logger, type OpsServer } from '@shadowplane/telemetry';
+import { computeProgress } from './progress.js';
+
+/** Resolved configuration of {@link startVerdict}. */
+export interface VerdictConfig {
+  natsUrl: string;
+  /** NATS name prefix (tests isolate with it); '' for the standard names */
+  prefix: string;
+  /** ops listener (default 127.0.0.1:0) */
+  opsHost?: string;
+  opsPort?: number;
+  /** keyring for decrypting outputs to score; null → outputs unavailable (every output unscored) */
+  keyring: Keyring | null;
+  /** progress write interval, ms (default 2000) */
+  progressIntervalMs?: number;
+  /** terminal-campaign check interval, ms (default 500) */
+  tickMs?: number;
+  storage?: 'file' | 'memory';
+  logger?: Logger;
+  registry?: Registry;
+}
+
+/** A running verdict service. */
+export interface VerdictHandle {
+  /** base URL of the ops server (/healthz, /readyz, /metrics) */
+  opsUrl: string;
+  /** final report ids written by this process, by campaign */
+  finalReports(): ReadonlyMap<string, string>;
+  /** stops consuming, drains NATS, closes the ops server */
+  close(): Promise<void>;
+}
+
+const TERMINAL = new Set(['completed', 'stopped', 'budget_exhausted']);
+
+interface CampaignSlot {
+  messages: Map<string, ObsMessage>;
+  campaign: CampaignT | null;
+  dirty: boolean;
+  /** message count when the final report was last written */
+  finalAt: number;
+  finalId: string | null;
+  latestId: string | null;
+  emptyAt: number;
+}
+
+class VerdictMetrics {
+  readonly messages: Counter<'kind'>;
+  readonly invalid: Counter;
+  readonly reports: Counter<'kind'>;
+  readonly foldSeconds: Histogram;
+  readonly campaigns: Gauge;
+  constructor(r: Registry) {
+    this.messages = new Counter({ name: 'shadowplane_verdict_obs_messages_total', help: 'OBS messages folded, by kind', labelNames: ['kind'], registers: [r] });
+    this.invalid = new Counter({ name: 'shadowplane_verdict_obs_invalid_total', help: 'OBS messages that failed the contract and were skipped', registers: [r] });
+    this.reports = new Counter({ name: 'shadowplane_verdict_reports_written_total', help: 'reports written, final or provisional', labelNames: ['kind'], registers: [r] });
+    this.foldSeconds = new Histogram({ name: 'shadowplane_verdict_fold_seconds', help: 'time to fold a campaign into a report', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [r] });
+    this.campaigns = new Gauge({ name: 'shadowplane_verdict_campaigns', help: 'campaigns with state in this process', registers: [r] });
+  }
+}
+
+function messageKey(m: ObsMessage): string {
+  if (m.schema === 'shadow.observation/v1') return `o:${observationId(m)}`;
+  if (m.schema === 'shadow.item_event/v1') return `e:${m.call_type}:${m.kind}:${m.item_hash}:${m.envelope_id}:${m.reason ?? ''}`;
+  return `x:${m.outcome_id}`;
+}
+
+/**
+ * Starts the verdict service: replays the OBS stream from its start with an ordered consumer
+ * (state is rebuilt from the stream alone; restart = replay = same reports), watches
+ * `shadow_campaigns`, writes progress summaries, writes the final report of a campaign once it is
+ * terminal (completed/stopped/budget_exhausted) and the OBS backlog is drained, and answers
+ * provisional report requests on `names.verdictReportSubject` (`{campaign_id}` → `{report_id}` or
+ * `{error:{code,message}}`). Outputs are decrypted from the artifact store with `keyring` to score.
+ * Errors: throws when NATS cannot be reached at start.
+ */
+export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
+  const log = cfg.logger ?? createLogger({ service: 'verdict', version: '0.1.0', level: 'silent' });
+  const registry = cfg.registry ?? createMetricsRegistry({ prefix: 'shadowplane_verdict_' });
+  const metrics = new VerdictMetrics(registry);
+  const bus: Bus = await connectBus({ url: cfg.natsUrl, name: 'shadowplane-verdict', prefix: cfg.prefix });
+  await provision(bus, { storage: cfg.storage ?? 'file' });
+  await reportDocsStore(bus);
+  const artifacts = await bus.objm.open(bus.names.buckets.artifacts);
+  const outputCache = new Map<string, string | null>();
+  const slots = new Map<string, CampaignSlot>();
+  const globalOutcomes = new Map<string, ObsMessage>();
+  let processedSeq = 0;
+  let drainedOnce = false;
+  let watcherReady = false;
+  let closed = false;
+
+  const slot = (id: string): CampaignSlot => {
+    let s = slots.get(id);
+    if (!s) {
+      s = { messages: new Map(), campaign: null, dirty: true, finalAt: -1, finalId: null, latestId: null, emptyAt: -1 };
+      slots.set(id, s);
+      metrics.campaigns.set(slots.size);
+    }
+    return s;
+  };
+
+  // OBS replay + live tail
+  const consumer = await bus.js.consumers.get(bus.names.streams.obs, { filter_subjects: bus.names.obsAll, deliver_policy: DeliverPolicy.All });
+  const msgs: ConsumerMessages = await consumer.consume();
+  const consumeLoop = (async () => {
+    for await (const m of msgs) {
+      processedSeq = Math.max(processedSeq, m.seq);
+      let data: unknown;
+      try {
+        data = m.json();
+      } catch {
+        metrics.invalid.inc();
+        continue;
+      }
+      const r = ObsMessage.safeParse(data);
+      if (!r.success) {
+        metrics.invalid.inc();
+        continue;
+      }
+      const om = r.data;
+      metrics.messages.inc({ kind: om.schema.slice(7, om.schema.indexOf('/')) });
+      if (om.schema === 'shadow.outcome/v1' && om.campaign_id === null) {
+        globalOutcomes.set(messageKey(om), om);
+        for (const s of slots.values()) s.dirty = true;
+        continue;
+      }
+      const s = slot(om.campaign_id!);
+      const k = messageKey(om);
+      if (!s.messages.has(k)) {
+        s.messages.set(k, om);
+        s.dirty = true;
+      }
+    }
+  })().catch((e: unknown) => log.error({ err: e }, 'obs consumer stopped'));
+
+  // campaigns KV watch
+  const campaignsKv = await bus.kvm.open(bus.names.buckets.campaigns);
+  const watcher = await campaignsKv.watch();
+  watcherReady = true;
+  const watchLoop = (async () => {
+    for await (const e of watcher as AsyncIterable<KvWatchEntry>) {
+      if (e.operation !== 'PUT' || e.length === 0) continue;
+      const r = Campaign.safeParse(e.json());
+      if (!r.success) {
+        log.warn({ key: e.key }, 'campaign value does not match the contract');
+        continue;
+      }
+      const s = slot(r.data.id);
+      s.campaign = r.data;
+      s.dirty = true;
+    }
+  })().catch((e: unknown) => log.error({ err: e }, 'campaign watch stopped'));
+
+  const fillOutputs = async (messages: Iterable<ObsMessage>): Promise<ObsMessage[]> => {
+    const out: ObsMessage[] = [];
+    for (const m of messages) {
+      if (m.schema !== 'shadow.observation/v1' || m.output_text !== undefined || !m.artifact_ref) {
+        out.push(m);
+        continue;
+      }
+      let text: string | null = null;
+      if (cfg.keyring) {
+        if (outputCache.has(m.artifact_ref)) text = outputCache.get(m.artifact_ref)!;
+        else {
+          try {
+            text = (await getArtifact(artifacts, cfg.keyring, m.artifact_ref)).output_text;
+          } catch (e) {
+            log.warn({ campaignId: m.campaign_id, err: e }, 'artifact unavailable; output unscored');
+            text = null;
+          }
+          outputCache.set(m.artifact_ref, text);
+        }
+      }
+      out.push({ ...m, output_text: text });
+    }
+    return out;
+  };
+
+  const fold = async (id: string, provisional: boolean): Promise<FoldResult> => {
+    const s = slots.get(id);
+    if (!s?.campaign) throw Object.assign(new Error(`campaign ${id} unknown`), { code: 'not_found' });
+    const c = s.campaign;
+    const messages = await fillOutputs([...s.messages.values(), ...globalOutcomes.values()]);
+    const end = metrics.foldSeconds.startTimer();
+    try {
+      return foldReport({ campaign: { campaign_id: id, spec: c.spec, run_index: c.run_index, spec_hash: c.spec_hash, state: c.state }, messages, provisional });
+    } finally {
+      end();
+    }
+  };
+
+  const write = async (id: string, r: FoldResult, provisional: boolean) => {
+    await writeReport(bus, { campaignId: id, reportId: r.reportId, reportJson: r.reportJson, provisional, html: renderReportHtml(r.report), bundle: r.bundle, datasetCards: r.datasetCards });
+    metrics.reports.inc({ kind: provisional ? 'provisional' : 'final' });
+    const s = slot(id);
+    s.latestId = r.reportId;
+    s.dirty = true;
+    log.info({ campaignId: id, reportId: r.reportId, provisional }, 'report written');
+  };
+
+  // provisional report requests
+  const sub: Subscription = bus.nc.subscribe(bus.names.verdictReportSubject, {
+    queue: 'verdict',
+    callback: (_err, m) => {
+      void (async () => {
+        let id = '';
+        try {
+          id = String((m.json() as { campaign_id?: unknown }).campaign_id ?? '');
+          const s = slots.get(id);
+          if (!s?.campaign) {
+            m.respond(JSON.stringify({ error: { code: 'not_found', message: `campaign ${id} unknown to the verdict service` } }));
+            return;
+          }
+          if (s.finalId !== null && s.finalAt === s.messages.size) {
+            m.respond(JSON.stringify({ report_id: s.finalId }));
+            return;
+          }
+          const provisional = !TERMINAL.has(s.campaign.state);
+          const r = await fold(id, provisional);
+          await write(id, r, provisional);
+          m.respond(JSON.stringify({ report_id: r.reportId }));
+        } catch (e) {
+          const code = isShadowplaneError(e) ? e.code : 'internal';
+          log.warn({ campaignId: id, err: e }, 'report request failed');
+          m.respond(JSON.stringify({ error: { code, message: (e as Error).message } }));
+        }
+      })();
+    },
+  });
+
+  // periodic work: drained check, final reports, progress
+  let lastProgress = 0;
+  let busy = false;
+  const tick = async () => {
+    if (busy || closed) return;
+    busy = true;
+    try {
+      const info = await bus.jsm.streams.info(bus.names.streams.obs);
+      const drained = processedSeq >= info.state.last_seq;
+      if (drained) drainedOnce = true;
+      for (const [id, s] of slots) {
+        const c = s.campaign;
+        if (!drained || !c || !TERMINAL.has(c.state)) continue;
+        if (s.finalAt === s.messages.size || s.emptyAt === s.messages.size) continue;
+        try {
+          const r = await fold(id, false);
+          await write(id, r, false);
+          s.finalAt = s.messages.size;
+          s.finalId = r.reportId;
+        } catch (e) {
+          if (isShadowplaneError(e) && e.code === 'report_empty') {
+            s.emptyAt = s.messages.size;
+            log.warn({ campaignId: id }, 'nothing scored and nothing refused: no report written');
+          } else log.error({ campaignId: id, err: e }, 'final report failed');
+        }
+      }
+      const now = Date.now();
+      if (now - lastProgress >= (cfg.progressIntervalMs ?? 2000)) {
+        lastProgress = now;
+        for (const [id, s] of slots) {
+          if (!s.dirty) continue;
+          s.dirty = false;
+          await writeProgress(bus, computeProgress(id, s.messages.values(), s.latestId, new Date()));
+        }
+      }
+    } catch (e) {
+      log.warn({ err: e }, 'verdict tick failed');
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void tick(), cfg.tickMs ?? 500);
+
+  const ops: OpsServer = await serveOps(registry, { ready: () => drainedOnce && watcherReady && !closed, port: cfg.opsPort ?? 0, host: cfg.opsHost ?? '127.0.0.1' });
+  log.info({ opsUrl: ops.url, prefix: cfg.prefix }, 'verdict started');
+
+  return {
+    opsUrl: ops.url,
+    finalReports: () => new Map([...slots].filter(([, s]) => s.finalId !== null).map(([id, s]) => [id, s.finalId!])),
+    async close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      while (busy) await new Promise((r) => setTimeout(r, 20));
+      sub.unsubscribe();
+      watcher.stop();
+      msgs.stop();
+      await Promise.allSettled([consumeLoop, watchLoop]);
+      await ops.close();
+      await bus.close();
+    },
+  };
+}
