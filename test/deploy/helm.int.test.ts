@@ -191,6 +191,9 @@ describe('sample router Deployment with the sidecar merged in', () => {
     expect(sc.env).toContainEqual({ name: 'SHADOWPLANE_SIDECAR_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
     expect(sc.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'sp-ops' });
     expect(sc.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'sp-ops' });
+    // keeps accepting while the pod leaves the Service endpoints; the pod's grace period covers it
+    expect(sc.lifecycle.preStop.exec.command).toEqual(['sleep', '5']);
+    expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(45);
     const vols = d.spec.template.spec.volumes as { name: string; configMap?: { name: string }; secret?: { secretName: string } }[];
     expect(vols.find((v) => v.name === 'shadowplane-sidecar-config')?.configMap?.name).toBe('edge-shadowplane-sidecar');
     expect(vols.find((v) => v.name === 'shadowplane-sticky-salt')?.secret?.secretName).toBe('shadowplane-sticky-salt');

@@ -72,6 +72,13 @@ publishes sampled captures to NATS off the hot path, and serves /healthz, /ready
       containerPort: {{ include "shadowplane.sidecar.port" .Values.sidecar.opsListen }}
       protocol: TCP
   {{- include "shadowplane.probes" .Values.sidecar.portNames.ops | nindent 2 }}
+  {{- if .Values.sidecar.preStopSleepSeconds }}
+  lifecycle:
+    # Keep accepting while the endpoint is removed from Services, then SIGTERM drains.
+    preStop:
+      exec:
+        command: ["sleep", "{{ .Values.sidecar.preStopSleepSeconds }}"]
+  {{- end }}
   resources:
     {{- toYaml .Values.sidecar.resources | nindent 4 }}
   securityContext:
