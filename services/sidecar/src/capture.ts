@@ -16,7 +16,8 @@ export type ExcludeReason =
   | 'request_incomplete'
   | 'upstream_failed'
   | 'bad_body_encoding'
-  | 'envelope_invalid';
+  | 'envelope_invalid'
+  | 'worker_error';
 
 /** The teed response of a sampled request: chunk references (no copies) and arrival times. */
 export interface TeedResponse {
@@ -69,6 +70,26 @@ export interface BuiltEnvelope {
 
 /** Result of {@link buildEnvelope}. */
 export type BuildResult = BuiltEnvelope | { kind: 'excluded'; reason: ExcludeReason; detail?: string };
+
+/** What the publisher needs from a built envelope (small enough to pass between threads). */
+export interface Publishable {
+  kind: 'envelope';
+  envelopeId: string;
+  suite: string;
+  callType: string;
+  /** envelope JSON */
+  data: Uint8Array;
+  body: { name: string; bytes: Buffer } | null;
+}
+
+/** Result of processing a capture: ready to publish, or excluded with a reason. */
+export type ProcessResult = Publishable | { kind: 'excluded'; reason: ExcludeReason; detail?: string };
+
+/** Reduces a {@link BuildResult} to what the publisher needs. */
+export function toPublishable(r: BuildResult): ProcessResult {
+  if (r.kind === 'excluded') return r;
+  return { kind: 'envelope', envelopeId: r.envelope.envelope_id, suite: r.envelope.suite, callType: r.envelope.call_type, data: r.data, body: r.body };
+}
 
 function decodeBody(buf: Buffer, encoding: string | null, max: number): Buffer | null {
   const enc = (encoding ?? 'identity').trim().toLowerCase();

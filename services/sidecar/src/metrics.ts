@@ -27,6 +27,7 @@ export class SidecarMetrics {
   readonly queueBytes: Gauge;
   readonly lastPublish: Gauge;
   readonly natsConnected: Gauge;
+  readonly builds: Counter<'where'>;
 
   constructor(registry: Registry) {
     this.requests = new Counter({
@@ -65,6 +66,12 @@ export class SidecarMetrics {
     this.natsConnected = new Gauge({
       name: 'shadowplane_sidecar_nats_connected',
       help: '1 while the NATS connection is up, else 0.',
+      registers: [registry],
+    });
+    this.builds = new Counter({
+      name: 'shadowplane_sidecar_capture_builds_total',
+      help: 'Envelopes built, by where the work ran: inline (a later event-loop turn, small captures) or worker (a worker thread, large captures).',
+      labelNames: ['where'],
       registers: [registry],
     });
     this.lastPublish.set(0);

@@ -5,7 +5,8 @@ import { Pool, type Dispatcher } from 'undici';
 import type { NatsNames } from '@shadowplane/contracts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { RouteSpec, SidecarConfig } from './config.js';
-import { buildEnvelope, type CaptureInput, type TeedResponse } from './capture.js';
+import type { CaptureInput, TeedResponse } from './capture.js';
+import type { CaptureProcessor } from './processor.js';
 import type { CapturePublisher } from './publisher.js';
 import { Sampler, type RequestHead, type SampleDecision } from './sampling.js';
 import type { RequestOutcome, SidecarMetrics } from './metrics.js';
@@ -37,6 +38,7 @@ export interface ProxyDeps {
   metrics: SidecarMetrics;
   log: Logger;
   publisher: CapturePublisher;
+  processor: CaptureProcessor;
   names: NatsNames;
   /** random source for sampling (tests) */
   random?: () => number;
@@ -51,7 +53,8 @@ export interface ProxyDeps {
  * Capture never touches the hot path: sampling is decided from the head; a sampled request's body
  * chunks and the response chunks are kept by reference (bounded: per-request ceiling and a global
  * byte budget), and parsing, redaction, envelope building and publishing happen after the response
- * ended (setImmediate, then the publisher's bounded queue).
+ * ended (CaptureProcessor: a later event-loop turn for small bodies, a worker thread for large
+ * ones; then the publisher's bounded queue).
  *
  * Errors: no route → 404 `not_found`; upstream unreachable/reset before headers → 502
  * `upstream_unavailable`; connect or headers timeout → 504 `upstream_timeout` (bodies
@@ -302,45 +305,43 @@ export class SidecarProxy {
     const endMs = performance.now();
     const route = ex.route!;
     const cfg = this.d.config;
-    setImmediate(() => {
-      const input: CaptureInput = {
-        decision: cap.decision,
-        method: ex.req.method ?? 'POST',
-        path: ex.upstreamPath,
-        contentType: cap.contentType,
-        contentEncoding: cap.contentEncoding,
-        requestChunks: cap.chunks,
-        requestBytes: cap.bytes,
-        response: cap.response,
-        startMs: cap.startMs,
-        endMs,
-        placement: route.placement,
-        sidecarId: cfg.sidecarId,
-        inlineMaxBytes: cfg.capture.inlineMaxBytes,
-        maxBodyBytes: cfg.capture.captureMaxBytes,
-        bodyStore: this.d.names.captureBodies,
-      };
-      const built = buildEnvelope(input);
+    const input: CaptureInput = {
+      decision: cap.decision,
+      method: ex.req.method ?? 'POST',
+      path: ex.upstreamPath,
+      contentType: cap.contentType,
+      contentEncoding: cap.contentEncoding,
+      requestChunks: cap.chunks,
+      requestBytes: cap.bytes,
+      response: cap.response,
+      startMs: cap.startMs,
+      endMs,
+      placement: route.placement,
+      sidecarId: cfg.sidecarId,
+      inlineMaxBytes: cfg.capture.inlineMaxBytes,
+      maxBodyBytes: cfg.capture.captureMaxBytes,
+      bodyStore: this.d.names.captureBodies,
+    };
+    const teed = cap.heldBytes;
+    cap.chunks = [];
+    cap.response = null;
+    void this.d.processor.process(input).then((built) => {
       // the teed chunks are no longer needed; the envelope (and body) replace them in the budget
-      const teed = cap.heldBytes;
-      cap.chunks = [];
-      cap.response = null;
+      this.d.publisher.release(teed);
       if (built.kind === 'excluded') {
-        this.d.publisher.release(teed);
         this.d.metrics.capture('excluded', built.reason);
-        if (built.reason === 'envelope_invalid') this.d.log.warn({ detail: built.detail }, 'capture envelope invalid');
+        if (built.reason === 'envelope_invalid' || built.reason === 'worker_error') this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
         return;
       }
       const envBytes = built.data.byteLength + (built.body?.bytes.byteLength ?? 0);
-      this.d.publisher.release(teed);
       if (!this.d.publisher.tryHold(envBytes)) {
         this.d.metrics.capture('dropped', 'queue_full');
         return;
       }
       this.d.publisher.enqueue({
-        subject: this.d.names.captureSubject(built.envelope.suite, built.envelope.call_type),
+        subject: this.d.names.captureSubject(built.suite, built.callType),
         data: built.data,
-        msgId: built.envelope.envelope_id,
+        msgId: built.envelopeId,
         body: built.body === null ? null : { store: this.d.names.captureBodies, name: built.body.name, bytes: built.body.bytes },
         heldBytes: envBytes,
       });

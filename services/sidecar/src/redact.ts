@@ -143,7 +143,10 @@ function redactString(s: string, ctx: Ctx): string {
   if (s.length < 7 || !/[\d@:]|sk-|AIza|eyJ|[Bb]earer|gh[pousr]_|github_pat_|xox/.test(s)) return s;
   let out = s;
   for (const re of API_KEY_RES) out = out.replace(re, () => bump(ctx, 'API_KEY'));
-  out = out.replace(EMAIL_RE, () => bump(ctx, 'EMAIL'));
+  // prefilters keep the backtracking-heavy patterns off strings that cannot match them
+  if (out.includes('@')) out = out.replace(EMAIL_RE, () => bump(ctx, 'EMAIL'));
+  if (out.includes(':')) out = out.replace(IPV6_RE, (m) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m));
+  if (!/\d/.test(out)) return out; // every pattern below needs a digit
   out = out.replace(IBAN_RE, (m) => {
     const compact = m.replace(/ /g, '');
     if (ibanValid(compact)) return bump(ctx, 'IBAN');
@@ -176,7 +179,6 @@ function redactString(s: string, ctx: Ctx): string {
   out = out.replace(IPV4_RE, (m, a: string, b: string, c: string, d: string) =>
     [a, b, c, d].every((o) => Number(o) <= 255 && (o.length === 1 || !o.startsWith('0'))) ? bump(ctx, 'IP') : m,
   );
-  out = out.replace(IPV6_RE, (m) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m));
   return out;
 }
 

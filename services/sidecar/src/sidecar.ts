@@ -6,6 +6,7 @@ import type { SidecarConfig } from './config.js';
 import { SidecarMetrics } from './metrics.js';
 import { CapturePublisher } from './publisher.js';
 import { SidecarProxy } from './proxy.js';
+import { CaptureProcessor } from './processor.js';
 
 /** The sidecar's package version, bound on every log line. */
 export const SIDECAR_VERSION = '0.1.0';
@@ -67,7 +68,8 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     metrics,
     log,
   );
-  const proxy = new SidecarProxy({ config, metrics, log, publisher, names, ...(opts.random ? { random: opts.random } : {}) });
+  const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics);
+  const proxy = new SidecarProxy({ config, metrics, log, publisher, processor, names, ...(opts.random ? { random: opts.random } : {}) });
   const url = await proxy.listen(config.listen.host, config.listen.port);
   let ops: OpsServer;
   try {
@@ -124,6 +126,7 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
       log.info({ inflight: proxy.inflightCount }, 'draining');
       await proxy.drain(config.drainTimeoutMs);
       await publisher.flush(config.flushTimeoutMs);
+      await processor.close();
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
       (wake as (() => void) | null)?.();

@@ -193,6 +193,8 @@ describe('captures in JetStream', () => {
     const back = await store.getBlob(env.request.body_ref!.name);
     expect(back).not.toBeNull();
     expect(Buffer.from(back!).equals(big)).toBe(true);
+    // built on the worker thread, not on the proxy's event loop
+    expect(await metricValue(sc, 'shadowplane_sidecar_capture_builds_total', { where: 'worker' })).toBe(1);
     // replay: the stored body parses to the same item
     expect(itemHash(env.api, env.path, JSON.parse(Buffer.from(back!).toString()))).toBe(env.item_hash);
   });

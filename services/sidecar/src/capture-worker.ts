@@ -1,0 +1,22 @@
+// The capture worker thread: builds envelopes for large bodies so JSON parsing, redaction and
+// hashing of megabytes never stall the proxy's event loop. Messages: {id, input} in,
+// {id, result} out (envelope bytes and body transferred, not copied).
+import { parentPort } from 'node:worker_threads';
+import { buildEnvelope, toPublishable, type CaptureInput } from './capture.js';
+
+const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
+  const input = msg.input;
+  // structured clone turns Buffers into Uint8Arrays
+  input.requestChunks = input.requestChunks.map(asBuffer);
+  if (input.response) input.response.chunks = input.response.chunks.map(asBuffer);
+  const result = toPublishable(buildEnvelope(input));
+  const transfer: ArrayBuffer[] = [];
+  if (result.kind === 'envelope') {
+    if (result.data.byteOffset === 0 && result.data.byteLength === result.data.buffer.byteLength) transfer.push(result.data.buffer as ArrayBuffer);
+    const b = result.body?.bytes;
+    if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !transfer.includes(b.buffer as ArrayBuffer)) transfer.push(b.buffer as ArrayBuffer);
+  }
+  parentPort!.postMessage({ id: msg.id, result }, transfer);
+});
