@@ -6,6 +6,7 @@
 #   3. helm template each; kubeconform -strict against the committed Kubernetes schemas
 #      (CRDs ServiceMonitor, PodMonitor, PrometheusRule, ScaledObject are skipped: no schema here)
 #   4. policy assertions on the rendered manifests (deploy/tools/check-manifests.mjs)
+#   4b. branches the example values do not take, rendered with --set variants (same checks)
 #   5. NOTES.txt renders, and the sidecar snippet it prints parses
 #   6. the sample router chart with the sidecar merged in: render, validate, assert
 #   7. the Dockerfile: BuildKit's lint rules + Shadowplane's image policy (deploy/tools/dockerfile-lint)
@@ -52,6 +53,23 @@ for name in default staging full; do
   kubeconform "$OUT/$name.yaml"
   node deploy/tools/check-manifests.mjs "$OUT/$name.yaml" \
     $([[ $name == default ]] || echo --allow-foreign-selectors)
+done
+
+step "template branches the example values do not take (--set variants): render + kubeconform + policy"
+VARIANTS=(
+  "duplicator.keda.enabled=true"
+  "duplicator.autoscaling.enabled=false"
+  "serviceAccount.create=false,networkPolicy.enabled=false"
+  "control.enabled=false,verdict.enabled=false"
+  "sidecar.placement=egress,sidecar.listen=127.0.0.1:8080,sidecar.upstream=,sidecar.routes[0].upstream=https://api.openai.com,sidecar.routes[0].path_prefix=/openai/"
+)
+i=0
+for v in "${VARIANTS[@]}"; do
+  i=$((i + 1))
+  echo "variant $i: $v"
+  "$BIN/helm" template sp "$CHART" --namespace shadowplane --kube-version "$K8S_VERSION" --set "$v" > "$OUT/variant-$i.yaml"
+  kubeconform "$OUT/variant-$i.yaml"
+  node deploy/tools/check-manifests.mjs "$OUT/variant-$i.yaml"
 done
 
 step "NOTES.txt renders (default and full values; helm template does not render NOTES, so a copy wraps it)"
