@@ -96,3 +96,16 @@ describe('BudgetLedgerClient', () => {
     expect(granted).toBeGreaterThanOrEqual(Math.floor(10_000 / 97));
   });
 });
+
+describe('BudgetLedgerClient settle at the reserved upper bound', () => {
+  it("charges exactly what was reserved when the actual is 'reserved'", async () => {
+    const bus = await connectBus({ url: sharedNatsUrl(), name: 'budget-test2', prefix: randomPrefix('bud') });
+    await provision(bus, { storage: 'memory' });
+    const c = new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget));
+    await c.ledgers.put('e', newLedger(1));
+    await c.reserve('e', { 'i.a.1': 70, 'i.a.2': 30, 'i.b.1': 5 });
+    expect(await c.settle('e', { prefix: 'i.a.' }, 'reserved')).toEqual({ found: true, releasedMicroUsd: 100, settledMicroUsd: 100, overchargeMicroUsd: 0 });
+    expect(await c.snapshot('e')).toMatchObject({ reserved_micro_usd: 5, settled_micro_usd: 100, outstanding: { 'i.b.1': 5 } });
+    await bus.close();
+  });
+});

@@ -100,14 +100,14 @@ export class BudgetLedgerClient {
    * Settles outstanding reservations with the actual cost: removes them (reserved −= their sum
    * R) and adds min(actual, R) to settled, in one CAS write. An actual above R is impossible by
    * construction (reservations are worst cases); if it happens it is clamped to R, reported in
-   * `overchargeMicroUsd` and to `onOvercharge`. Use `actual = R` for a call whose cost is unknown
-   * or was lost in flight (charged at its upper bound). Idempotent: when no selected reservation
+   * `overchargeMicroUsd` and to `onOvercharge`. Pass `'reserved'` as the actual for a call whose
+   * cost is unknown or that was lost in flight: it is charged its upper bound R. Idempotent: when no selected reservation
    * is outstanding, nothing changes and `found` is false.
    * @param actualMicroUsd non-negative integer micro-USD
    * @throws RangeError for a negative or non-integer amount
    */
-  async settle(campaignId: string, which: SettleSelector, actualMicroUsd: number): Promise<SettleResult> {
-    if (!Number.isInteger(actualMicroUsd) || actualMicroUsd < 0) throw new RangeError(`actual micro-USD must be a non-negative integer, got ${actualMicroUsd}`);
+  async settle(campaignId: string, which: SettleSelector, actualMicroUsd: number | 'reserved'): Promise<SettleResult> {
+    if (actualMicroUsd !== 'reserved' && (!Number.isInteger(actualMicroUsd) || actualMicroUsd < 0)) throw new RangeError(`actual micro-USD must be a non-negative integer, got ${actualMicroUsd}`);
     let res: SettleResult = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
     await this.ledgers.mutate(
       campaignId,
@@ -122,8 +122,9 @@ export class BudgetLedgerClient {
           released += outstanding[id]!;
           delete outstanding[id];
         }
-        const settled = Math.min(actualMicroUsd, released);
-        res = { found: true, releasedMicroUsd: released, settledMicroUsd: settled, overchargeMicroUsd: Math.max(0, actualMicroUsd - released) };
+        const actual = actualMicroUsd === 'reserved' ? released : actualMicroUsd;
+        const settled = Math.min(actual, released);
+        res = { found: true, releasedMicroUsd: released, settledMicroUsd: settled, overchargeMicroUsd: Math.max(0, actual - released) };
         const next: BudgetLedger = {
           ...cur,
           reserved_micro_usd: Math.max(0, cur.reserved_micro_usd - released),

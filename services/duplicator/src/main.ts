@@ -1,5 +1,50 @@
-/** Entry point of the duplicator role (not built yet). */
-export async function main(_argv: string[]): Promise<number> {
-  process.stderr.write('shadowplane duplicator: not built yet\n');
-  return 3;
+import { EXIT_CONFIG, ConfigError } from '@shadowplane/config';
+import { isShadowplaneError } from '@shadowplane/contracts';
+import { createLogger } from '@shadowplane/telemetry';
+import { DuplicatorEnv, loadConfig } from './config.js';
+import { DUPLICATOR_VERSION, startDuplicator } from './duplicator.js';
+
+function help(): string {
+  const lines = Object.entries(DuplicatorEnv.shape).map(([k, v]) => `  ${k}\n      ${(v as { description?: string }).description ?? ''}`);
+  return `usage: shadowplane duplicator\n\nConfigured by environment variables:\n${lines.join('\n')}\n`;
+}
+
+/**
+ * `shadowplane duplicator`: runs one worker until SIGTERM/SIGINT, then drains (in-flight items
+ * finish and settle). Prints `{"event":"listening","role":"duplicator","url":<ops url>,"worker_id":...}`
+ * on stdout when ready; logs (pino JSON) go to stderr.
+ * @returns 0 after a clean drain, 78 for bad configuration, 1 when start fails
+ */
+export async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(help());
+    return 0;
+  }
+  let config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    process.stderr.write(`shadowplane duplicator: ${(e as Error).message}\n`);
+    return e instanceof ConfigError ? EXIT_CONFIG : 1;
+  }
+  const { pino } = await import('pino');
+  const logger = createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel, destination: pino.destination(2) });
+  let handle;
+  try {
+    handle = await startDuplicator(config, { logger });
+  } catch (e) {
+    if (isShadowplaneError(e) && e.code === 'config_invalid') {
+      process.stderr.write(`shadowplane duplicator: ${e.message}\n`);
+      return EXIT_CONFIG;
+    }
+    logger.fatal({ err: e }, 'duplicator failed to start');
+    return 1;
+  }
+  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'duplicator', url: handle.opsUrl, worker_id: handle.workerId })}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGTERM', resolve);
+    process.once('SIGINT', resolve);
+  });
+  await handle.close();
+  return 0;
 }

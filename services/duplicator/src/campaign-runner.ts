@@ -1,0 +1,682 @@
+import { createHash } from 'node:crypto';
+import { AckPolicy, DeliverPolicy, type JsMsg, type ConsumerMessages } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { ObjectStore } from '@nats-io/obj';
+import { z } from 'zod';
+import type { Dispatcher } from 'undici';
+import type { Logger } from 'pino';
+import { JsonKv, type Bus } from '@shadowplane/bus';
+import {
+  Campaign,
+  DispatchState,
+  Envelope,
+  NULL_USAGE,
+  sha256Hex,
+  simhash64,
+  type Arm,
+  type ArmRole,
+  type ItemEvent,
+  type Observation,
+  type ProviderEntry,
+} from '@shadowplane/contracts';
+import { BudgetLedgerClient } from '@shadowplane/budget';
+import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
+import { putArtifact, type Keyring } from '@shadowplane/artifacts';
+import { requestMaxOutputTokens, requestPromptText, resolveCost } from '@shadowplane/providers';
+import { API_PATHS, prepareArmRequest } from './translate.js';
+import { attemptCharge, attemptUpperBoundMicroUsd, callOnce, isRetryable, promptTokensUpperBound, tpmWeight, type AttemptOutcome } from './invoke.js';
+import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
+import type { DuplicatorMetrics } from './metrics.js';
+
+/** Everything a campaign runner shares with the rest of the worker. */
+export interface RunnerContext {
+  bus: Bus;
+  log: Logger;
+  metrics: DuplicatorMetrics;
+  workerId: string;
+  itemConcurrency: number;
+  ackWaitMs: number;
+  rateWindowMs: number;
+  retryBaseMs: number;
+  redisUrl: string | undefined;
+  dispatchKv: KV;
+  campaigns: JsonKv<typeof Campaign>;
+  ledger: BudgetLedgerClient;
+  artifacts: ObjectStore;
+  captureBodies: ObjectStore;
+  keyring: Keyring;
+  providers: ReadonlyMap<string, { entry: ProviderEntry; apiKey: string | null }>;
+  gate: PaidDispatchGate;
+  leases: WorkerLeases;
+  http: Dispatcher;
+}
+
+/** The item claim in `shadow_dispatch` under `<campaign>.<item_hash>` (first writer wins). */
+export const ItemClaim = z
+  .object({
+    kind: z.literal('item'),
+    state: z.enum(['claimed', 'reserved', 'finished', 'excluded']),
+    envelope_id: z.string(),
+    worker_id: z.string(),
+    reason: z.string().nullable(),
+    at: z.string(),
+  })
+  .strict();
+export type ItemClaim = z.infer<typeof ItemClaim>;
+
+/** Items admitted per call type, `<campaign>._n.<call_type>`, incremented by CAS up to max_items. */
+const Counter = z.object({ count: z.number().int().nonnegative() }).strict();
+
+/** One arm as dispatched for a campaign: the spec arm plus its role and resolved provider. */
+interface ArmSlot {
+  armId: string;
+  role: ArmRole;
+  arm: Arm;
+  provider: ProviderEntry;
+  apiKey: string | null;
+  limiter: ArmLimiter;
+}
+
+/** One arm's request for one item. */
+interface ArmPlan {
+  slot: ArmSlot;
+  api: Arm['api'] & string;
+  body: Record<string, unknown>;
+  stream: boolean;
+  boundMicroUsd: number;
+  weight: number;
+}
+
+type Verdict = { ack: true } | { ack: false; delayMs: number };
+const ACK: Verdict = { ack: true };
+const later = (delayMs: number): Verdict => ({ ack: false, delayMs });
+
+const unit = (s: string) => parseInt(createHash('sha256').update(s).digest('hex').slice(0, 8), 16) / 2 ** 32;
+/** Deterministic sampling: every worker agrees whether an item is in the sample. */
+export const isSampled = (campaignId: string, item: string, rate: number) => rate >= 1 || unit(`sample:${campaignId}:${item}`) < rate;
+/** Deterministic A-A selection (independent of sampling). */
+export const isAaItem = (campaignId: string, item: string, share: number) => share > 0 && (share >= 1 || unit(`aa:${campaignId}:${item}`) < share);
+const iso = (ms: number) => new Date(ms).toISOString();
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Consumes one running campaign: a durable pull consumer on CAPTURE shared by every worker,
+ * and the per-item protocol (claim → reserve → count → invoke arms → observe → settle → ack).
+ * See the package README section "Dispatch protocol" for the crash analysis.
+ */
+export class CampaignRunner {
+  readonly id: string;
+  private campaign: Campaign;
+  private readonly slots: ArmSlot[];
+  private readonly claims: JsonKv<typeof ItemClaim>;
+  private readonly arms: JsonKv<typeof DispatchState>;
+  private readonly counters: JsonKv<typeof Counter>;
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> | null = null;
+  private active = 0;
+  private wake: (() => void) | null = null;
+  private stopped = false;
+  private readonly localItems = new Set<string>();
+  private readonly log: Logger;
+  private lagTimer: NodeJS.Timeout | undefined;
+  lag = 0;
+
+  constructor(
+    private readonly ctx: RunnerContext,
+    campaign: Campaign,
+  ) {
+    this.id = campaign.id;
+    this.campaign = campaign;
+    this.log = ctx.log.child({ campaignId: campaign.id });
+    this.claims = new JsonKv(ctx.dispatchKv, ItemClaim);
+    this.arms = new JsonKv(ctx.dispatchKv, DispatchState);
+    this.counters = new JsonKv(ctx.dispatchKv, Counter);
+    this.slots = this.buildSlots();
+  }
+
+  /** Names the consumer: one durable per campaign, shared by all workers. */
+  get durable(): string {
+    return `dup_${this.id}`;
+  }
+
+  private buildSlots(): ArmSlot[] {
+    const spec = this.campaign.spec;
+    const out: ArmSlot[] = [];
+    const add = (arm: Arm, role: ArmRole, armId: string, limiterOf?: ArmSlot) => {
+      const p = this.ctx.providers.get(arm.provider);
+      if (!p) {
+        this.ctx.metrics.armsSkipped.inc({ reason: 'unknown_provider' });
+        this.log.error({ armId, provider: arm.provider }, 'arm names a provider not on the allowlist; arm skipped');
+        return undefined;
+      }
+      if (!arm.rate_card) {
+        // Without a rate card the worst case cannot be bounded before the call, so the budget
+        // invariant could not be kept: the arm is not dispatched (the report shows it missing).
+        this.ctx.metrics.armsSkipped.inc({ reason: 'no_rate_card' });
+        this.log.error({ armId }, 'arm has no rate_card: its worst-case cost cannot be reserved; arm skipped');
+        return undefined;
+      }
+      const limiter =
+        limiterOf?.limiter ??
+        createArmLimiter({
+          id: `${this.id}.${armId}`,
+          rpm: arm.limits.rpm,
+          tpm: arm.limits.tpm,
+          concurrency: arm.limits.concurrency,
+          windowMs: this.ctx.rateWindowMs,
+          redisUrl: this.ctx.redisUrl,
+          onWait: (ms) => this.ctx.metrics.rateLimitWait.observe({ arm_role: role }, ms / 1000),
+        });
+      const slot = { armId, role, arm, provider: p.entry, apiKey: p.apiKey, limiter };
+      out.push(slot);
+      return slot;
+    };
+    const inc = add(spec.incumbent, 'incumbent', spec.incumbent.id);
+    if (inc && spec.aa_share > 0) {
+      // the A-A call shares the incumbent's limits (same provider and model)
+      add(spec.incumbent, 'incumbent_aa', `${spec.incumbent.id}__aa`, inc);
+    }
+    for (const c of spec.candidates) add(c, 'candidate', c.id);
+    return out;
+  }
+
+  /** Creates (or joins) the shared durable consumer and starts pulling. */
+  async start(): Promise<void> {
+    if (!this.slots.some((s) => s.role === 'incumbent')) {
+      this.log.error({}, 'the incumbent arm cannot be dispatched; campaign not consumed');
+      return;
+    }
+    const n = this.ctx.bus.names;
+    const spec = this.campaign.spec;
+    const filter = spec.call_types.length === 1 ? n.captureFilter(spec.suite, spec.call_types[0]) : n.captureFilter(spec.suite);
+    const cfg = {
+      durable_name: this.durable,
+      ack_policy: AckPolicy.Explicit,
+      filter_subject: filter,
+      ack_wait: this.ctx.ackWaitMs * 1_000_000,
+      max_ack_pending: Math.max(100, this.ctx.itemConcurrency * 32),
+      max_deliver: -1,
+      ...(spec.source === 'live'
+        ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: this.campaign.created_at }
+        : { deliver_policy: DeliverPolicy.All }),
+    };
+    try {
+      await this.ctx.bus.jsm.consumers.add(n.streams.capture, cfg);
+    } catch (e) {
+      // another worker created it first (possibly with other settings): join it as it is
+      await this.ctx.bus.jsm.consumers.info(n.streams.capture, this.durable).catch(() => {
+        throw e;
+      });
+    }
+    const consumer = await this.ctx.bus.js.consumers.get(n.streams.capture, this.durable);
+    this.messages = await consumer.consume({ max_messages: this.ctx.itemConcurrency });
+    this.loop = this.pull(this.messages);
+    this.lagTimer = setInterval(() => {
+      consumer
+        .info(true)
+        .then((i) => (this.lag = i.num_pending))
+        .catch(() => undefined);
+    }, 2000);
+    this.lagTimer.unref();
+    this.log.info({ durable: this.durable, filter }, 'consuming campaign');
+  }
+
+  private async pull(messages: ConsumerMessages): Promise<void> {
+    for await (const m of messages) {
+      while (this.active >= this.ctx.itemConcurrency) await new Promise<void>((r) => (this.wake = r));
+      if (this.stopped) {
+        m.nak();
+        continue;
+      }
+      this.active++;
+      void this.handle(m).finally(() => {
+        this.active--;
+        const w = this.wake;
+        this.wake = null;
+        w?.();
+      });
+    }
+  }
+
+  /** Takes the campaign's latest KV value (state changes). */
+  update(c: Campaign): void {
+    this.campaign = c;
+  }
+
+  /** Stops pulling; in-flight items finish (their calls, settlements and acks). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.lagTimer) clearInterval(this.lagTimer);
+    await this.messages?.close().catch(() => undefined);
+    await this.loop?.catch(() => undefined);
+    while (this.active > 0) await sleep(20);
+    await Promise.all([...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close()));
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    let env: Envelope;
+    try {
+      env = Envelope.parse(m.json());
+    } catch (e) {
+      this.log.warn({ err: e, seq: m.seq }, 'capture is not a valid envelope; terminated');
+      m.term();
+      return;
+    }
+    if (!this.campaign.spec.call_types.includes(env.call_type) || env.suite !== this.campaign.spec.suite) {
+      m.ack();
+      return;
+    }
+    if (this.localItems.has(env.item_hash)) {
+      // another delivery of this item is being handled here right now
+      m.nak(Math.max(500, Math.floor(this.ctx.ackWaitMs / 2)));
+      return;
+    }
+    this.localItems.add(env.item_hash);
+    const hb = setInterval(() => m.working(), Math.max(100, Math.floor(this.ctx.ackWaitMs / 3)));
+    try {
+      const v = await this.processItem(env);
+      if (v.ack) m.ack();
+      else m.nak(v.delayMs);
+    } catch (e) {
+      this.log.error({ err: e, itemHash: env.item_hash }, 'item processing failed; will be redelivered');
+      m.nak(2000);
+    } finally {
+      clearInterval(hb);
+      this.localItems.delete(env.item_hash);
+    }
+    void this.maybeComplete().catch((e) => this.log.warn({ err: e }, 'completion check failed'));
+  }
+
+  // ------------------------------------------------------------------ item protocol
+
+  private async processItem(env: Envelope): Promise<Verdict> {
+    const spec = this.campaign.spec;
+    if (this.campaign.state !== 'running') return later(2000);
+    if (spec.deadline && Date.now() > Date.parse(spec.deadline)) {
+      await this.event(env, 'excluded', 'after_deadline', `x.${env.envelope_id}`);
+      return ACK;
+    }
+    if (!spec.traffic_classes.includes(env.traffic_class)) {
+      await this.event(env, 'excluded', 'traffic_class', `x.${env.envelope_id}`);
+      this.ctx.metrics.items.inc({ outcome: 'excluded' });
+      return ACK;
+    }
+    if (!isSampled(this.id, env.item_hash, spec.sample_rate)) {
+      this.ctx.metrics.items.inc({ outcome: 'not_sampled' });
+      return ACK;
+    }
+    if (!this.ctx.gate.enabled()) return later(1000);
+
+    const key = `${this.id}.${env.item_hash}`;
+    let claim = await this.claims.get(key);
+    if (!claim) {
+      const value: ItemClaim = { kind: 'item', state: 'claimed', envelope_id: env.envelope_id, worker_id: this.ctx.workerId, reason: null, at: new Date().toISOString() };
+      const rev = await this.claims.create(key, value);
+      claim = rev === null ? await this.claims.get(key) : { value, revision: rev };
+      if (!claim) return later(500);
+    }
+    if (claim.value.envelope_id !== env.envelope_id) {
+      // an exact duplicate of an item already claimed: it only adds weight
+      await this.event(env, 'duplicate', null, `dup.${env.envelope_id}`);
+      this.ctx.metrics.items.inc({ outcome: 'duplicate' });
+      return ACK;
+    }
+    if (claim.value.state === 'excluded' || claim.value.state === 'finished') return ACK;
+
+    const body = await this.resolveBody(env);
+    const plans = this.plan(env, body);
+    if (!Array.isArray(plans)) return this.exclude(env, key, claim.revision, plans.reason);
+
+    if (claim.value.state === 'claimed') {
+      const r = await this.admit(env, key, claim.revision, plans);
+      if (r !== 'admitted') return r;
+    }
+    return this.dispatch(env, key, body, plans);
+  }
+
+  private async exclude(env: Envelope, key: string, revision: number, reason: string): Promise<Verdict> {
+    const cur = await this.claims.get(key);
+    if (cur && cur.value.state !== 'excluded') await this.claims.update(key, { ...cur.value, state: 'excluded', reason, at: new Date().toISOString() }, cur.revision ?? revision);
+    await this.event(env, 'excluded', reason, `x.${this.id}.${env.item_hash}`);
+    this.ctx.metrics.items.inc({ outcome: 'excluded' });
+    return ACK;
+  }
+
+  /** claimed → reserved: reserve every arm's first attempt, then take a max_items slot. */
+  private async admit(env: Envelope, key: string, revision: number, plans: ArmPlan[]): Promise<'admitted' | Verdict> {
+    const spec = this.campaign.spec;
+    const counterKey = `${this.id}._n.${env.call_type}`;
+    const count = (await this.counters.get(counterKey))?.value.count ?? 0;
+    if (count >= spec.max_items) return this.exclude(env, key, revision, 'over_max_items');
+    const parts: Record<string, number> = {};
+    for (const p of plans) parts[`${env.item_hash}.${p.slot.armId}.1`] = p.boundMicroUsd;
+    const r = await this.ctx.ledger.reserve(this.id, parts);
+    if (!r.ok) {
+      if (r.reason === 'no_ledger') {
+        this.log.warn({}, 'campaign has no budget ledger yet; item retried later');
+        return later(2000);
+      }
+      this.ctx.metrics.reservations.inc({ result: 'refused' });
+      await this.markBudgetExhausted();
+      return this.exclude(env, key, revision, 'budget_exhausted');
+    }
+    this.ctx.metrics.reservations.inc({ result: 'granted' });
+    const total = Object.values(parts).reduce((a, b) => a + b, 0);
+    this.ctx.metrics.reservedUsd.inc(total / 1e6);
+    let admitted = false;
+    await this.counters.mutate(counterKey, (cur) => {
+      const c = cur?.count ?? 0;
+      admitted = c < spec.max_items;
+      return admitted ? { count: c + 1 } : undefined;
+    });
+    if (!admitted) {
+      await this.ctx.ledger.settle(this.id, { ids: Object.keys(parts) }, 0);
+      this.ctx.metrics.reservedUsd.dec(total / 1e6);
+      return this.exclude(env, key, revision, 'over_max_items');
+    }
+    const cur = await this.claims.get(key);
+    if (!cur) return later(500);
+    if (cur.value.state === 'claimed') {
+      const ok = await this.claims.update(key, { ...cur.value, state: 'reserved', at: new Date().toISOString() }, cur.revision);
+      if (ok === null) return later(500);
+    }
+    this.ctx.metrics.reservedUsd.dec(total / 1e6);
+    return 'admitted';
+  }
+
+  /** reserved → finished: invoke arms not yet invoked, recover lost ones, publish, settle. */
+  private async dispatch(env: Envelope, key: string, body: unknown, plans: ArmPlan[]): Promise<Verdict> {
+    const armKey = (p: ArmPlan) => `${this.id}.${env.item_hash}.${p.slot.armId}`;
+    const states = await Promise.all(plans.map((p) => this.arms.get(armKey(p))));
+    // an arm still being invoked by a live worker: leave the item to it and look again later
+    for (let i = 0; i < plans.length; i++) {
+      const s = states[i];
+      if (s && s.value.state === 'invoking' && s.value.worker_id !== this.ctx.workerId && (await this.ctx.leases.alive(s.value.worker_id))) return later(this.ctx.leases.ttlMs);
+    }
+    const lostNow = states.some((s) => s && (s.value.state === 'lost' || s.value.state === 'invoking'));
+    if (lostNow) {
+      for (let i = 0; i < plans.length; i++) await this.recoverArm(env, plans[i]!, armKey(plans[i]!), states[i] ?? null);
+      await this.event(env, 'excluded', 'lost_in_flight', `lost.${this.id}.${env.item_hash}`);
+      this.ctx.metrics.items.inc({ outcome: 'lost_in_flight' });
+      await this.finishClaim(key);
+      return ACK;
+    }
+    // arms already done (a redelivery after a crash past their done record): re-publish and settle
+    for (let i = 0; i < plans.length; i++) {
+      const s = states[i];
+      if (s && s.value.state === 'done') await this.publishAndSettle(env, plans[i]!, s.value);
+    }
+    const todo = plans.filter((_, i) => states[i] === null);
+    const results = await Promise.all(todo.map((p) => this.invokeArm(env, p, armKey(p))));
+    const starts = results.flatMap((r) => (r && r.attempts[0] ? [r.attempts[0].startedAtMs] : []));
+    const firstStart = Math.min(...starts);
+    const promptText = requestPromptText(env.api, body);
+    const simhash = simhash64(promptText);
+    await Promise.all(
+      todo.map(async (p, i) => {
+        const r = results[i];
+        if (!r) return; // never called (paid_dispatch went off first): retried on redelivery
+        const obs = await this.observation(env, p, r.attempts, r.chargedMicroUsd, r.attempts[0]!.startedAtMs - firstStart, simhash);
+        const done: DispatchState = {
+          state: 'done',
+          worker_id: this.ctx.workerId,
+          reserved_micro_usd: r.reservedMicroUsd,
+          at: new Date().toISOString(),
+          attempts: r.attempts.length,
+          charged_micro_usd: r.chargedMicroUsd,
+          observation: obs,
+        };
+        const cur = await this.arms.get(armKey(p));
+        if (!cur || cur.value.state !== 'invoking' || cur.value.worker_id !== this.ctx.workerId) throw new Error(`dispatch state of ${armKey(p)} changed under us`);
+        if ((await this.arms.update(armKey(p), done, cur.revision)) === null) throw new Error(`dispatch state of ${armKey(p)} changed under us`);
+        await this.publishAndSettle(env, p, done);
+        const last = r.attempts[r.attempts.length - 1]!;
+        this.ctx.metrics.dispatches.inc({ arm_role: p.slot.role, outcome: last.errorClass ?? 'ok' });
+      }),
+    );
+    if (results.some((r) => r === null)) return later(1000);
+    this.ctx.metrics.items.inc({ outcome: 'dispatched' });
+    await this.finishClaim(key);
+    return ACK;
+  }
+
+  private async finishClaim(key: string): Promise<void> {
+    await this.claims.mutate(key, (cur) => (cur && cur.state !== 'finished' ? { ...cur, state: 'finished', at: new Date().toISOString() } : undefined));
+  }
+
+  /**
+   * Recovery of one arm of an item that lost an arm in flight (the item is ineligible):
+   * `invoking` by a dead worker → `lost`, charged everything reserved for it (its upper bound);
+   * never started → `lost` with charge 0 (its reservation released; it will never be invoked);
+   * `done` → re-published and settled; `lost` → its settlement completed.
+   */
+  private async recoverArm(env: Envelope, p: ArmPlan, key: string, st: { value: DispatchState; revision: number } | null): Promise<void> {
+    const prefix = `${env.item_hash}.${p.slot.armId}.`;
+    if (st === null) {
+      const v: DispatchState = { state: 'lost', worker_id: this.ctx.workerId, reserved_micro_usd: 0, at: new Date().toISOString(), attempts: 0, charged_micro_usd: 0 };
+      if ((await this.arms.create(key, v)) === null) return this.recoverArm(env, p, key, await this.arms.get(key));
+      await this.ctx.ledger.settle(this.id, { prefix }, 0);
+      this.ctx.metrics.dispatches.inc({ arm_role: p.slot.role, outcome: 'not_invoked' });
+      return;
+    }
+    if (st.value.state === 'done') return this.publishAndSettle(env, p, st.value);
+    if (st.value.state === 'invoking') {
+      // its owner is dead (checked by the caller): what it reserved is what it may have spent
+      const charge = await this.ctx.ledger.outstandingFor(this.id, prefix);
+      const v: DispatchState = { ...st.value, state: 'lost', at: new Date().toISOString(), charged_micro_usd: charge, reserved_micro_usd: Math.max(st.value.reserved_micro_usd, charge) };
+      if ((await this.arms.update(key, v, st.revision)) === null) return this.recoverArm(env, p, key, await this.arms.get(key));
+      const s = await this.ctx.ledger.settle(this.id, { prefix }, 'reserved');
+      this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
+      this.ctx.metrics.dispatches.inc({ arm_role: p.slot.role, outcome: 'lost' });
+      this.log.warn({ itemHash: env.item_hash, armId: p.slot.armId, deadWorker: st.value.worker_id, chargedMicroUsd: charge }, 'arm lost in flight; charged at its upper bound');
+      return;
+    }
+    // lost: finish a settlement a crash may have interrupted (idempotent)
+    const s = await this.ctx.ledger.settle(this.id, { prefix }, 'reserved');
+    if (s.found) this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
+  }
+
+  private async publishAndSettle(env: Envelope, p: ArmPlan, st: DispatchState): Promise<void> {
+    if (st.observation) {
+      await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(st.observation), { msgID: `${this.id}.${env.item_hash}.${p.slot.armId}` });
+    }
+    const s = await this.ctx.ledger.settle(this.id, { prefix: `${env.item_hash}.${p.slot.armId}.` }, st.charged_micro_usd ?? 'reserved');
+    if (s.found) this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
+    if (s.overchargeMicroUsd > 0) this.ctx.metrics.overcharges.inc();
+  }
+
+  /**
+   * Calls one arm: `invoking` recorded (create) before the first call; each retry reserves its
+   * own attempt first (refused → no more retries); the paid_dispatch gate is checked inside the
+   * rate limiter immediately before every HTTP call. Returns null when the first call never
+   * started (gate off): the arm's record and reservation are withdrawn, nothing was spent.
+   */
+  private async invokeArm(env: Envelope, p: ArmPlan, key: string): Promise<{ attempts: AttemptOutcome[]; chargedMicroUsd: number; reservedMicroUsd: number } | null> {
+    const base: DispatchState = { state: 'invoking', worker_id: this.ctx.workerId, reserved_micro_usd: p.boundMicroUsd, at: new Date().toISOString(), attempts: 0 };
+    const rev = await this.arms.create(key, base);
+    if (rev === null) throw new Error(`arm ${key} was claimed by another worker`);
+    const attempts: AttemptOutcome[] = [];
+    let charged = 0;
+    let reserved = 0;
+    const maxAttempts = p.slot.arm.limits.max_retries + 1;
+    for (let n = 1; n <= maxAttempts; n++) {
+      const rid = `${env.item_hash}.${p.slot.armId}.${n}`;
+      const r = await this.ctx.ledger.reserve(this.id, { [rid]: p.boundMicroUsd });
+      if (!r.ok) {
+        this.ctx.metrics.reservations.inc({ result: 'refused' });
+        if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
+        if (n === 1) {
+          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
+          return null;
+        }
+        break;
+      }
+      if (n > 1) this.ctx.metrics.reservations.inc({ result: 'granted' });
+      reserved += p.boundMicroUsd;
+      const out = await p.slot.limiter.schedule(p.weight, async () => {
+        if (!this.ctx.gate.enabled()) return null;
+        return callOnce({
+          url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
+          api: p.api,
+          headers: this.headers(p),
+          body: p.body,
+          firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
+          stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
+          dispatcher: this.ctx.http,
+        });
+      });
+      if (out === null) {
+        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
+        reserved -= p.boundMicroUsd;
+        if (n === 1) {
+          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
+          return null;
+        }
+        break;
+      }
+      attempts.push(out);
+      this.ctx.metrics.attempts.inc({ arm_role: p.slot.role, result: out.errorClass ?? 'ok' });
+      const c = attemptCharge(out, p.slot.arm.rate_card);
+      charged += c === 'reserved' ? p.boundMicroUsd : Math.min(c, p.boundMicroUsd);
+      if (!isRetryable(out.errorClass) || n === maxAttempts) break;
+      const backoff = this.ctx.retryBaseMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
+      const afterMs = out.retryAfterS !== null ? out.retryAfterS * 1000 : 0;
+      if (afterMs > 0) p.slot.limiter.pauseFor(afterMs);
+      await sleep(Math.max(backoff, afterMs));
+    }
+    return { attempts, chargedMicroUsd: charged, reservedMicroUsd: reserved };
+  }
+
+  private headers(p: ArmPlan): Record<string, string> {
+    const h: Record<string, string> = { 'content-type': 'application/json', accept: p.stream ? 'text/event-stream' : 'application/json' };
+    if (p.api === 'anthropic.messages') {
+      h['anthropic-version'] = '2023-06-01';
+      if (p.slot.apiKey) h['x-api-key'] = p.slot.apiKey;
+    } else if (p.slot.apiKey) h['authorization'] = `Bearer ${p.slot.apiKey}`;
+    return h;
+  }
+
+  private async observation(env: Envelope, p: ArmPlan, attempts: AttemptOutcome[], charged: number, skewMs: number, simhash: string): Promise<Observation> {
+    const last = attempts[attempts.length - 1]!;
+    const parsed = last.parsed;
+    const is2xx = last.status !== null && last.status >= 200 && last.status < 300;
+    const cost = is2xx && parsed ? resolveCost(parsed, p.slot.arm.rate_card) : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
+    let artifactRef: string | null = null;
+    let digest: string | null = null;
+    if (is2xx && parsed) {
+      digest = sha256Hex(parsed.outputText);
+      const spec = this.campaign.spec;
+      artifactRef = await putArtifact(
+        this.ctx.artifacts,
+        this.ctx.keyring,
+        { output_text: parsed.outputText, tool_calls: parsed.toolCalls, ...(last.rawText !== null ? { response_raw: last.rawText } : {}) },
+        { campaign_id: this.id, arm_id: p.slot.armId, item_hash: env.item_hash, purpose: spec.retention.purpose, ttl_days: spec.retention.ttl_days },
+      );
+    }
+    const pin = p.slot.arm.pin;
+    return {
+      schema: 'shadow.observation/v1',
+      campaign_id: this.id,
+      item_hash: env.item_hash,
+      call_type: env.call_type,
+      arm_id: p.slot.armId,
+      role: p.slot.role,
+      instrument: 'shadow_dual_run',
+      envelope_id: env.envelope_id,
+      provider: p.slot.provider.id,
+      model: p.slot.arm.model,
+      started_at: iso(attempts[0]!.startedAtMs),
+      ended_at: iso(last.endedAtMs),
+      start_skew_ms: Math.max(0, Math.round(skewMs * 1000) / 1000),
+      attempts: attempts.length,
+      status: last.errorClass === null ? 'ok' : 'error',
+      http_status: last.status,
+      error_class: last.errorClass,
+      latency_ms: Math.round(last.latencyMs * 1000) / 1000,
+      ttft_ms: last.ttftMs === null ? null : Math.round(last.ttftMs * 1000) / 1000,
+      usage: parsed ? parsed.usage : { ...NULL_USAGE },
+      cost,
+      charged_micro_usd: charged,
+      upstream: parsed?.upstream ?? null,
+      model_echo: parsed?.model ?? null,
+      pin_honored: pin && parsed?.upstream ? pin.upstreams.includes(parsed.upstream) : null,
+      abandoned: is2xx && parsed !== null && parsed.abandoned,
+      finish_reason: parsed?.finishReason ?? null,
+      artifact_ref: artifactRef,
+      output_digest: digest,
+      tool_calls: parsed?.toolCalls ?? [],
+      prompt_simhash: simhash,
+      traffic_class: env.traffic_class,
+      expectations: env.expectations,
+    };
+  }
+
+  private plan(env: Envelope, body: unknown): ArmPlan[] | { reason: string } {
+    const aa = isAaItem(this.id, env.item_hash, this.campaign.spec.aa_share);
+    const out: ArmPlan[] = [];
+    for (const slot of this.slots) {
+      if (slot.role === 'incumbent_aa' && !aa) continue;
+      const api = slot.arm.api ?? slot.provider.api;
+      const prep = prepareArmRequest(env.api, body, { api, model: slot.arm.model, maxOutputTokens: slot.arm.max_output_tokens, pinUpstreams: slot.arm.pin?.upstreams });
+      if (!prep.ok) return { reason: prep.reason };
+      const maxOut = requestMaxOutputTokens(api, prep.body) ?? slot.arm.max_output_tokens;
+      out.push({
+        slot,
+        api,
+        body: prep.body,
+        stream: prep.stream,
+        boundMicroUsd: attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), maxOut, slot.arm.rate_card!),
+        weight: tpmWeight(prep.body, maxOut),
+      });
+    }
+    return out;
+  }
+
+  private async resolveBody(env: Envelope): Promise<unknown> {
+    if (env.request.body !== null && env.request.body !== undefined) return env.request.body;
+    const ref = env.request.body_ref;
+    if (!ref) return null;
+    const bytes = await this.ctx.captureBodies.getBlob(ref.name);
+    if (!bytes) throw new Error(`capture body ${ref.name} is missing`);
+    if (sha256Hex(bytes) !== ref.sha256) throw new Error(`capture body ${ref.name} does not match its sha256`);
+    return JSON.parse(new TextDecoder().decode(bytes));
+  }
+
+  private async event(env: Envelope, kind: ItemEvent['kind'], reason: string | null, msgID: string): Promise<void> {
+    const ev: ItemEvent = { schema: 'shadow.item_event/v1', campaign_id: this.id, item_hash: env.item_hash, call_type: env.call_type, envelope_id: env.envelope_id, kind, reason, at: new Date().toISOString() };
+    await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(ev), { msgID });
+  }
+
+  private async markBudgetExhausted(): Promise<void> {
+    await this.ctx.ledger.markExhausted(this.id);
+    await this.transition('budget_exhausted', 'a budget reservation was refused');
+  }
+
+  private async transition(to: 'budget_exhausted' | 'completed', reason: string): Promise<void> {
+    const r = await this.ctx.campaigns.mutate(this.id, (cur) =>
+      cur && cur.state === 'running' ? { ...cur, state: to, state_reason: reason, updated_at: new Date().toISOString() } : undefined,
+    );
+    if (r.changed) {
+      this.log.info({ state: to, reason }, 'campaign state changed');
+      if (r.value) this.campaign = r.value;
+    }
+  }
+
+  /**
+   * Marks the campaign `completed` when every call type has max_items items admitted and no
+   * reservation is outstanding (so every admitted item has settled and published), or when
+   * the deadline passed and nothing is outstanding.
+   */
+  async maybeComplete(): Promise<void> {
+    if (this.campaign.state !== 'running') return;
+    const l = await this.ctx.ledger.snapshot(this.id);
+    if (!l || l.reserved_micro_usd > 0) return;
+    const spec = this.campaign.spec;
+    if (spec.deadline && Date.now() > Date.parse(spec.deadline)) return this.transition('completed', 'deadline_reached');
+    for (const ct of spec.call_types) {
+      const c = (await this.counters.get(`${this.id}._n.${ct}`))?.value.count ?? 0;
+      if (c < spec.max_items) return;
+    }
+    await this.transition('completed', 'max_items_reached');
+  }
+}

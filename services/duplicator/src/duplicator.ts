@@ -1,0 +1,180 @@
+import { Agent } from 'undici';
+import type { Logger } from 'pino';
+import { connectBus, openKv, openObjectStore, provision, JsonKv, type Bus } from '@shadowplane/bus';
+import { Campaign, type ProviderEntry } from '@shadowplane/contracts';
+import { loadProviderAllowlist, providerApiKey } from '@shadowplane/config';
+import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
+import { BudgetLedgerClient } from '@shadowplane/budget';
+import { closeRedisConnections } from '@shadowplane/ratelimit';
+import { createLogger, createMetricsRegistry, serveOps, type Registry } from '@shadowplane/telemetry';
+import { CampaignRunner, type RunnerContext } from './campaign-runner.js';
+import type { DuplicatorConfig } from './config.js';
+import { PaidDispatchGate, WorkerLeases } from './liveness.js';
+import { DuplicatorMetrics } from './metrics.js';
+
+/** Package version recorded in logs. */
+export const DUPLICATOR_VERSION = '0.1.0';
+
+/** Optional pieces a caller (test, demo) may inject instead of having them built from config/env. */
+export interface DuplicatorDeps {
+  logger?: Logger;
+  registry?: Registry;
+  keyring?: Keyring;
+  /** the allowlist; default: read from `config.providersFile` */
+  providers?: ProviderEntry[];
+  /** environment for provider API keys and the artifact keyring (default process.env) */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A running duplicator worker. */
+export interface DuplicatorHandle {
+  readonly workerId: string;
+  /** ops server base URL (/healthz, /readyz, /metrics) */
+  readonly opsUrl: string;
+  readonly registry: Registry;
+  /** ids of the campaigns being consumed */
+  campaigns(): string[];
+  /** Drains: stops pulling, lets in-flight items finish and settle, removes the lease, closes. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one duplicator worker: connects to NATS, provisions (when configured), starts the
+ * lease heartbeat and the paid_dispatch gate, watches `shadow_campaigns` and runs a
+ * {@link CampaignRunner} for every campaign in state `running` (stopping it when the campaign
+ * pauses, stops, completes or exhausts its budget), and serves the ops port.
+ * @throws ConfigError when the allowlist or a provider key / artifact key is missing or invalid;
+ *   Error when NATS cannot be reached within 10 s
+ */
+export async function startDuplicator(config: DuplicatorConfig, deps: DuplicatorDeps = {}): Promise<DuplicatorHandle> {
+  const env = deps.env ?? process.env;
+  const log = deps.logger ?? createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel });
+  const registry = deps.registry ?? createMetricsRegistry({ prefix: 'shadowplane_duplicator_process_' });
+  const metrics = new DuplicatorMetrics(registry);
+  const entries = deps.providers ?? loadProviderAllowlist(config.providersFile);
+  const providers = new Map(entries.map((e) => [e.id, { entry: e, apiKey: providerApiKey(e, env) }]));
+  const keyring = deps.keyring ?? loadKeyring(env);
+
+  const bus: Bus = await connectBus({ url: config.natsUrl, name: `shadowplane-duplicator-${config.workerId}`, prefix: config.natsPrefix });
+  if (config.provision) await provision(bus, { storage: config.storage });
+  const n = bus.names;
+  const dispatchKv = await openKv(bus, n.buckets.dispatch);
+  const campaignsKv = await openKv(bus, n.buckets.campaigns);
+  const leases = new WorkerLeases(dispatchKv, config.workerId, config.leaseTtlMs);
+  await leases.start();
+  const gate = new PaidDispatchGate(await openKv(bus, n.buckets.flags), config.flagPollMs, (on) => {
+    metrics.paidDispatch.set(on ? 1 : 0);
+    log.info({ enabled: on }, 'paid_dispatch changed');
+  });
+  await gate.start();
+  const ledger = new BudgetLedgerClient(await openKv(bus, n.buckets.budget), {
+    onOvercharge: (campaignId, excess) => {
+      metrics.overcharges.inc();
+      log.error({ campaignId, excessMicroUsd: excess }, 'settlement above its reservation (clamped)');
+    },
+  });
+  const http = new Agent({ connections: 256, keepAliveTimeout: 10_000, pipelining: 0 });
+  const ctx: RunnerContext = {
+    bus,
+    log,
+    metrics,
+    workerId: config.workerId,
+    itemConcurrency: config.itemConcurrency,
+    ackWaitMs: config.ackWaitMs,
+    rateWindowMs: config.rateWindowMs,
+    retryBaseMs: config.retryBaseMs,
+    redisUrl: config.redisUrl,
+    dispatchKv,
+    campaigns: new JsonKv(campaignsKv, Campaign),
+    ledger,
+    artifacts: await openObjectStore(bus, n.buckets.artifacts),
+    captureBodies: await openObjectStore(bus, n.captureBodies),
+    keyring,
+    providers,
+    gate,
+    leases,
+    http,
+  };
+
+  const runners = new Map<string, CampaignRunner>();
+  let chain: Promise<void> = Promise.resolve();
+  const onCampaign = (c: Campaign | null, id: string) => {
+    chain = chain.then(async () => {
+      const r = runners.get(id);
+      if (c && c.state === 'running') {
+        if (r) r.update(c);
+        else {
+          const nr = new CampaignRunner(ctx, c);
+          runners.set(id, nr);
+          try {
+            await nr.start();
+          } catch (e) {
+            runners.delete(id);
+            log.error({ err: e, campaignId: id }, 'could not start consuming campaign');
+          }
+        }
+      } else if (r) {
+        if (c) r.update(c);
+        runners.delete(id);
+        await r.stop();
+        log.info({ campaignId: id, state: c?.state ?? 'deleted' }, 'stopped consuming campaign');
+      }
+      metrics.campaigns.set(runners.size);
+    });
+  };
+  const watch = await campaignsKv.watch({ key: '>' });
+  let ready = false;
+  void (async () => {
+    for await (const e of watch) {
+      let c: Campaign | null = null;
+      if (e.operation === 'PUT') {
+        const p = Campaign.safeParse(safeJson(() => e.json()));
+        if (!p.success) {
+          log.warn({ key: e.key }, 'campaign value does not parse; ignored');
+          continue;
+        }
+        c = p.data;
+      }
+      onCampaign(c, e.key);
+    }
+  })();
+  ready = true;
+  const lagTimer = setInterval(() => metrics.consumerLag.set([...runners.values()].reduce((a, r) => a + r.lag, 0)), 2000);
+  lagTimer.unref();
+  const ops = await serveOps(registry, { port: config.opsPort, host: config.opsHost, ready: () => ready && !bus.nc.isClosed() });
+  log.info({ workerId: config.workerId, ops: ops.url }, 'duplicator started');
+
+  let closing: Promise<void> | null = null;
+  return {
+    workerId: config.workerId,
+    opsUrl: ops.url,
+    registry,
+    campaigns: () => [...runners.keys()],
+    close() {
+      closing ??= (async () => {
+        ready = false;
+        clearInterval(lagTimer);
+        watch.stop();
+        await chain.catch(() => undefined);
+        await Promise.all([...runners.values()].map((r) => r.stop()));
+        runners.clear();
+        gate.close();
+        await leases.close();
+        await ops.close();
+        await http.close().catch(() => undefined);
+        await closeRedisConnections();
+        await bus.close();
+        log.info({}, 'duplicator stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+function safeJson(read: () => unknown): unknown {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
