@@ -69,6 +69,11 @@ export const RateCard = z
     output: z.number().nonnegative(),
     cached_input: z.number().nonnegative().optional(),
     cache_write: z.number().nonnegative().optional(),
+    /**
+     * Price of cache writes with a 1-hour lifetime (Anthropic `cache_creation.ephemeral_1h_input_tokens`,
+     * billed higher than 5-minute writes); falls back to `cache_write`, then `input`, when absent.
+     */
+    cache_write_1h: z.number().nonnegative().optional(),
   })
   .strict();
 export type RateCard = z.infer<typeof RateCard>;

@@ -28,6 +28,15 @@ describe('rateCardCost', () => {
     expect(rateCardCost(u({ input_tokens: 100, cache_read_input_tokens: 60, cache_creation_input_tokens: 20, output_tokens: 10 }), { input: 2, output: 4 }).micro_usd).toBe(240);
   });
 
+  it('prices Anthropic 1-hour cache writes at cache_write_1h, the 5-minute rest at cache_write', () => {
+    // 1000 writes, 400 of them 1h: 600×3.75 + 400×6 + 10×3 (plain input) + 5×15 = 2250 + 2400 + 30 + 75 = 4755
+    const raw = { input_tokens: 10, cache_creation_input_tokens: 1000, cache_read_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 }, output_tokens: 5 };
+    const usage = u({ input_tokens: 1010, cache_read_input_tokens: 0, cache_creation_input_tokens: 1000, output_tokens: 5, raw });
+    expect(rateCardCost(usage, { input: 3, output: 15, cache_write: 3.75, cache_write_1h: 6 }).micro_usd).toBe(4755);
+    // without a 1h price every write is priced at cache_write: 1000×3.75 + 30 + 75 = 3855
+    expect(rateCardCost(usage, { input: 3, output: 15, cache_write: 3.75 }).micro_usd).toBe(3855);
+  });
+
   it('keeps null usage unknown, never 0', () => {
     expect(rateCardCost(u({}), { input: 1, output: 1 })).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'no_usage' });
     expect(rateCardCost(u({ input_tokens: 5 }), { input: 1, output: 1 })).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'incomplete_usage' });

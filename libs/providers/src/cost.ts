@@ -37,6 +37,15 @@ function priceNano(usdPerMillion: number): bigint {
   return digits % div === 0n ? digits / div : digits / div + 1n;
 }
 
+/** Anthropic `usage.cache_creation.ephemeral_1h_input_tokens` from a raw usage block, else 0. */
+function anthropicOneHourWrites(raw: unknown): number {
+  if (raw === null || typeof raw !== 'object') return 0;
+  const cc = (raw as Record<string, unknown>)['cache_creation'];
+  if (cc === null || typeof cc !== 'object') return 0;
+  const n = (cc as Record<string, unknown>)['ephemeral_1h_input_tokens'];
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : 0;
+}
+
 /**
  * Prices reported usage with a rate card (basis `rate_card`). Every token is priced exactly once:
  *
@@ -50,6 +59,9 @@ function priceNano(usdPerMillion: number): bigint {
  *   plain-input share so they are not billed twice.
  * - reasoning tokens are part of `output_tokens` and are not added again.
  * - `cached_input` / `cache_write` prices fall back to the `input` price when the card has none.
+ * - Anthropic 1-hour cache writes (`raw.cache_creation.ephemeral_1h_input_tokens`, a part of
+ *   `cache_creation_input_tokens`) are priced at `cache_write_1h` when the card has it, else at
+ *   the `cache_write` price.
  * - A null cache part means the provider did not split it out: those tokens stay inside
  *   `input_tokens` and are priced as plain input (the usage field itself stays null).
  * - When `input_tokens` or `output_tokens` is null the cost is unknown: `{usd:null,
@@ -68,10 +80,14 @@ export function rateCardCost(usage: Usage, card: RateCard): Cost {
   const plain = inp - cr - cw;
   if (plain < 0) return { usd: null, micro_usd: null, basis: null, reason: 'inconsistent_usage' };
   const pIn = priceNano(card.input);
+  const pWrite = priceNano(card.cache_write ?? card.input);
+  // Anthropic splits cache writes by lifetime; the 1-hour share has its own price when the card has one.
+  const cw1h = Math.min(cw, anthropicOneHourWrites(usage.raw));
   const total =
     BigInt(plain) * pIn +
     BigInt(cr) * priceNano(card.cached_input ?? card.input) +
-    BigInt(cw) * priceNano(card.cache_write ?? card.input) +
+    BigInt(cw - cw1h) * pWrite +
+    BigInt(cw1h) * (card.cache_write_1h !== undefined ? priceNano(card.cache_write_1h) : pWrite) +
     BigInt(out) * priceNano(card.output);
   // total is in 1e-9 micro-USD units
   const unit = 1_000_000_000n;

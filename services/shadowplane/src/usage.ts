@@ -49,12 +49,12 @@ export interface UsageReport {
 }
 
 /**
- * Parses `--prices in,out[,cached_in[,cache_write]]` (USD per million tokens) into a RateCard.
+ * Parses `--prices in,out[,cached_in[,cache_write[,cache_write_1h]]]` (USD per million tokens) into a RateCard.
  * @throws Error naming the bad part
  */
 export function parsePrices(s: string): RateCard {
   const parts = s.split(',').map((p) => p.trim());
-  if (parts.length < 2 || parts.length > 4) throw new Error(`--prices wants in,out[,cached_in[,cache_write]] (USD per million tokens), got '${s}'`);
+  if (parts.length < 2 || parts.length > 5) throw new Error(`--prices wants in,out[,cached_in[,cache_write[,cache_write_1h]]] (USD per million tokens), got '${s}'`);
   const nums = parts.map((p, i) => {
     if (!/^\d+(\.\d+)?$/.test(p)) throw new Error(`--prices part ${i + 1} ('${p}') is not a non-negative number`);
     return Number(p);
@@ -62,6 +62,7 @@ export function parsePrices(s: string): RateCard {
   const card: RateCard = { input: nums[0]!, output: nums[1]! };
   if (nums[2] !== undefined) card.cached_input = nums[2];
   if (nums[3] !== undefined) card.cache_write = nums[3];
+  if (nums[4] !== undefined) card.cache_write_1h = nums[4];
   return RateCard.parse(card);
 }
 
@@ -98,7 +99,7 @@ async function readStdin(): Promise<Uint8Array> {
 }
 
 /**
- * `shadowplane usage --api <api> [--prices in,out[,cached_in[,cache_write]]] [--headers F]
+ * `shadowplane usage --api <api> [--prices in,out[,cached_in[,cache_write[,cache_write_1h]]]] [--headers F]
  * [--status N] [--text] FILE...|-`: prints, as JSON, exactly what Shadowplane would record for a
  * recorded provider response (JSON body or raw SSE): usage, cost with basis, upstream/model
  * echo, finish reason, abandoned, error class, retry_after_s. Status and headers come from
@@ -116,7 +117,7 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('shadowplane usage')
     .description('print what Shadowplane would record for a recorded provider response (JSON body or raw SSE)')
     .addOption(new Option('--api <api>', 'wire API of the response').choices(Api.options).makeOptionMandatory())
-    .option('--prices <in,out[,cached_in[,cache_write]]>', 'rate card, USD per million tokens (cost basis rate_card when no provider-reported cost)')
+    .option('--prices <in,out[,cached_in[,cache_write[,cache_write_1h]]]>', 'rate card, USD per million tokens (cost basis rate_card when no provider-reported cost)')
     .option('--headers <file>', 'status/headers sidecar JSON ({"status":..,"headers":[[name,value],...]})')
     .option('--status <code>', 'HTTP status to assume (overrides the sidecar)')
     .option('--text', 'include the output text')
