@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { closePools, once } from './lib/harness.js';
 
 const K6 = process.env.K6_BIN ?? join(REPO, '.bin', 'k6');
 const SAMPLE = process.env.LOADTEST_SAMPLE ?? '0.1';
@@ -56,6 +57,17 @@ async function main(): Promise<number> {
       { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' } },
     );
     started.push(sc);
+
+    // warm-up: JIT and keep-alive pools, so k6 measures the steady state
+    const body = (stream: boolean) => JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'warm-up '.repeat(100) }], ...(stream ? { stream: true } : {}) });
+    for (const base of [up.info['url']!, sc.info['url']!]) {
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          for (let i = 0; i < 300; i++) await once(base, { path: '/v1/chat/completions', body: body(i % 2 === 1), headers: { 'content-type': 'application/json' }, stream: i % 2 === 1 });
+        }),
+      );
+    }
+    await closePools();
 
     const codes: Record<string, number> = {};
     const cpu: Record<string, number> = {};
