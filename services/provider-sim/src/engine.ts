@@ -43,6 +43,10 @@ export class SimEngine {
   private readonly models = new Map<string, ModelState>();
   private readonly names = new Map<string, string>();
   private occurrences = new Lru<string, number>(100_000);
+  /** filler pieces by model + request hash (pure, so safe to cache) */
+  private readonly fillers = new Lru<string, string[]>(5_000);
+  /** stream pieces of answer texts */
+  private readonly answerPieces = new Lru<string, string[]>(10_000);
 
   constructor(
     readonly config: SimConfig,
@@ -183,12 +187,22 @@ export class SimEngine {
         output = cap;
         finish = 'length';
       }
-      pieces = wordPieces(text);
+      let wp = this.answerPieces.get(text);
+      if (wp === undefined) {
+        wp = wordPieces(text);
+        this.answerPieces.set(text, wp);
+      }
+      pieces = wp;
     } else {
       const ol = cfg.output_length;
       const z = hashNormal(seed, 'length', model, requestHash);
       const natural = Math.min(ol.max, Math.max(ol.min, Math.round(ol.median * Math.exp(ol.sigma * z))));
-      const all = fillerPieces(natural, Math.floor(hashUnit(seed, 'filler', model, requestHash) * 2 ** 32));
+      const fk = `${model}\u0000${requestHash}`;
+      let all = this.fillers.get(fk);
+      if (all === undefined || all.length !== natural) {
+        all = fillerPieces(natural, Math.floor(hashUnit(seed, 'filler', model, requestHash) * 2 ** 32));
+        this.fillers.set(fk, all);
+      }
       if (natural > cap) {
         pieces = all.slice(0, cap);
         finish = 'length';
@@ -232,7 +246,7 @@ export class SimEngine {
       api,
       model,
       id,
-      itemId: `msg_${hashHex(48, seed, 'item', requestHash, occ)}`,
+      itemId: api === 'openai.responses' ? `msg_${hashHex(48, seed, 'item', requestHash, occ)}` : '',
       created,
       durationS: Math.max(1, Math.round((ttftMs + generationMs) / 1000)),
       pieces,

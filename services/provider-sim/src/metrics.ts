@@ -30,4 +30,39 @@ export class SimMetrics {
     labelNames: ['model', 'kind'] as const,
     registers: [this.registry],
   });
+
+  private readonly tokenChildren = new Map<string, { inc(n: number): void }[]>();
+
+  /** Adds one response's token usage (label children cached per model; this is per request). */
+  countTokens(model: string, u: { input: number; cacheRead: number; cacheWrite: number; output: number }): void {
+    let c = this.tokenChildren.get(model);
+    if (!c) {
+      c = (['input', 'cache_read', 'cache_write', 'output'] as const).map((kind) => this.tokens.labels({ model, kind }));
+      this.tokenChildren.set(model, c);
+    }
+    c[0]!.inc(u.input);
+    if (u.cacheRead > 0) c[1]!.inc(u.cacheRead);
+    if (u.cacheWrite > 0) c[2]!.inc(u.cacheWrite);
+    c[3]!.inc(u.output);
+  }
+
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+  private readonly durationChildren = new Map<string, { observe(v: number): void }>();
+
+  /** Counts one finished API request and its duration (label children cached: this is per request). */
+  countRequest(model: string, api: string, status: string, fault: string, seconds: number): void {
+    const k = `${model}|${api}|${status}|${fault}`;
+    let c = this.requestChildren.get(k);
+    if (!c) {
+      c = this.requests.labels({ model, api, status, fault });
+      this.requestChildren.set(k, c);
+    }
+    c.inc();
+    let d = this.durationChildren.get(api);
+    if (!d) {
+      d = this.duration.labels({ api });
+      this.durationChildren.set(api, d);
+    }
+    d.observe(seconds);
+  }
 }

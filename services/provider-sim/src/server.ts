@@ -11,6 +11,7 @@ import { SimMetrics } from './metrics.js';
 import { isRequestError, parseRequest } from './prompt.js';
 import { errorResponse, type ErrorKind, type WireResponse } from './provider-errors.js';
 import { hashAlnum } from './rng.js';
+import { Lru } from './tokens.js';
 import { renderJson, renderStream } from './wire.js';
 
 /**
@@ -76,12 +77,30 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
   });
 }
 
-/** Sleeps `ms` unless aborted; resolves false when aborted. */
-async function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return false;
+/**
+ * The life of one request: ended when the client goes away or the server closes. The
+ * AbortController is made only when something actually sleeps (most requests never do).
+ */
+class RequestLife {
+  ended = false;
+  private ac: AbortController | null = null;
+  get signal(): AbortSignal {
+    this.ac ??= new AbortController();
+    if (this.ended) this.ac.abort();
+    return this.ac.signal;
+  }
+  end(): void {
+    this.ended = true;
+    this.ac?.abort();
+  }
+}
+
+/** Sleeps `ms` unless the request ends first; resolves false when it ended. */
+async function sleep(ms: number, life: RequestLife): Promise<boolean> {
+  if (life.ended) return false;
   if (ms <= 0) return true;
   try {
-    await sleepTimer(ms, undefined, { signal });
+    await sleepTimer(ms, undefined, { signal: life.signal });
     return true;
   } catch {
     return false;
@@ -104,7 +123,8 @@ export class SimServer {
   private readonly server: Server;
   private log: SimCall[] = [];
   private seq = 0;
-  private readonly inflight = new Set<AbortController>();
+  private readonly inflight = new Set<RequestLife>();
+  private readonly hashCache = new Lru<string, string>(10_000);
 
   constructor(
     readonly config: SimConfig,
@@ -134,7 +154,7 @@ export class SimServer {
 
   /** Stops accepting, aborts in-flight requests (hangs, stalls) and closes every connection. */
   close(): Promise<void> {
-    for (const ac of this.inflight) ac.abort();
+    for (const life of this.inflight) life.end();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -151,6 +171,18 @@ export class SimServer {
     this.log = [];
     this.seq = 0;
     this.engine.reset();
+  }
+
+  /** itemHash of a body, cached by its raw text (load tests replay the same bodies). */
+  private hashOf(api: Api, path: string, raw: Buffer, body: unknown): string {
+    if (raw.length > 16_384) return itemHash(api, path, body);
+    const k = `${api}\u0000${path}\u0000${raw.toString('latin1')}`;
+    let h = this.hashCache.get(k);
+    if (h === undefined) {
+      h = itemHash(api, path, body);
+      this.hashCache.set(k, h);
+    }
+    return h;
   }
 
   private pushCall(c: SimCall): void {
@@ -207,16 +239,15 @@ export class SimServer {
     const call: SimCall = { seq, model: '', api, path, requestHash: '', startedAtMs, endedAtMs: null, status: 0, fault: null, stream: false, authPresent };
     this.pushCall(call);
     // aborted when the response closes (client gone) or the server closes; ends sleeps early
-    const ac = new AbortController();
+    const ac = new RequestLife();
     this.inflight.add(ac);
     let modelLabel = 'unknown';
     res.on('close', () => {
       this.inflight.delete(ac);
-      if (!res.writableFinished) ac.abort();
+      if (!res.writableFinished) ac.end();
       call.endedAtMs = Date.now();
       call.status = res.headersSent ? res.statusCode : 0;
-      this.metrics.requests.inc({ model: modelLabel, api, status: String(call.status), fault: call.fault ?? 'none' });
-      this.metrics.duration.observe({ api }, (performance.now() - t0) / 1000);
+      this.metrics.countRequest(modelLabel, api, String(call.status), call.fault ?? 'none', (performance.now() - t0) / 1000);
     });
     const requestId = `req_${hashAlnum(24, this.config.seed, 'reqid', seq)}`;
     const fail = (e: ErrorKind) => this.writeWire(res, errorResponse(api, e, requestId));
@@ -238,7 +269,7 @@ export class SimServer {
     } catch {
       return fail({ kind: 'invalid_json' });
     }
-    call.requestHash = itemHash(api, path, body);
+    call.requestHash = this.hashOf(api, path, raw, body);
     const parsed = parseRequest(api, body);
     if (isRequestError(parsed)) {
       const m = (body as { model?: unknown } | null)?.model;
@@ -300,7 +331,7 @@ export class SimServer {
 
     call.fault = fault;
     if (fault === 'rate_limit' || fault === 'server_error' || fault === 'overloaded') {
-      if (afterMs !== null && !(await sleep(afterMs, ac.signal))) return;
+      if (afterMs !== null && !(await sleep(afterMs, ac))) return;
       const e: ErrorKind =
         fault === 'rate_limit'
           ? { kind: 'rate_limit', model: parsed.model, limit: 'requests', limitValue: limiter.rpm, retryAfterMs: afterMs ?? 1000 }
@@ -311,27 +342,23 @@ export class SimServer {
     const occ = this.engine.occurrence(call.requestHash);
     const plan = this.engine.plan(model, parsed, call.requestHash, occ, now);
     limiter.record(now, plan.tpmTokens);
-    const u = plan.completion.usage;
-    this.metrics.tokens.inc({ model, kind: 'input' }, u.input);
-    this.metrics.tokens.inc({ model, kind: 'cache_read' }, u.cacheRead);
-    this.metrics.tokens.inc({ model, kind: 'cache_write' }, u.cacheWrite);
-    this.metrics.tokens.inc({ model, kind: 'output' }, u.output);
+    this.metrics.countTokens(model, plan.completion.usage);
 
-    if (fault === 'hang' && !(await sleep(afterMs ?? this.config.hang_ms, ac.signal))) return;
-    const headers: Record<string, string> = {
-      ...this.idHeaders(api, requestId, plan),
-      ...this.limitHeaders(api, limiter, now),
-      'x-sim-call-seq': String(seq),
-    };
-    if (parsed.stream) await this.writeStream(res, plan, headers, fault, afterMs, ac.signal);
-    else await this.writeNonStream(res, plan, headers, fault, afterMs, ac.signal);
+    if (fault === 'hang' && !(await sleep(afterMs ?? this.config.hang_ms, ac))) return;
+    const headers = this.limitHeaders(api, limiter, now);
+    this.addIdHeaders(headers, api, requestId, plan);
+    headers['x-sim-call-seq'] = String(seq);
+    if (parsed.stream) await this.writeStream(res, plan, headers, fault, afterMs, ac);
+    else await this.writeNonStream(res, plan, headers, fault, afterMs, ac);
   }
 
-  private idHeaders(api: Api, requestId: string, plan: Plan): Record<string, string> {
-    const ms = String(Math.round(plan.ttftMs + plan.generationMs));
-    if (api === 'anthropic.messages') return { 'request-id': requestId };
-    if (api === 'openrouter.chat') return {};
-    return { 'x-request-id': requestId, 'openai-processing-ms': ms, 'openai-version': '2020-10-01' };
+  private addIdHeaders(h: Record<string, string>, api: Api, requestId: string, plan: Plan): void {
+    if (api === 'anthropic.messages') h['request-id'] = requestId;
+    else if (api !== 'openrouter.chat') {
+      h['x-request-id'] = requestId;
+      h['openai-processing-ms'] = String(Math.round(plan.ttftMs + plan.generationMs));
+      h['openai-version'] = '2020-10-01';
+    }
   }
 
   /** Rate-limit headers in the provider's naming (none for OpenRouter, as recorded). */
@@ -364,13 +391,15 @@ export class SimServer {
     res.end(w.body);
   }
 
-  private async writeNonStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: AbortSignal): Promise<void> {
+  private async writeNonStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: RequestLife): Promise<void> {
     const text = renderJson(plan.completion);
     if (!(await sleep(plan.ttftMs + plan.generationMs, signal))) return;
-    const h = { ...headers, 'content-type': 'application/json' };
+    const h = headers;
+    h['content-type'] = 'application/json';
     if (fault === null || fault === 'hang') {
       // a string body lets node send headers and body in one write
-      res.writeHead(200, { ...h, 'content-length': Buffer.byteLength(text) });
+      h['content-length'] = String(Buffer.byteLength(text));
+      res.writeHead(200, h);
       res.end(text);
       return;
     }
@@ -398,7 +427,7 @@ export class SimServer {
     res.end(body);
   }
 
-  private async writeStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: AbortSignal): Promise<void> {
+  private async writeStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: RequestLife): Promise<void> {
     const { frames, deltaStart, deltaEnd } = renderStream(plan.completion);
     const nDeltas = deltaEnd - deltaStart;
     // the fault point: the middle content delta (or the first frame after the prelude)
