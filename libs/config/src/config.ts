@@ -18,10 +18,10 @@ export const COMMON_ENV = {
 
 /** The zod fields for {@link COMMON_ENV}, for a role's env schema to extend. */
 export const CommonEnv = z.object({
-  SHADOWPLANE_NATS_URL: z.string().default('nats://127.0.0.1:4222'),
-  SHADOWPLANE_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{0,32}$/).default(''),
-  SHADOWPLANE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  SHADOWPLANE_OTLP_ENDPOINT: z.url().optional(),
+  SHADOWPLANE_NATS_URL: z.string().default('nats://127.0.0.1:4222').describe(COMMON_ENV.SHADOWPLANE_NATS_URL),
+  SHADOWPLANE_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{0,32}$/).default('').describe(COMMON_ENV.SHADOWPLANE_NATS_PREFIX),
+  SHADOWPLANE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe(COMMON_ENV.SHADOWPLANE_LOG_LEVEL),
+  SHADOWPLANE_OTLP_ENDPOINT: z.url().optional().describe(COMMON_ENV.SHADOWPLANE_OTLP_ENDPOINT),
 });
 
 /** A strict boolean env var: only `true|false|1|0` (anything else is a config error). */

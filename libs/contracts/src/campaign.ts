@@ -72,27 +72,27 @@ export type ScorerSpec = z.infer<typeof ScorerSpec>;
  */
 export const CampaignSpec = z
   .object({
-    name: z.string().min(1).max(200),
-    suite: SubjectToken,
-    call_types: z.array(SubjectToken).min(1).max(32),
+    name: z.string().min(1).max(200).describe('human name shown in reports'),
+    suite: SubjectToken.describe('the capture suite this campaign reads (sidecar rules or x-shadow-suite)'),
+    call_types: z.array(SubjectToken).min(1).max(32).describe('call types of the suite to shadow; each gets its own verdict'),
     source: z.union([z.literal('live'), z.string().regex(/^frozen:[0-9a-f]{64}$/, "must be 'live' or 'frozen:<dataset_hash>'")]).default('live'),
-    incumbent: Arm,
-    candidates: z.array(Arm).min(1).max(8),
-    sample_rate: z.number().gt(0).max(1).default(1),
-    max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
-    max_cost_usd: z.number().positive().max(1_000_000),
-    deadline: z.iso.datetime({ offset: true }).optional(),
+    incumbent: Arm.describe('the tier serving production now: the reference every candidate is paired with'),
+    candidates: z.array(Arm).min(1).max(8).describe('cheaper tiers to test against the incumbent'),
+    sample_rate: z.number().gt(0).max(1).default(1).describe('share of captured unique items to dispatch, chosen by item_hash so every worker agrees'),
+    max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT).describe('unique items dispatched per call type'),
+    max_cost_usd: z.number().positive().max(1_000_000).describe('hard budget, USD: settled + reserved spend never exceeds it'),
+    deadline: z.iso.datetime({ offset: true }).optional().describe('no new dispatch after this instant (ISO 8601)'),
     margins: z
       .object({
-        noninferiority_pp: z.number().min(0).max(100).default(2),
-        min_savings: z.number().min(0).max(1).default(0),
+        noninferiority_pp: z.number().min(0).max(100).default(2).describe('how many percentage points of quality a candidate may lose and still pass'),
+        min_savings: z.number().min(0).max(1).default(0).describe('the cost savings (fraction) the lower interval bound must reach to pass'),
       })
       .strict()
       .default({ noninferiority_pp: 2, min_savings: 0 }),
     /** hard per-request cost ceiling for candidates, USD; breaching it fails the candidate */
     max_request_cost_usd: z.number().positive().optional(),
-    scorers: z.array(ScorerSpec).default([{ kind: 'expectations' }]),
-    alpha: z.number().gt(0).lt(0.5).default(0.05),
+    scorers: z.array(ScorerSpec).default([{ kind: 'expectations' }]).describe('how outputs are scored; composite quality is their weighted mean'),
+    alpha: z.number().gt(0).lt(0.5).default(0.05).describe('one-sided error rate before Bonferroni and α-spending across repeated runs'),
     /** share of items that get a second, independent incumbent call (A-A noise floor) */
     aa_share: z.number().min(0).max(1).default(0.1),
     bootstrap: z

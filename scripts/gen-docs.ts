@@ -1,0 +1,239 @@
+/**
+ * Generates the operator reference pages from the code, so they cannot drift:
+ * - docs/configuration.md from each role's env zod schema (`.describe()` texts, defaults)
+ * - docs/campaign-spec.md from the contracts `CampaignSpec` schema
+ * - docs/metrics.md from the prom-client metric definitions in the sources
+ * `npx tsx scripts/gen-docs.ts` writes them; `--check` exits 1 when a committed page differs
+ * (test/docs.test.ts runs the check).
+ */
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { CampaignSpec } from '@shadowplane/contracts';
+import { CommonEnv } from '@shadowplane/config';
+import { REPO_ROOT } from './lib/processes.js';
+import { SidecarEnv } from '../services/sidecar/src/config.js';
+import { DuplicatorEnv } from '../services/duplicator/src/config.js';
+import { ControlEnv } from '../services/control/src/config.js';
+import { VerdictEnv } from '../services/verdict/src/config.js';
+
+type JsonSchema = {
+  type?: string | string[];
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  const?: unknown;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  format?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  additionalProperties?: unknown;
+};
+
+function cell(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function typeOf(s: JsonSchema): string {
+  if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
+  if (s.enum) return s.enum.map((v) => `\`${String(v)}\``).join(' | ');
+  const alts = s.anyOf ?? s.oneOf;
+  if (alts) return alts.map(typeOf).join(' or ');
+  if (s.type === 'array' && s.items) return `list of ${typeOf(s.items)}`;
+  if (s.properties?.kind?.const !== undefined) return `\`kind: ${String(s.properties.kind.const)}\``;
+  const t = Array.isArray(s.type) ? s.type.join(' or ') : (s.type ?? 'any');
+  return s.format ? `${t} (${s.format})` : t;
+}
+
+function constraints(s: JsonSchema): string {
+  const c: string[] = [];
+  if (s.minimum !== undefined) c.push(`≥ ${s.minimum}`);
+  if (s.exclusiveMinimum !== undefined) c.push(`> ${s.exclusiveMinimum}`);
+  if (s.maximum !== undefined && s.maximum < Number.MAX_SAFE_INTEGER) c.push(`≤ ${s.maximum}`);
+  if (s.exclusiveMaximum !== undefined) c.push(`< ${s.exclusiveMaximum}`);
+  if (s.minLength !== undefined) c.push(`length ≥ ${s.minLength}`);
+  if (s.maxLength !== undefined) c.push(`length ≤ ${s.maxLength}`);
+  if (s.minItems !== undefined) c.push(`items ≥ ${s.minItems}`);
+  if (s.maxItems !== undefined) c.push(`items ≤ ${s.maxItems}`);
+  if (s.pattern && !s.format) c.push(`matches \`${s.pattern}\``);
+  return c.join(', ');
+}
+
+function envTable(title: string, schema: z.ZodObject, only?: (key: string) => boolean): string {
+  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const rows = Object.entries(js.properties ?? {})
+    .filter(([k]) => (only ? only(k) : true))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, s]) => {
+      // a default taken from the machine (the host name) is described, not printed
+      const def =
+        s.default === hostname() ? 'the host name' : s.default === undefined ? (js.required?.includes(k) ? '**required**' : '—') : s.default === '' ? 'empty' : `\`${String(s.default)}\``;
+      const desc = [s.description ?? '', constraints(s)].filter(Boolean).join('; ');
+      return `| \`${k}\` | ${cell(def)} | ${cell(desc)} |`;
+    });
+  return `## ${title}\n\n| variable | default | meaning |\n|---|---|---|\n${rows.join('\n')}\n`;
+}
+
+function configurationPage(): string {
+  const common = new Set(Object.keys(CommonEnv.shape));
+  const notCommon = (k: string) => !common.has(k);
+  return [
+    '# Configuration reference',
+    '',
+    'Generated from the zod schemas each role parses its environment with (`npx tsx scripts/gen-docs.ts`; a test fails when this page drifts). A role that finds a bad value exits with code 78 and names every offending variable. Durations are in milliseconds, sizes in bytes, money in USD unless the name says otherwise.',
+    '',
+    envTable('Every role', CommonEnv),
+    envTable('sidecar (`shadowplane sidecar`)', SidecarEnv, notCommon),
+    envTable('duplicator (`shadowplane duplicator`)', DuplicatorEnv, notCommon),
+    envTable('control (`shadowplane control`)', ControlEnv, notCommon),
+    envTable('verdict (`shadowplane verdict`)', VerdictEnv, notCommon),
+    '## provider-sim (`shadowplane provider-sim`)\n\nSee `npx shadowplane provider-sim --help` and [services/provider-sim/README.md](../services/provider-sim/README.md).\n',
+  ].join('\n');
+}
+
+function specRows(s: JsonSchema, path: string, required: boolean, out: string[]): void {
+  const alts = s.anyOf ?? s.oneOf;
+  const objectAlt = alts?.find((a) => a.properties);
+  if (s.properties && path !== '') {
+    out.push(`| \`${path}\` | object | ${required ? 'yes' : 'no'} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`);
+  }
+  if (s.properties) {
+    for (const [k, sub] of Object.entries(s.properties)) specRows(sub, path ? `${path}.${k}` : k, s.required?.includes(k) ?? false, out);
+    return;
+  }
+  if (s.type === 'array' && s.items?.properties) {
+    out.push(`| \`${path}\` | list | ${required ? 'yes' : 'no'} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${cell([s.description ?? '', constraints(s)].filter(Boolean).join('; '))} |`);
+    specRows(s.items, `${path}[]`, true, out);
+    return;
+  }
+  if (objectAlt && !s.type) {
+    specRows({ ...objectAlt, ...(s.default === undefined ? {} : { default: s.default }) }, path, required, out);
+    return;
+  }
+  const def = s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``;
+  out.push(`| \`${path}\` | ${cell(typeOf(s))} | ${required ? 'yes' : 'no'} | ${cell(def)} | ${cell([s.description ?? '', constraints(s)].filter(Boolean).join('; '))} |`);
+}
+
+function campaignSpecPage(): string {
+  const js = z.toJSONSchema(CampaignSpec, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  const rows: string[] = [];
+  specRows(js, '', true, rows);
+  const example = readFileSync(join(REPO_ROOT, 'examples', 'campaign.yaml'), 'utf8');
+  return [
+    '# Campaign spec',
+    '',
+    'What an operator submits to `POST /v1/campaigns` (or `shadowctl campaign create -f spec.yaml`). Generated from the contracts `CampaignSpec` zod schema (`npx tsx scripts/gen-docs.ts`). Unknown fields are refused with a 400 that names them; the spec is pinned at launch and never changes while the campaign runs. Money is USD, margins are percentage points of quality on a 0–100 scale, `min_savings` is a fraction (0.2 = 20% cheaper). Arms name provider ids from the operator allowlist — never URLs.',
+    '',
+    'Request options that are not part of the spec: `dry_run: true` returns the cost estimate, the power plan and per-call-type dispositions without writing anything; `require_power: true` refuses (422 `underpowered`) call types whose minimum detectable effect at `max_items` is larger than the margin.',
+    '',
+    '## Example',
+    '',
+    '```yaml',
+    example.trimEnd(),
+    '```',
+    '',
+    '## Fields',
+    '',
+    '| field | type | required | default | meaning |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+interface MetricDef {
+  name: string;
+  type: string;
+  help: string;
+  labels: string[];
+  file: string;
+}
+
+/** Finds prom-client metric definitions (`new Counter({ name: '...', help: '...', labelNames: [...] })`) in the sources. */
+export function scanMetrics(): MetricDef[] {
+  const out: MetricDef[] = [];
+  for (const top of ['services', 'libs']) {
+    for (const pkg of readdirSync(join(REPO_ROOT, top))) {
+      const dir = join(REPO_ROOT, top, pkg, 'src');
+      let files: string[] = [];
+      try {
+        files = readdirSync(dir, { recursive: true }) as string[];
+      } catch {
+        continue;
+      }
+      for (const f of files) {
+        if (!f.endsWith('.ts') || f.endsWith('.test.ts')) continue;
+        const text = readFileSync(join(dir, f), 'utf8');
+        const re = /new (Counter|Gauge|Histogram|Summary)(?:<[^>]*>)?\(\s*\{([\s\S]*?)\}\s*\)/g;
+        for (const m of text.matchAll(re)) {
+          const body = m[2]!;
+          const name = /name:\s*[`'"]([a-z_:]+)[`'"]/.exec(body)?.[1];
+          if (!name?.startsWith('shadowplane_')) continue;
+          const help = /help:\s*(['"`])((?:\\.|(?!\1).)*)\1/.exec(body)?.[2] ?? '';
+          const labels = /labelNames:\s*\[([^\]]*)\]/.exec(body)?.[1]?.match(/[a-z_]+/g) ?? [];
+          out.push({ name, type: m[1]!.toLowerCase(), help, labels, file: `${top}/${pkg}` });
+        }
+      }
+    }
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+function metricsPage(): string {
+  const rows = scanMetrics().map((m) => `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(', ') || '—'} | ${cell(m.help)} |`);
+  return [
+    '# Metrics',
+    '',
+    'Every role serves Prometheus metrics at `/metrics` (the sidecar on its ops port). Names follow `shadowplane_<role>_<thing>_<unit>`; times in seconds, sizes in bytes, counters end in `_total`; labels are small closed sets, never ids. Generated from the metric definitions in the sources (`npx tsx scripts/gen-docs.ts`). Each role also exports the prom-client default process metrics.',
+    '',
+    '| metric | type | labels | meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+/** The generated pages, by path relative to the repo root. */
+export function generatedDocs(): Record<string, string> {
+  return {
+    'docs/configuration.md': configurationPage(),
+    'docs/campaign-spec.md': campaignSpecPage(),
+    'docs/metrics.md': metricsPage(),
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const check = process.argv.includes('--check');
+  let drift = false;
+  for (const [path, text] of Object.entries(generatedDocs())) {
+    const full = join(REPO_ROOT, path);
+    if (check) {
+      let cur = '';
+      try {
+        cur = readFileSync(full, 'utf8');
+      } catch {
+        /* missing */
+      }
+      if (cur !== text) {
+        console.error(`${path} is out of date: run npx tsx scripts/gen-docs.ts`);
+        drift = true;
+      }
+    } else {
+      writeFileSync(full, text);
+      console.log(`wrote ${path}`);
+    }
+  }
+  process.exitCode = drift ? 1 : 0;
+}
