@@ -1,5 +1,6 @@
 // Honesty rule 1: a dead, blackholed, slow or full NATS changes neither the status, the bytes nor
 // the latency of a proxied request; captures are counted as dropped; keep-alive is not held.
+import { rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -50,12 +51,12 @@ describe('NATS trouble never reaches the request path', () => {
   });
   afterAll(async () => up?.close());
 
-  it('NATS stopped: 0 failed requests, same bytes, no latency change beyond noise; captures dropped as nats_down', async () => {
-    const nats = await startNatsServer();
+  it('NATS stopped: 0 failed requests, same bytes, no latency change beyond noise; captures dropped as nats_down; queued ones publish after it comes back', async () => {
+    let nats = await startNatsServer();
     const sc = await startTestSidecar(testConfig(up.url, nats.url, randomPrefix('scr'), [], { SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '4' }));
     try {
       expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
-      await nats.stop();
+      await nats.stop({ keepStore: true });
       expect(await waitFor(() => !sc.publisher.isConnected, 5000)).toBe(true);
       const r = await interleaved(sc.url, 60);
       expect(r.failures).toBe(0);
@@ -67,9 +68,14 @@ describe('NATS trouble never reaches the request path', () => {
       expect(await metricValue(sc, 'shadowplane_sidecar_requests_total', { outcome: 'ok' })).toBe(60);
       const ready = await fetch(`${sc.opsUrl}/readyz`);
       expect(ready.status).toBe(200);
+      // NATS comes back on the same address: the sidecar reconnects by itself and drains the queue
+      nats = await startNatsServer({ port: nats.port, storeDir: nats.storeDir });
+      expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) === 4, 15_000)).toBe(true);
+      expect(await metricValue(sc, 'shadowplane_sidecar_capture_queue_depth')).toBe(0);
     } finally {
       await sc.stop();
       await nats.stop();
+      rmSync(nats.storeDir, { recursive: true, force: true });
     }
   });
 
