@@ -77,14 +77,14 @@ export interface Fixture {
 }
 
 /** Builds the app over a fresh random prefix on the shared nats-server. */
-export async function fixture(opts: { bodyLimitBytes?: number; flag?: boolean } = {}): Promise<Fixture> {
-  const bus = await connectBus({ url: sharedNatsUrl(), name: 'control-test', prefix: randomPrefix('ctl') });
+export async function fixture(opts: { bodyLimitBytes?: number; flag?: boolean; providers?: ProviderEntry[]; prefix?: string } = {}): Promise<Fixture> {
+  const bus = await connectBus({ url: sharedNatsUrl(), name: 'control-test', prefix: opts.prefix ?? randomPrefix('ctl') });
   await provision(bus, { storage: 'memory' });
   const logs = new LogSink();
   const logger = createLogger({ service: 'control', version: 'test', level: 'info', destination: logs });
   const app = await buildControlApp({
     bus,
-    providers: PROVIDERS,
+    providers: opts.providers ?? PROVIDERS,
     apiKeys: KEY_ENTRIES,
     reports: reportsLib satisfies ReportsPort,
     logger,
