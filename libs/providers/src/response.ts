@@ -55,7 +55,8 @@ export interface ParsedResponse {
 export interface StreamParser {
   /**
    * Feeds the next chunk. Never throws (hot path): a failure is recorded and surfaces as
-   * `errorClass: 'malformed_response'` from `end()`.
+   * `errorClass: 'malformed_response'` from `end()`. JSON and error bodies keep a reference to
+   * the chunk until `end()` (no copy), so do not reuse or mutate a pushed buffer.
    * @param atMs arrival time of this chunk in ms (any monotonic clock shared with `startMs`); enables `ttftMs`
    */
   push(chunk: Uint8Array, atMs?: number): void;
@@ -179,7 +180,7 @@ class ResponseParser implements StreamParser {
     this.bufferedBytes += chunk.byteLength;
   }
 
-  /** Decides JSON vs SSE from the first non-whitespace byte (content-type did not say event-stream). */
+  /** Decides JSON vs SSE from the first non-whitespace byte; on `final` with none, content-type decides. */
   private sniff(final: boolean): void {
     for (const c of this.chunks) {
       for (let i = 0; i < c.byteLength; i++) {
