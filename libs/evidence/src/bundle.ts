@@ -1,7 +1,8 @@
 /**
  * The evidence bundle: everything a reviewer needs to re-check a report offline.
  */
-import { contentHash, type DatasetCard, type OutcomeRecord, type Report } from '@shadowplane/contracts';
+import { fastContentHash } from './canonical-fast.js';
+import { type DatasetCard, type OutcomeRecord, type Report } from '@shadowplane/contracts';
 import type { ComparisonResult, ComparisonSettings, PairRow } from './compare.js';
 
 /** One ok observation's cost evidence (per arm × call type), in billed units; nulls stay null. */
@@ -87,7 +88,7 @@ export function buildBundle(parts: {
   };
   // round-trip through JSON so the bundle holds exactly what a reader will see
   const plain = JSON.parse(JSON.stringify(p)) as BundleParts;
-  const hashes = Object.fromEntries(BUNDLE_PARTS.map((k) => [k, contentHash(plain[k])])) as Record<keyof BundleParts, string>;
+  const hashes = Object.fromEntries(BUNDLE_PARTS.map((k) => [k, fastContentHash(plain[k])])) as Record<keyof BundleParts, string>;
   const reportId = String(plain.report.report_id);
   return {
     schema: 'shadow.evidence_bundle/v1',
@@ -95,6 +96,6 @@ export function buildBundle(parts: {
     campaign_id: plain.report.campaign_id,
     parts: plain,
     hashes,
-    bundle_hash: contentHash({ report_id: reportId, hashes }),
+    bundle_hash: fastContentHash({ report_id: reportId, hashes }),
   };
 }

@@ -27,6 +27,7 @@ import {
 } from '@shadowplane/contracts';
 import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Composite, type ScoreResult } from '@shadowplane/scoring';
 import { powerPlan, quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/stats';
+import { fastContentHash } from './canonical-fast.js';
 import { NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD, clusterBySimhash } from './clusters.js';
 import { comparisonLevel, computeComparison, type ComparisonSettings, type PairRow } from './compare.js';
 import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
@@ -73,7 +74,7 @@ export function judgeKey(itemHash: string, armId: string, role: string): string 
 /** Lineage id of an observation: contentHash of the observation without `output_text`. */
 export function observationId(o: Observation): string {
   const { output_text: _drop, ...rest } = o;
-  return contentHash(rest);
+  return fastContentHash(rest);
 }
 
 interface ScoredObs {
@@ -162,10 +163,11 @@ export function foldReport(input: FoldInput): FoldResult {
   const evs = byKey([...eventMap.values()], (e) => `${e.call_type}|${e.item_hash}|${e.kind}|${e.envelope_id}|${e.reason ?? ''}`);
   const envelopeItem = new Map<string, string>();
   for (const { o } of obs) envelopeItem.set(o.envelope_id, o.item_hash);
+  const itemsWithObs = new Set(obs.map((x) => x.o.item_hash));
   const outcomeMap = new Map<string, OutcomeRecord>();
   for (const o of outcomesRaw) {
     const item = o.item_hash ?? (o.envelope_id ? envelopeItem.get(o.envelope_id) : undefined);
-    if (item !== undefined && obs.some((x) => x.o.item_hash === item)) outcomeMap.set(o.outcome_id, o);
+    if (item !== undefined && itemsWithObs.has(item)) outcomeMap.set(o.outcome_id, o);
   }
   const outcomes = byKey([...outcomeMap.values()], (o) => o.outcome_id);
   const outcomesFor = new Map<string, OutcomeRecord[]>();
@@ -173,7 +175,9 @@ export function foldReport(input: FoldInput): FoldResult {
     if (o.arm_id === null) continue; // about the served production response: provenance, not an arm
     const item = o.item_hash ?? envelopeItem.get(o.envelope_id!)!;
     const k = `${item}|${o.arm_id}`;
-    outcomesFor.set(k, [...(outcomesFor.get(k) ?? []), o]);
+    const list = outcomesFor.get(k);
+    if (list) list.push(o);
+    else outcomesFor.set(k, [o]);
   }
 
   const K = spec.candidates.length;
@@ -233,7 +237,14 @@ export function foldReport(input: FoldInput): FoldResult {
       }
       scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite });
     }
-    const armObs = (armId: string, role: 'incumbent' | 'candidate') => [...scored.values()].filter((s) => s.obs.arm_id === armId && s.obs.role === role);
+    const byArm = new Map<string, ScoredObs[]>();
+    for (const s of scored.values()) {
+      const k = `${s.obs.arm_id}|${s.obs.role}`;
+      const list = byArm.get(k);
+      if (list) list.push(s);
+      else byArm.set(k, [s]);
+    }
+    const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => byArm.get(`${armId}|${role}`) ?? [];
 
     // 4. A-A noise floor
     const aaDiffs: number[] = [];
@@ -316,7 +327,7 @@ export function foldReport(input: FoldInput): FoldResult {
           ok: ok.length,
           error: errs.length,
           abandoned: all.filter((s) => s.obs.abandoned).length,
-          aa_second_calls: role === 'incumbent' ? [...scored.values()].filter((s) => s.obs.role === 'incumbent_aa').length : 0,
+          aa_second_calls: role === 'incumbent' ? armObs(arm.id, 'incumbent_aa').length : 0,
         },
         error_share: share(errs.length, all.length),
         errors_by_class: Object.fromEntries(Object.keys(byClass).sort().map((k) => [k, share(byClass[k]!, all.length)])),
@@ -396,7 +407,9 @@ export function foldReport(input: FoldInput): FoldResult {
           obs_inc: a.id,
           obs_cand: b.id,
         };
-        pairsByBasis.set(ba, [...(pairsByBasis.get(ba) ?? []), row]);
+        const list = pairsByBasis.get(ba);
+        if (list) list.push(row);
+        else pairsByBasis.set(ba, [row]);
         judgeShareOf.set(h, Math.max(a.composite!.judgeShare ?? 0, b.composite!.judgeShare ?? 0));
       }
       // choose the deciding basis: majority among same-basis pairs, estimate never decides
@@ -556,7 +569,7 @@ export function foldReport(input: FoldInput): FoldResult {
 
     const card: DatasetCard = {
       schema: 'shadow.dataset_card/v1',
-      dataset_hash: contentHash(admitted.map((h) => [h, weight.get(h)!])),
+      dataset_hash: fastContentHash(admitted.map((h) => [h, weight.get(h)!])),
       campaign_id: cid,
       call_type: ct,
       unique_items: admitted.length,
@@ -607,7 +620,7 @@ export function foldReport(input: FoldInput): FoldResult {
   };
   // JSON round trip drops undefined members so the stored text and the hashed object agree
   const plain = JSON.parse(canonicalJson(body)) as Report;
-  const reportId = contentHash(plain);
+  const reportId = fastContentHash(plain);
   const report = { ...plain, report_id: reportId } as Report;
   const reportJson = canonicalJson(report);
   const bundle = buildBundle({

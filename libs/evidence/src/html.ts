@@ -44,11 +44,13 @@ function chart(ct: CallTypeReport): string {
   };
   const frontier = pts.filter((p) => p.on_frontier).sort((a, b) => a.cost_usd - b.cost_usd);
   const line = frontier.length > 1 ? `<polyline class="frontier" fill="none" stroke="#1f77b4" stroke-dasharray="4 3" points="${frontier.map((p) => `${sx(p.cost_usd).toFixed(1)},${sy(p.quality).toFixed(1)}`).join(' ')}"/>` : '';
-  const ticks = [0, 0.5, 1].map((t) => {
-    const xv = x0 + t * (x1 - x0);
-    const yv = y0 + t * (y1 - y0);
-    return `<text x="${(LEFT + t * W).toFixed(1)}" y="${TOP + H + 16}" font-size="10" text-anchor="middle">${esc(usd(xv))}</text><text x="${LEFT - 6}" y="${(TOP + H - t * H + 3).toFixed(1)}" font-size="10" text-anchor="end">${esc(pct(yv))}</text>`;
-  });
+  // ticks at the data extremes (the padded axis ends would show meaningless values such as a negative cost)
+  const xt = [...new Set([Math.min(...xs), Math.max(...xs)])];
+  const yt = [...new Set([Math.min(...ys), Math.max(...ys)])];
+  const ticks = [
+    ...xt.map((xv) => `<line x1="${sx(xv).toFixed(1)}" x2="${sx(xv).toFixed(1)}" y1="${TOP + H}" y2="${TOP + H + 4}" stroke="#333"/><text x="${sx(xv).toFixed(1)}" y="${TOP + H + 16}" font-size="10" text-anchor="middle">${esc(usd(xv))}</text>`),
+    ...yt.map((yv) => `<line x1="${LEFT - 4}" x2="${LEFT}" y1="${sy(yv).toFixed(1)}" y2="${sy(yv).toFixed(1)}" stroke="#333"/><text x="${LEFT - 6}" y="${(sy(yv) + 3).toFixed(1)}" font-size="10" text-anchor="end">${esc(pct(yv))}</text>`),
+  ];
   return `<svg class="frontier-chart" data-call-type="${esc(ct.call_type)}" data-origin-x="${LEFT}" data-origin-y="${TOP + H}" xmlns="http://www.w3.org/2000/svg" width="${LEFT + W + 120}" height="${TOP + H + 40}" role="img" aria-label="cost vs quality frontier">
 <rect x="${LEFT}" y="${TOP}" width="${W}" height="${H}" fill="#fafafa" stroke="#ccc"/>
 <line x1="${LEFT}" y1="${TOP + H}" x2="${LEFT + W}" y2="${TOP + H}" stroke="#333"/><line x1="${LEFT}" y1="${TOP}" x2="${LEFT}" y2="${TOP + H}" stroke="#333"/>

@@ -10,3 +10,4 @@ export { verifyBundle } from './verify.js';
 export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
 export { renderReportHtml } from './html.js';
+export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';

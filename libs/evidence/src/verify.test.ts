@@ -53,3 +53,14 @@ describe('verifyBundle', () => {
     expect(verifyBundle({ hello: 1 }).problems[0]!.path).toBe('$');
   });
 });
+
+describe('fast canonical JSON', () => {
+  it('writes the same text as the contracts canonicalJson (RFC 8785) for a whole bundle and odd values', async () => {
+    const { canonicalJson } = await import('@shadowplane/contracts');
+    const { fastCanonicalJson } = await import('./canonical-fast.js');
+    const odd = { b: [1, 1.5e-7, -0, 1e21, 'é\u2028"\\', null, true], a: { z: undefined, y: 0.1 + 0.2 }, '\u00e9': 1, Z: 2 };
+    expect(fastCanonicalJson(odd)).toBe(canonicalJson(odd));
+    const b = fresh();
+    expect(fastCanonicalJson(b)).toBe(canonicalJson(b));
+  });
+});

@@ -1,7 +1,8 @@
 /**
  * Offline verification of an evidence bundle: recomputes hashes and the statistics.
  */
-import { MIN_ARM_OBSERVATIONS, canonicalJson, contentHash } from '@shadowplane/contracts';
+import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
+import { fastCanonicalJson as canonicalJson, fastContentHash as contentHash } from './canonical-fast.js';
 import { BUNDLE_PARTS, type BundleParts, type CostEvidenceRow, type StatsPart } from './bundle.js';
 import { clusterBySimhash } from './clusters.js';
 import { computeComparison, type PairRow } from './compare.js';
