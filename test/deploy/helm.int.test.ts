@@ -13,6 +13,7 @@ import { parseAllDocuments } from 'yaml';
 import { SidecarEnv, SidecarFile } from '@shadowplane/sidecar';
 import { ControlEnv } from '@shadowplane/control';
 import { VerdictEnv } from '@shadowplane/verdict';
+import { DuplicatorEnv } from '@shadowplane/duplicator';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, '.bin');
@@ -150,14 +151,16 @@ describe('what the chart sets is what the roles read', () => {
     ['default values', []],
     ['full values', [join(ROOT, 'deploy', 'values-full.yaml')]],
   ] as const) {
-    it(`control and verdict accept their environment (${label})`, () => {
+    it(`duplicator, control and verdict accept their environment (${label})`, () => {
       const objs = template(CHART, 'sp', [...files]);
       const byRole = (role: string) => {
         const d = objs.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${role}`))!;
         // secretKeyRef values are resolved by the kubelet; stand in a URL of the right shape
-        const env = container(d, role).env.map((e) => (e.value === undefined && e.name === 'SHADOWPLANE_NATS_URL' ? { ...e, value: 'nats://nats:4222' } : e));
+        const stand: Record<string, string> = { SHADOWPLANE_NATS_URL: 'nats://nats:4222', SHADOWPLANE_REDIS_URL: 'redis://redis:6379' };
+        const env = container(d, role).env.map((e) => (e.value === undefined && stand[e.name] ? { ...e, value: stand[e.name] } : e));
         return envMap(env);
       };
+      expectEnvAccepted(DuplicatorEnv, byRole('duplicator'));
       expectEnvAccepted(ControlEnv, byRole('control'));
       expectEnvAccepted(VerdictEnv, byRole('verdict'));
     });
