@@ -64,6 +64,22 @@ const ARM_PRICES = {
  * @throws Error naming the step that failed (everything started is stopped first)
  */
 export async function runDemo(o: DemoOptions): Promise<DemoResult> {
+  const pidsSeen: number[] = [];
+  const r = await runDemoInner(o, pidsSeen);
+  // after everything was stopped: any process still alive is a leak
+  return { ...r, pids: pidsSeen.filter(processAlive) };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoResult> {
   const say = o.say ?? ((l: string) => process.stdout.write(`${l}\n`));
   mkdirSync(join(o.outDir, 'logs'), { recursive: true });
   const work = mkdtempSync(join(tmpdir(), 'shadowplane-demo-'));
@@ -247,11 +263,12 @@ export async function runDemo(o: DemoOptions): Promise<DemoResult> {
       verifyOutput: verify.output,
       requestsSent: sent,
       requestsFailed: failed,
-      pids: group.pids(),
+      pids: [],
     };
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    pidsSeen.push(...group.pids());
     await group.stopAll();
   }
 }
