@@ -1,8 +1,8 @@
 // Sidecar hot-path overhead benchmark: `npm run bench:sidecar`.
 //
 // Side by side, in one run, against the same fast upstream: direct; the sidecar at sampling 0%,
-// 10% and 100% (publishing to a local JetStream); nginx `proxy_pass`; nginx `proxy_pass` + `mirror`
-// to a capture endpoint. The generator (this process) and the upstream/NATS are pinned to CPU 0,
+// 10% and 100% (publishing to a local JetStream); a bare node:http + undici proxy (the floor of a
+// Node proxy); nginx `proxy_pass`; nginx `proxy_pass` + `mirror` to a capture endpoint. The generator (this process) and the upstream/NATS are pinned to CPU 0,
 // every proxy to CPU 1. Arms are interleaved in a seeded shuffled order and repeated.
 //
 // Measured: CPU seconds per 1,000 requests of the proxy process (/proc/<pid>/stat) at a fixed
@@ -86,6 +86,9 @@ async function main(): Promise<number> {
       started.push(p);
       arms.push({ name, url: p.info['url']!, proc: p, opsUrl: p.info['ops_url']! });
     }
+    const bare = await startProc('bare undici', process.execPath, ['--import', 'tsx', 'loadtests/bare-proxy.ts', '0', upstreamUrl], { cpu: proxyCpu });
+    started.push(bare);
+    arms.push({ name: 'bare undici', url: bare.info['url']!, proc: bare });
     const ngx = nginxBinary();
     let ngxVer: string | null = null;
     if (ngx) {
