@@ -185,3 +185,52 @@ describe('fold: dataset card, null usage, noise floor', () => {
     expect(c.power_plan!.aa_pairs).toBe(10);
   });
 });
+
+describe('fold: first-party outcomes and the judge', () => {
+  const outcome = (i: number, arm: string | null, result: 'pass' | 'fail', closes: boolean) => {
+    const o = synthObservation(CID, i, 'inc', 'incumbent');
+    return {
+      schema: 'shadow.outcome/v1' as const,
+      outcome_id: (i.toString(16) + (arm ?? 'x') + result).padEnd(64, '0').replace(/[^0-9a-f]/g, 'a'),
+      campaign_id: CID,
+      envelope_id: null,
+      item_hash: o.item_hash,
+      arm_id: arm,
+      result,
+      score: null,
+      source: 'crm',
+      closes_task: closes,
+      received_at: '2026-11-01T13:00:00.000Z',
+    };
+  };
+  it('merges arm outcomes into quality and prices $/task only over tasks outcomes closed', () => {
+    const msgs: ObsMessage[] = [...synthCampaign(CID, 10, 1, { cand: 'same' })];
+    for (let i = 0; i < 4; i++) msgs.push(outcome(i, 'cand', 'pass', true));
+    msgs.push(outcome(4, 'cand', 'fail', false));
+    msgs.push(outcome(5, null, 'fail', true)); // about the served response: provenance, not an arm
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const arms = r.report.call_types![0]!.arms;
+    const cand = arms.find((a) => a.arm_id === 'cand')!;
+    expect(cand.cost.tasks_closed).toBe(4);
+    // Σ candidate cost = 10·0.0004 + 1e-5·(0+1+2+3+4+5+6+0+1+2) = 0.00424 USD; ÷ 4 tasks
+    expect(cand.cost.per_task_usd).toBeCloseTo(0.00106, 12);
+    expect(arms.find((a) => a.arm_id === 'inc')!.cost.per_task_usd).toBeNull();
+    // item 4: numeric 1 and outcome fail 0 → 0.5; the other nine 1 → mean 0.95
+    expect(cand.quality.mean).toBeCloseTo(0.95, 12);
+    expect(r.report.counts!.outcomes).toBe(6);
+  });
+  it('weighs judge scores as disclosed and sets the trust class', () => {
+    const msgs = synthCampaign(CID, 12, 1, { cand: 'same' });
+    const judge = new Map<string, { score: number; scorer: string; detail: string; source: 'judge' }>();
+    for (const m of msgs) if (m.schema === 'shadow.observation/v1') judge.set(`${m.item_hash}:${m.arm_id}:${m.role}`, { score: m.arm_id === 'cand' ? 0.5 : 1, scorer: 'judge:j', detail: '', source: 'judge' });
+    const withJudge = (weight: number) => foldReport({ campaign: campaign(['cand'], { scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'other', model: 'j', weight }] }), messages: msgs, provisional: false, judgeScores: judge });
+    const b = cmpOf(withJudge(0.3), 'cand');
+    expect(b.trust_class).toBe('B');
+    expect(b.judge_weight_share).toBeCloseTo(0.3, 12);
+    expect(b.stats!.quality_delta.point).toBeCloseTo(-0.15, 12); // 0.3·(0.5 − 1)
+    const c = cmpOf(withJudge(0.8), 'cand');
+    expect(c.trust_class).toBe('C');
+    expect(c.remediation.map((x) => x.code)).toContain('register_outcome');
+    expect(cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand').trust_class).toBe('A');
+  });
+});
