@@ -157,7 +157,10 @@ describe('what the chart sets is what the roles read', () => {
         const d = objs.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${role}`))!;
         // secretKeyRef values are resolved by the kubelet; stand in a URL of the right shape
         const stand: Record<string, string> = { SHADOWPLANE_NATS_URL: 'nats://nats:4222', SHADOWPLANE_REDIS_URL: 'redis://redis:6379' };
-        const env = container(d, role).env.map((e) => (e.value === undefined && stand[e.name] ? { ...e, value: stand[e.name] } : e));
+        const env = container(d, role).env.map((e): EnvVar => {
+          const v = stand[e.name];
+          return e.value === undefined && v !== undefined ? { name: e.name, value: v } : e;
+        });
         return envMap(env);
       };
       expectEnvAccepted(DuplicatorEnv, byRole('duplicator'));
