@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pairedClusterBootstrap, type PairedItem } from './bootstrap.js';
+import { Xoshiro128ss } from './rng.js';
 
 const item = (cluster: string | number, weight: number, qi: number, qc: number, xi = 1, xc = 0.5): PairedItem => ({
   cluster,
@@ -71,6 +72,20 @@ describe('pairedClusterBootstrap: resampling', () => {
     expect(r.qualityDelta.point).toBeCloseTo(-0.05, 14);
     expect(Math.abs(r.qualityDelta.lower - (-0.05 - 0.0149402))).toBeLessThan(0.001);
     expect(Math.abs(r.qualityDelta.upper - (-0.05 + 0.0149402))).toBeLessThan(0.001);
+  });
+
+  it('draws clusters with the same generator as Xoshiro128ss.nextInt (checked against the C reference)', () => {
+    // Candidate costs 1, 1000, 10⁶ encode the draw counts in S = 1 − (n_a + 1000·n_b + 10⁶·n_c)/3.
+    const items = [item('a', 1, 1, 1, 1, 1), item('b', 1, 1, 1, 1, 1000), item('c', 1, 1, 1, 1, 1e6)];
+    for (const seed of [0, 1, 42, 2 ** 40 + 3]) {
+      const g = new Xoshiro128ss(seed);
+      const n = [0, 0, 0];
+      for (let j = 0; j < 3; j++) n[g.nextInt(3)]!++;
+      const want = 1 - (n[0]! + 1000 * n[1]! + 1e6 * n[2]!) / 3;
+      const r = pairedClusterBootstrap(items, { resamples: 1, seed, level: 0.5 });
+      expect(r.costSavings!.lower).toBe(want);
+      expect(r.costSavings!.upper).toBe(want);
+    }
   });
 
   it('is bit-identical for the same seed and differs for another seed', () => {
