@@ -49,6 +49,12 @@ describe('verifyBundle', () => {
     b.parts.stats[0]!.settings.seed = 2;
     expect(verifyBundle(b).problems[0]!.path).toBe('parts.stats[0].settings.seed');
   });
+  it('detects a changed MDE in the power plan', () => {
+    const b = fresh();
+    b.parts.report.call_types![0]!.comparisons[0]!.power_plan!.mde_pp = 1;
+    const paths = verifyBundle(b).problems.map((p) => p.path);
+    expect(paths).toContain('parts.report.call_types[0].comparisons[0].power_plan.mde_pp');
+  });
   it('rejects something that is not a bundle', () => {
     expect(verifyBundle({ hello: 1 }).problems[0]!.path).toBe('$');
   });

@@ -2,6 +2,7 @@
  * Offline verification of an evidence bundle: recomputes hashes and the statistics.
  */
 import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
+import { powerPlan, sdOfDifferences } from '@shadowplane/stats';
 import { fastCanonicalJson as canonicalJson, fastContentHash as contentHash } from './canonical-fast.js';
 import { BUNDLE_PARTS, type BundleParts, type CostEvidenceRow, type StatsPart } from './bundle.js';
 import { clusterBySimhash } from './clusters.js';
@@ -38,7 +39,8 @@ function sameNumber(a: unknown, b: unknown): boolean {
  *    seed, B and level), the level from α/K/run, the non-inferiority decision and the four-state
  *    outcome are recomputed from the paired rows and compared with `parts.stats` and the report;
  *    the MIN_ARM_OBSERVATIONS floor is checked;
- * 3. each arm's per-request cost mean is recomputed from `parts.cost_evidence`;
+ * 3. the A-A sd and every comparison's power plan (MDE, clusters needed) are recomputed;
+ *    each arm's per-request cost mean is recomputed from `parts.cost_evidence`;
  * 4. dataset cards and the pinned spec agree between the report and the parts;
  * 5. every part's hash, and the bundle hash, are recomputed.
  * Value checks come before hash checks, so `problems[0].path` names the recorded number that
@@ -169,6 +171,24 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
       cmpVal(`${base}.state`, r.state, loc.cmp.state);
       cmpVal(`${base}.pairs.clusters`, r.clusters, (loc.cmp.pairs as Obj).clusters);
     }
+  });
+
+  // 2b. noise floor and power plans from the A-A part
+  (parts.aa ?? []).forEach((aa, i) => {
+    const sd = aa.diffs.length >= 2 ? sdOfDifferences(aa.diffs) : null;
+    if (!sameNumber(aa.sd, sd)) add(`parts.aa[${i}].sd`, sd, aa.sd, 'A-A sd differs from the recorded differences');
+    callTypes.forEach((ct, c) => {
+      if (ct.call_type !== aa.call_type) return;
+      ((ct.comparisons ?? []) as Obj[]).forEach((cmp, m) => {
+        const pp = cmp.power_plan as Obj | null;
+        if (!pp || typeof pp.clusters !== 'number') return;
+        const plan = powerPlan({ clusters: Math.max(1, pp.clusters), sdDiff: sd, alphaOneSided: pp.alpha_one_sided as number, power: pp.power as number, marginPp: pp.margin_pp as number });
+        const base = `parts.report.call_types[${c}].comparisons[${m}].power_plan`;
+        if (!sameNumber(pp.sd_diff, plan.sdDiff)) add(`${base}.sd_diff`, plan.sdDiff, pp.sd_diff, 'power plan sd differs from the A-A part');
+        if (pp.clusters as number >= 1 && !sameNumber(pp.mde_pp, plan.mdePp)) add(`${base}.mde_pp`, plan.mdePp, pp.mde_pp, 'MDE differs from the recomputed power plan');
+        if (!sameNumber(pp.clusters_needed_for_margin, plan.clustersNeededForMargin)) add(`${base}.clusters_needed_for_margin`, plan.clustersNeededForMargin, pp.clusters_needed_for_margin, 'clusters needed differs from the recomputed power plan');
+      });
+    });
   });
 
   // 3. cost views from cost evidence
