@@ -174,8 +174,11 @@ describe('faults by header, shaped like each real provider', () => {
     it(`stall (${api}): the stream pauses mid-way for x-sim-fault-after-ms, then completes`, async () => {
       const r = (await rawPost(sim.url, BODY[api].path, { ...BODY[api].body, stream: true }, { 'x-sim-fault': 'stall', 'x-sim-fault-after-ms': '400' })) as Raw;
       expect(r.status).toBe(200);
+      // the server sleeps 400 ms after the first half: the end comes ≥ 400 ms after the start,
+      // and (loosely, the machine may be loaded) well after the first bytes
+      expect(r.chunkAtMs.at(-1)!).toBeGreaterThanOrEqual(395);
       const gaps = r.chunkAtMs.slice(1).map((t, i) => t - r.chunkAtMs[i]!);
-      expect(Math.max(...gaps)).toBeGreaterThanOrEqual(350);
+      expect(Math.max(...gaps)).toBeGreaterThanOrEqual(150);
       expect(r.aborted).toBe(false);
       const parsed = classify(api, r);
       expect(parsed.complete).toBe(true);

@@ -22,6 +22,9 @@ describe('sim control endpoints', () => {
   it('logs every call with its request hash, newest last; ?since filters; reset clears', async () => {
     const body = { model: 'sim-large', messages: [{ role: 'user', content: 'hi' }] };
     expect((await post(sim.url, '/v1/chat/completions', body, { authorization: 'Bearer sk-x' })).status).toBe(200);
+    // status and end time are in the log as soon as the response is written, not only on socket close
+    expect(sim.calls().at(-1)).toMatchObject({ seq: 1, status: 200 });
+    expect(sim.calls().at(-1)!.endedAtMs).not.toBeNull();
     expect((await post(sim.url, '/v1/messages', { ...body, max_tokens: 5 }, { 'x-api-key': 'k' })).status).toBe(200);
     expect((await post(sim.url, '/v1/chat/completions', { ...body, model: 'nope' }, { authorization: 'Bearer sk-x' })).status).toBe(404);
     const noAuth = await post(sim.url, '/v1/chat/completions', body);

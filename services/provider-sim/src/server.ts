@@ -83,6 +83,7 @@ function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
  */
 class RequestLife {
   ended = false;
+  constructor(readonly call: SimCall) {}
   private ac: AbortController | null = null;
   get signal(): AbortSignal {
     this.ac ??= new AbortController();
@@ -239,18 +240,18 @@ export class SimServer {
     const call: SimCall = { seq, model: '', api, path, requestHash: '', startedAtMs, endedAtMs: null, status: 0, fault: null, stream: false, authPresent };
     this.pushCall(call);
     // aborted when the response closes (client gone) or the server closes; ends sleeps early
-    const ac = new RequestLife();
+    const ac = new RequestLife(call);
     this.inflight.add(ac);
     let modelLabel = 'unknown';
     res.on('close', () => {
       this.inflight.delete(ac);
       if (!res.writableFinished) ac.end();
-      call.endedAtMs = Date.now();
+      call.endedAtMs ??= Date.now();
       call.status = res.headersSent ? res.statusCode : 0;
       this.metrics.countRequest(modelLabel, api, String(call.status), call.fault ?? 'none', (performance.now() - t0) / 1000);
     });
     const requestId = `req_${hashAlnum(24, this.config.seed, 'reqid', seq)}`;
-    const fail = (e: ErrorKind) => this.writeWire(res, errorResponse(api, e, requestId));
+    const fail = (e: ErrorKind) => this.writeWire(res, ac, errorResponse(api, e, requestId));
 
     let raw: Buffer;
     try {
@@ -303,7 +304,7 @@ export class SimServer {
     if (!lim.ok) {
       call.fault = 'rate_limit';
       const e: ErrorKind = { kind: 'rate_limit', model: parsed.model, limit: lim.limit, limitValue: lim.limit === 'requests' ? limiter.rpm : limiter.tpm, retryAfterMs: lim.retryAfterMs };
-      return this.writeWire(res, withHeaders(errorResponse(api, e, requestId), this.limitHeaders(api, limiter, now)));
+      return this.writeWire(res, ac, withHeaders(errorResponse(api, e, requestId), this.limitHeaders(api, limiter, now)));
     }
     if (input > cfg.context_window) {
       return fail({
@@ -336,7 +337,7 @@ export class SimServer {
         fault === 'rate_limit'
           ? { kind: 'rate_limit', model: parsed.model, limit: 'requests', limitValue: limiter.rpm, retryAfterMs: afterMs ?? 1000 }
           : { kind: fault };
-      return this.writeWire(res, withHeaders(errorResponse(api, e, requestId), fault === 'rate_limit' ? this.limitHeaders(api, limiter, now) : {}));
+      return this.writeWire(res, ac, withHeaders(errorResponse(api, e, requestId), fault === 'rate_limit' ? this.limitHeaders(api, limiter, now) : {}));
     }
 
     const occ = this.engine.occurrence(call.requestHash);
@@ -386,9 +387,9 @@ export class SimServer {
     };
   }
 
-  private writeWire(res: ServerResponse, w: WireResponse): void {
-    res.writeHead(w.status, { ...w.headers, 'content-length': Buffer.byteLength(w.body) });
-    res.end(w.body);
+  private writeWire(res: ServerResponse, life: RequestLife, w: WireResponse): void {
+    head(res, life, w.status, { ...w.headers, 'content-length': String(Buffer.byteLength(w.body)) });
+    end(res, life, w.body);
   }
 
   private async writeNonStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: RequestLife): Promise<void> {
@@ -399,20 +400,20 @@ export class SimServer {
     if (fault === null || fault === 'hang') {
       // a string body lets node send headers and body in one write
       h['content-length'] = String(Buffer.byteLength(text));
-      res.writeHead(200, h);
-      res.end(text);
+      head(res, signal, 200, h);
+      end(res, signal, text);
       return;
     }
     const body = Buffer.from(text, 'utf8');
     if (fault === 'malformed') {
       // a 2xx whose JSON is cut short: valid framing, unparseable body
       const bad = body.subarray(0, Math.max(1, Math.floor(body.length * 0.6)));
-      res.writeHead(200, { ...h, 'content-length': bad.length });
-      res.end(bad);
+      head(res, signal, 200, { ...h, 'content-length': bad.length });
+      end(res, signal, bad);
       return;
     }
     if (fault === 'stall' || fault === 'cut') {
-      res.writeHead(200, { ...h, 'content-length': body.length });
+      head(res, signal, 200, { ...h, 'content-length': body.length });
       await flushWrite(res, body.subarray(0, Math.floor(body.length / 2)));
       if (fault === 'cut') {
         if (afterMs !== null && !(await sleep(afterMs, signal))) return;
@@ -420,11 +421,11 @@ export class SimServer {
         return;
       }
       if (!(await sleep(afterMs ?? this.config.stall_ms, signal))) return;
-      res.end(body.subarray(Math.floor(body.length / 2)));
+      end(res, signal, body.subarray(Math.floor(body.length / 2)));
       return;
     }
-    res.writeHead(200, { ...h, 'content-length': body.length });
-    res.end(body);
+    head(res, signal, 200, { ...h, 'content-length': body.length });
+    end(res, signal, body);
   }
 
   private async writeStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: RequestLife): Promise<void> {
@@ -437,10 +438,10 @@ export class SimServer {
       frames[mid] = f.slice(0, Math.max(8, Math.floor(f.length / 2))) + '\n\n';
     }
     if (!(await sleep(plan.ttftMs, signal))) return;
-    res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    head(res, signal, 200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
     const instant = plan.generationMs === 0 && fault !== 'stall' && fault !== 'cut';
     if (instant) {
-      res.end(frames.join(''));
+      end(res, signal, frames.join(''));
       return;
     }
     // frame i (a content delta) is due at ttft + generation · (i − deltaStart + 1) / nDeltas
@@ -470,13 +471,26 @@ export class SimServer {
       if (i === mid && (fault === 'stall' || fault === 'cut')) continue;
       if (!(await sleep(Math.max(1, due(i) - (performance.now() - start)), signal))) return;
     }
-    res.end();
+    end(res, signal);
   }
 }
 
 /** Writes and resolves once the data is handed to the OS (so a following destroy cannot drop it). */
 function flushWrite(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
   return new Promise((resolve) => res.write(chunk, () => resolve()));
+}
+
+/** Writes the status line and headers and records the status in the call log right away. */
+function head(res: ServerResponse, life: RequestLife, status: number, headers: Record<string, string | number>): void {
+  res.writeHead(status, headers);
+  life.call.status = status;
+}
+
+/** Ends the response and records the end time in the call log right away. */
+function end(res: ServerResponse, life: RequestLife, data?: string | Uint8Array): void {
+  if (data === undefined) res.end();
+  else res.end(data);
+  life.call.endedAtMs = Date.now();
 }
 
 function withHeaders(w: WireResponse, h: Record<string, string>): WireResponse {
