@@ -1,7 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { verifyBundle } from '@shadowplane/evidence';
 import { ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { evaluateGate } from './gate.js';
@@ -166,6 +165,8 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
       } catch (e) {
         throw new CliError(EXIT.dataError, `${file} is not JSON: ${(e as Error).message}`);
       }
+      // loaded on demand: the fold and bootstrap code is only needed here, and shadowctl should start fast
+      const { verifyBundle } = await import('@shadowplane/evidence');
       const v = verifyBundle(bundle);
       print(v, () => (v.ok ? `${file}: OK — every recomputed value matches` : [`${file}: ${v.problems.length} problem(s)`, ...v.problems.map((x) => `  ${x.path}: ${x.message} (expected ${JSON.stringify(x.expected)}, got ${JSON.stringify(x.actual)})`)].join('\n')));
       if (!v.ok) state.code = EXIT.gateFailed;

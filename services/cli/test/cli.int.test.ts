@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -95,10 +95,17 @@ describe('shadowctl against a live control API', () => {
     expect((await run(null, 'keys', 'hash', made.key)).out.trim()).toBe(made.entry.hash);
   });
 
-  it('the shadowctl binary runs as a process and exits with the documented code', () => {
-    const r = spawnSync(process.execPath, [BIN, 'campaign', 'list'], { env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: KEYS.write }, encoding: 'utf8', timeout: 30_000 });
-    expect(r.status).toBe(77); // a campaign:write key cannot read
-    const ok = spawnSync(process.execPath, [BIN, '--json', 'campaign', 'list'], { env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: KEYS.read }, encoding: 'utf8', timeout: 30_000 });
+  it('the shadowctl binary runs as a process and exits with the documented code', { timeout: 240_000 }, async () => {
+    // async spawn: the control API runs in this process and must keep serving meanwhile
+    const exec = (key: string, ...args: string[]) =>
+      new Promise<{ status: number | null; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: key }, stdio: ['ignore', 'pipe', 'ignore'] });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.once('exit', (status) => resolve({ status, stdout }));
+      });
+    const [denied, ok] = await Promise.all([exec(KEYS.write, 'campaign', 'list'), exec(KEYS.read, '--json', 'campaign', 'list')]);
+    expect(denied.status).toBe(77); // a campaign:write key cannot read
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).campaigns.length).toBeGreaterThan(0);
   });

@@ -10,18 +10,18 @@ import { PROVIDERS, tempFile } from './helpers.js';
 const BIN = fileURLToPath(new URL('../../shadowplane/bin/shadowplane.mjs', import.meta.url));
 
 describe('shadowplane control (the process)', () => {
-  it('exits 78 naming the offending variable when configuration is bad', () => {
+  it('exits 78 naming the offending variable when configuration is bad', { timeout: 150_000 }, () => {
     const r = spawnSync(process.execPath, [BIN, 'control'], {
       env: { PATH: process.env.PATH, SHADOWPLANE_PROVIDERS_FILE: tempFile('p.yaml', toYaml(PROVIDERS)), SHADOWPLANE_CONTROL_LISTEN: 'not-a-port' },
       encoding: 'utf8',
-      timeout: 30_000,
+      timeout: 120_000,
     });
     expect(r.status).toBe(78);
     expect(r.stderr).toMatch(/SHADOWPLANE_CONTROL_LISTEN/);
     expect(r.stderr).toMatch(/SHADOWPLANE_CONTROL_API_KEYS_FILE/);
   });
 
-  it('prints one listening line, serves, and drains on SIGTERM with exit 0', async () => {
+  it('prints one listening line, serves, and drains on SIGTERM with exit 0', { timeout: 150_000 }, async () => {
     const key = 'sp_main_test_key_000000000000000000000000';
     const child = spawn(process.execPath, [BIN, 'control'], {
       env: {
