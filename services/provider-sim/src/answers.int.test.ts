@@ -58,7 +58,7 @@ describe('GSM8K answers', () => {
       expect(finals.every((f) => f !== null)).toBe(true);
       expect(Math.abs(correct / N - acc)).toBeLessThanOrEqual(0.03);
     }
-  });
+  }, 240_000);
 
   it('answers the same question the same way on every API shape and on repeat', async () => {
     const q = rows[5]!.question;
@@ -140,5 +140,5 @@ describe('determinism under a seed', () => {
     expect(b).toEqual(a);
     expect(a[1]).not.toBe(a[2]); // a repeated request in one run gets a new id
     expect(c[0]).not.toBe(a[0]);
-  });
+  }, 120_000);
 });

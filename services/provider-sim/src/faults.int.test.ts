@@ -252,7 +252,7 @@ describe('faults by rate and rate-limit enforcement', () => {
     expect(share(500)).toBeLessThan(0.28);
     expect(share(529)).toBeGreaterThan(0.04);
     expect(share(529)).toBeLessThan(0.16);
-  });
+  }, 120_000);
 
   it('enforces RPM over the sliding window with 429 + retry-after and counts remaining requests down', async () => {
     const s = await startProviderSim({
