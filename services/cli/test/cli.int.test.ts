@@ -89,6 +89,17 @@ describe('shadowctl against a live control API', () => {
     await f.setFlag(true);
   });
 
+  it('outcome add records once, reports a retry as already recorded, and refuses a score without a value (65)', async () => {
+    const id = JSON.parse((await run(KEYS.write, '--json', 'campaign', 'create', '-f', join(dir, 'spec.yaml'))).out).campaign.id as string;
+    const args = ['outcome', 'add', '--campaign', id, '--item-hash', 'e'.repeat(64), '--arm', 'medium', '--result', 'score', '--score', '0.7', '--source', 'ci:eval'];
+    const first = await run(KEYS.outcome, ...args);
+    expect([first.code, first.out]).toEqual([0, expect.stringMatching(/^outcome [0-9a-f]{64} recorded/)]);
+    expect((await run(KEYS.outcome, ...args)).out).toMatch(/already recorded/);
+    const noScore = await run(KEYS.outcome, 'outcome', 'add', '--item-hash', 'e'.repeat(64), '--result', 'score', '--source', 'ci');
+    expect([noScore.code, noScore.err]).toEqual([65, expect.stringMatching(/invalid_request/)]);
+    expect((await run(KEYS.outcome, 'outcome', 'add', '--result', 'maybe', '--source', 'ci')).code).toBe(64);
+  });
+
   it('keys new prints a key whose hash keys hash reproduces', async () => {
     const made = JSON.parse((await run(null, '--json', 'keys', 'new', '--id', 'ci', '--scopes', 'campaign:read,outcome:write')).out);
     expect(made.entry).toMatchObject({ id: 'ci', scopes: ['campaign:read', 'outcome:write'] });
