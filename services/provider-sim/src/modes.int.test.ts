@@ -93,3 +93,39 @@ describe('latency model', () => {
     expect(r.headers.get('openai-processing-ms')).toBe('700');
   });
 });
+
+describe('faults with the latency model on', () => {
+  const stream = async (fault: string, afterMs?: number) => {
+    const t0 = performance.now();
+    const r = await fetch(sim.url + '/v1/chat/completions', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-sim-fault': fault, ...(afterMs !== undefined ? { 'x-sim-fault-after-ms': String(afterMs) } : {}) },
+      body: JSON.stringify(msg('slow', { stream: true, stream_options: { include_usage: true } })),
+    });
+    let text = '';
+    let error: unknown = null;
+    try {
+      for await (const c of r.body!) text += new TextDecoder().decode(c as Uint8Array);
+    } catch (e) {
+      error = e;
+    }
+    return { text, error, ms: performance.now() - t0 };
+  };
+
+  it('cut: a paced stream still ends mid-way with an error on the client', async () => {
+    const r = await stream('cut');
+    expect(r.error).not.toBeNull();
+    expect(r.text).toContain('"content":');
+    expect(r.text).not.toContain('[DONE]');
+    expect(r.text).not.toContain('"usage":{');
+  });
+
+  it('stall: a paced stream pauses, then completes with usage', async () => {
+    const r = await stream('stall', 300);
+    expect(r.error).toBeNull();
+    expect(r.text).toContain('data: [DONE]');
+    expect(r.text).toContain('"usage":{');
+    expect(r.ms).toBeGreaterThanOrEqual(300 + 700 - 20);
+  });
+});
+

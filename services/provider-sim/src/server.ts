@@ -446,7 +446,7 @@ export class SimServer {
     }
     // frame i (a content delta) is due at ttft + generation · (i − deltaStart + 1) / nDeltas
     const due = (i: number) => (i < deltaStart ? 0 : nDeltas === 0 ? plan.generationMs : (plan.generationMs * Math.min(nDeltas, i - deltaStart + 1)) / nDeltas);
-    const start = performance.now();
+    let start = performance.now();
     let i = 0;
     while (i < frames.length) {
       if ((fault === 'stall' || fault === 'cut') && i === mid) {
@@ -455,7 +455,9 @@ export class SimServer {
           res.destroy();
           return;
         }
+        const stallStart = performance.now();
         if (!(await sleep(afterMs ?? this.config.stall_ms, signal))) return;
+        start += performance.now() - stallStart; // resume at the normal pace, not in a burst
         fault = null; // continue normally after the stall
       }
       const elapsed = performance.now() - start;
