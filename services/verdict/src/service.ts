@@ -1,6 +1,7 @@
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import type { KvWatchEntry } from '@nats-io/kv';
 import type { Subscription } from '@nats-io/transport-node';
+import pLimit from 'p-limit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { getArtifact, type Keyring } from '@shadowplane/artifacts';
 import { connectBus, provision, type Bus } from '@shadowplane/bus';
@@ -160,29 +161,30 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     }
   })().catch((e: unknown) => log.error({ err: e }, 'campaign watch stopped'));
 
+  // decrypt outputs for scoring, 16 artifact reads at a time; cached per artifact ref
+  const limit = pLimit(16);
   const fillOutputs = async (messages: Iterable<ObsMessage>): Promise<ObsMessage[]> => {
-    const out: ObsMessage[] = [];
-    for (const m of messages) {
-      if (m.schema !== 'shadow.observation/v1' || m.output_text !== undefined || !m.artifact_ref) {
-        out.push(m);
-        continue;
-      }
-      let text: string | null = null;
-      if (cfg.keyring) {
-        if (outputCache.has(m.artifact_ref)) text = outputCache.get(m.artifact_ref)!;
-        else {
-          try {
-            text = (await getArtifact(artifacts, cfg.keyring, m.artifact_ref)).output_text;
-          } catch (e) {
-            log.warn({ campaignId: m.campaign_id, err: e }, 'artifact unavailable; output unscored');
-            text = null;
-          }
-          outputCache.set(m.artifact_ref, text);
-        }
-      }
-      out.push({ ...m, output_text: text });
+    const list = [...messages];
+    const keyring = cfg.keyring;
+    if (keyring) {
+      const missing = [...new Set(list.flatMap((m) => (m.schema === 'shadow.observation/v1' && m.output_text === undefined && m.artifact_ref && !outputCache.has(m.artifact_ref) ? [m.artifact_ref] : [])))];
+      await Promise.all(
+        missing.map((ref) =>
+          limit(async () => {
+            try {
+              outputCache.set(ref, (await getArtifact(artifacts, keyring, ref)).output_text);
+            } catch (e) {
+              log.warn({ err: e }, 'artifact unavailable; output unscored');
+              // missing or expired is permanent; other failures are retried on the next fold
+              if (isShadowplaneError(e) && e.code === 'not_found') outputCache.set(ref, null);
+            }
+          }),
+        ),
+      );
     }
-    return out;
+    return list.map((m) =>
+      m.schema !== 'shadow.observation/v1' || m.output_text !== undefined || !m.artifact_ref ? m : { ...m, output_text: keyring ? (outputCache.get(m.artifact_ref) ?? null) : null },
+    );
   };
 
   const fold = async (id: string, provisional: boolean): Promise<FoldResult> => {
