@@ -242,7 +242,7 @@ export async function spawnWorker(rig: Rig, over: Record<string, string> = {}): 
     if (process.env.DUP_TEST_VERBOSE) process.stderr.write(d);
   });
   await new Promise<void>((resolveP, reject) => {
-    const t = setTimeout(() => reject(new Error('worker did not start within 30 s')), 30_000);
+    const t = setTimeout(() => reject(new Error('worker did not start within 120 s')), 120_000);
     const rl = createInterface({ input: child.stdout! });
     rl.on('line', (l) => {
       if (l.includes('"listening"')) {
