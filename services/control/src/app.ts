@@ -22,7 +22,7 @@ import { readPaidDispatch, writePaidDispatch } from './flags.js';
 import { ControlMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import type { ReportsPort } from './reports-port.js';
-import { fastifyPath, LaunchOptionsBody, pathRegex, QueryBool, ROUTES, type RouteDef } from './routes.js';
+import { fastifyPath, LaunchOptionsBody, pathRegex, QueryBool, ROUTES } from './routes.js';
 import { CampaignSummary, FlagUpdate } from './views.js';
 
 /** Everything the control API needs, built once by `main` (or a test). */
@@ -318,9 +318,4 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     app.route({ method: r.method, url: fastifyPath(r.path), config: { scope: r.scope, routePath: r.path }, handler: handler as (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> });
   }
   return app;
-}
-
-/** The route table (for docs and tests). */
-export function routeTable(): readonly RouteDef[] {
-  return ROUTES;
 }

@@ -41,7 +41,7 @@ export const ControlEnv = CommonEnv.extend({
     .optional()
     .describe('artifact keyring file; when set, admins may export observations with decrypted outputs (?outputs=1)'),
   SHADOWPLANE_ARTIFACT_KEY_FILE: z.string().optional().describe('single artifact key file (alternative to SHADOWPLANE_ARTIFACT_KEYS_FILE)'),
-  SHADOWPLANE_NATS_STORAGE: z
+  SHADOWPLANE_CONTROL_STORAGE: z
     .enum(['file', 'memory'])
     .default('file')
     .describe('JetStream storage for streams/buckets this role provisions when they do not exist yet (default file)'),

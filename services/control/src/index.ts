@@ -1,5 +1,5 @@
 // @shadowplane/control: the control REST API. Named exports only.
-export { buildControlApp, routeTable } from './app.js';
+export { buildControlApp } from './app.js';
 export type { ControlAppDeps } from './app.js';
 export { startControl, main } from './main.js';
 export type { ControlHandle } from './main.js';

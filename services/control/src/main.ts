@@ -39,7 +39,7 @@ export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestinatio
   });
   const registry = createMetricsRegistry({ prefix: 'shadowplane_control_' });
   const bus = await connectBus({ url: cfg.env.SHADOWPLANE_NATS_URL, name: 'shadowplane-control', prefix: cfg.env.SHADOWPLANE_NATS_PREFIX });
-  await provision(bus, { storage: cfg.env.SHADOWPLANE_NATS_STORAGE });
+  await provision(bus, { storage: cfg.env.SHADOWPLANE_CONTROL_STORAGE });
   const app = await buildControlApp({
     bus,
     providers,

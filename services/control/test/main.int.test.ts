@@ -28,7 +28,7 @@ describe('shadowplane control (the process)', () => {
         PATH: process.env.PATH,
         SHADOWPLANE_NATS_URL: sharedNatsUrl(),
         SHADOWPLANE_NATS_PREFIX: randomPrefix('ctlmain'),
-        SHADOWPLANE_NATS_STORAGE: 'memory',
+        SHADOWPLANE_CONTROL_STORAGE: 'memory',
         SHADOWPLANE_CONTROL_LISTEN: '127.0.0.1:0',
         SHADOWPLANE_PROVIDERS_FILE: tempFile('p.yaml', toYaml(PROVIDERS)),
         SHADOWPLANE_CONTROL_API_KEYS_FILE: tempFile('k.yaml', toYaml({ keys: [{ id: 'ci', hash: hashApiKey(key), scopes: ['campaign:read'] }] })),
