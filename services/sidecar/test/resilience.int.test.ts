@@ -16,9 +16,18 @@ function body(i: number): string {
   return JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `question number ${i}` }] });
 }
 
-function median(xs: number[]): number {
+function quantile(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
+  return s[Math.min(s.length - 1, Math.floor(s.length * q))]!;
+}
+
+/**
+ * "No latency change beyond noise", judged against the noise of the same run: the sampled
+ * requests' median must not exceed the p90 of the interleaved unsampled ones (+1 ms). On this
+ * shared 2-core machine the run-to-run spread of a 20-request median is several ms.
+ */
+function withinNoise(sampled: number[], unsampled: number[]): void {
+  expect(quantile(sampled, 0.5)).toBeLessThanOrEqual(quantile(unsampled, 0.9) + 1);
 }
 
 /** Sends n requests alternating sampled (opt-in) and opted-out, returns per-kind latencies and failures. */
@@ -61,7 +70,7 @@ describe('NATS trouble never reaches the request path', () => {
       const r = await interleaved(sc.url, 60);
       expect(r.failures).toBe(0);
       expect(r.mismatches).toBe(0);
-      expect(median(r.sampled)).toBeLessThan(median(r.unsampled) * 1.5 + 1);
+      withinNoise(r.sampled, r.unsampled);
       // 30 sampled: 4 wait in the queue for a reconnect, the rest are dropped as nats_down
       expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'nats_down' })) === 26)).toBe(true);
       expect(await metricValue(sc, 'shadowplane_sidecar_capture_queue_depth')).toBe(4);
@@ -104,7 +113,7 @@ describe('NATS trouble never reaches the request path', () => {
       const r = await interleaved(sc.url, 40);
       expect(r.failures).toBe(0);
       expect(r.mismatches).toBe(0);
-      expect(median(r.sampled)).toBeLessThan(median(r.unsampled) * 1.5 + 1);
+      withinNoise(r.sampled, r.unsampled);
       expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'nats_down' })) === 18)).toBe(true);
       expect(sc.bus()).toBeNull();
     });
@@ -145,7 +154,7 @@ describe('NATS trouble never reaches the request path', () => {
       const r = await interleaved(sc.url, 40);
       expect(r.failures).toBe(0);
       expect(r.mismatches).toBe(0);
-      expect(median(r.sampled)).toBeLessThan(median(r.unsampled) * 1.5 + 1);
+      withinNoise(r.sampled, r.unsampled);
       expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'queue_full' })).toBeGreaterThanOrEqual(10);
       expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'publish_timeout' })) >= 1, 3000)).toBe(true);
     } finally {
