@@ -335,7 +335,7 @@ export class SimServer {
       if (afterMs !== null && !(await sleep(afterMs, ac))) return;
       const e: ErrorKind =
         fault === 'rate_limit'
-          ? { kind: 'rate_limit', model: parsed.model, limit: 'requests', limitValue: limiter.rpm, retryAfterMs: afterMs ?? 1000 }
+          ? { kind: 'rate_limit', model: parsed.model, limit: 'requests', limitValue: limiter.rpm, retryAfterMs: 1000 }
           : { kind: fault };
       return this.writeWire(res, ac, withHeaders(errorResponse(api, e, requestId), fault === 'rate_limit' ? this.limitHeaders(api, limiter, now) : {}));
     }
