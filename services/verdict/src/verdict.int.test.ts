@@ -3,7 +3,7 @@ import { connectBus, provision, type Bus } from '@shadowplane/bus';
 import { generateKey, keyringFrom, putArtifact } from '@shadowplane/artifacts';
 import { Campaign, contentHash, type ObsMessage } from '@shadowplane/contracts';
 import { foldReport, verifyBundle } from '@shadowplane/evidence';
-import { exportObservations, readFinalReport, readLatestReport, readProgress, readReport, requestReport } from '@shadowplane/reports';
+import { exportObservations, readDatasetCard, readFinalReport, readLatestReport, readProgress, readReport, requestReport } from '@shadowplane/reports';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import { synthCampaign, synthEvent, synthSpec } from '../../../libs/evidence/test/synth.js';
 import { startVerdict, type VerdictHandle } from './index.js';
@@ -91,6 +91,8 @@ describe('verdict service over a real nats-server', () => {
     const { report_id: _id, ...body } = JSON.parse(fin.reportJson) as Record<string, unknown>;
     expect(contentHash(body)).toBe(fin.reportId);
     expect(verifyBundle(fin.bundle)).toEqual({ ok: true, problems: [] });
+    const card = await readDatasetCard(bus, ct.dataset_card.dataset_hash);
+    expect(card).toEqual(ct.dataset_card);
 
     const progress = await until(async () => {
       const p = await readProgress(bus, CID);
