@@ -9,6 +9,8 @@ HELM                := $(DEPLOY_BIN)/helm
 KUBECONFORM         := $(DEPLOY_BIN)/kubeconform
 DOCKERFILE_LINT     := $(DEPLOY_BIN)/dockerfile-lint
 DOCKERFILE_LINT_SRC := $(wildcard deploy/tools/dockerfile-lint/*.go) deploy/tools/dockerfile-lint/go.mod deploy/tools/dockerfile-lint/go.sum
+PROMQL_LINT         := $(DEPLOY_BIN)/promql-lint
+PROMQL_LINT_SRC     := $(wildcard deploy/tools/promql-lint/*.go) deploy/tools/promql-lint/go.mod deploy/tools/promql-lint/go.sum
 
 .PHONY: helm-tools helm-check dockerfile-lint image-smoke helm-schemas k8s-schemas dashboard
 
@@ -24,7 +26,11 @@ $(DOCKERFILE_LINT): $(DOCKERFILE_LINT_SRC)
 	@mkdir -p $(DEPLOY_BIN)
 	cd deploy/tools/dockerfile-lint && go build -o $(DOCKERFILE_LINT) .
 
-helm-tools: $(HELM) $(KUBECONFORM) $(DOCKERFILE_LINT) ## build helm, kubeconform and dockerfile-lint into .bin/ (Go)
+$(PROMQL_LINT): $(PROMQL_LINT_SRC)
+	@mkdir -p $(DEPLOY_BIN)
+	cd deploy/tools/promql-lint && go build -o $(PROMQL_LINT) .
+
+helm-tools: $(HELM) $(KUBECONFORM) $(DOCKERFILE_LINT) $(PROMQL_LINT) ## build helm, kubeconform, dockerfile-lint and promql-lint into .bin/ (Go)
 
 helm-check: install helm-tools ## lint + render the chart (default/staging/full values, sample router), validate offline, policy checks, Dockerfile lint
 	deploy/tools/helm-check.sh

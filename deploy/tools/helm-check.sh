@@ -6,6 +6,7 @@
 #   3. helm template each; kubeconform -strict against the committed Kubernetes schemas
 #      (CRDs ServiceMonitor, PodMonitor, PrometheusRule, ScaledObject are skipped: no schema here)
 #   4. policy assertions on the rendered manifests (deploy/tools/check-manifests.mjs)
+#   4a. every PromQL expression (alert rules, dashboard queries) parses with Prometheus' parser
 #   4b. branches the example values do not take, rendered with --set variants (same checks)
 #   5. NOTES.txt renders, and the sidecar snippet it prints parses
 #   6. the sample router chart with the sidecar merged in: render, validate, assert
@@ -22,7 +23,7 @@ K8S_VERSION=1.35.1
 SKIP_KINDS=ServiceMonitor,PodMonitor,PrometheusRule,ScaledObject
 SCHEMAS="$ROOT/deploy/schemas/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json"
 
-for tool in helm kubeconform dockerfile-lint; do
+for tool in helm kubeconform dockerfile-lint promql-lint; do
   [[ -x $BIN/$tool ]] || { echo "helm-check: $BIN/$tool is missing — run: make helm-tools" >&2; exit 2; }
 done
 rm -rf "$OUT" && mkdir -p "$OUT"
@@ -54,6 +55,9 @@ for name in default staging full; do
   node deploy/tools/check-manifests.mjs "$OUT/$name.yaml" \
     $([[ $name == default ]] || echo --allow-foreign-selectors)
 done
+
+step "PromQL: every alert rule (full values, all alerts on) and dashboard query parses"
+"$BIN/promql-lint" -rules "$OUT/full.yaml" -dashboard "$ROOT/deploy/grafana/shadowplane.json"
 
 step "template branches the example values do not take (--set variants): render + kubeconform + policy"
 VARIANTS=(

@@ -20,7 +20,7 @@ const BIN = join(ROOT, '.bin');
 const HELM = join(BIN, 'helm');
 const CHART = join(ROOT, 'helm', 'shadowplane');
 const ROUTER = join(ROOT, 'deploy', 'examples', 'router');
-const TOOLS = ['helm', 'kubeconform', 'dockerfile-lint'];
+const TOOLS = ['helm', 'kubeconform', 'dockerfile-lint', 'promql-lint'];
 
 interface K8sObject {
   apiVersion: string;
@@ -352,6 +352,29 @@ ENTRYPOINT node server.js
     ]) {
       expect(r.out).toContain(msg);
     }
+  });
+
+  it('the PromQL linter fails an alert whose expression does not parse or that lacks severity and summary', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-promql-'));
+    const rules = join(dir, 'rules.yaml');
+    writeFileSync(
+      rules,
+      `apiVersion: monitoring.coreos.com/v1
+kind: PrometheusRule
+metadata: {name: bad}
+spec:
+  groups:
+    - name: g
+      rules:
+        - alert: Broken
+          expr: sum by (pod (rate(shadowplane_sidecar_requests_total[5m]))
+`,
+    );
+    const r = run(join(BIN, 'promql-lint'), ['-rules', rules]);
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('rule g/Broken: 1:13: parse error: unexpected "(" in grouping opts'); // column of the second (
+    expect(r.out).toContain('alert Broken: no severity label');
+    expect(r.out).toContain('alert Broken: no summary annotation');
   });
 
   it('the committed Dockerfile passes the linter', () => {
