@@ -45,8 +45,8 @@ export class SimEngine {
   private occurrences = new Lru<string, number>(100_000);
   /** filler pieces by model + request hash (pure, so safe to cache) */
   private readonly fillers = new Lru<string, string[]>(5_000);
-  /** stream pieces of answer texts */
-  private readonly answerPieces = new Lru<string, string[]>(10_000);
+  /** rendered known answers by model + question + output cap (pure, so safe to cache) */
+  private readonly answers = new Lru<string, { text: string; output: number; finish: Completion['finish']; pieces: string[]; correct: boolean }>(20_000);
 
   constructor(
     readonly config: SimConfig,
@@ -178,21 +178,26 @@ export class SimEngine {
       output = countTokens(tool.name) + countTokens(args) + 3;
       finish = 'tool_calls';
     } else if (q && this.known) {
-      const a = this.known.answer(model, cfg.accuracy, q);
+      const ak = `${model}\u0000${q.index}\u0000${cap}`;
+      let a = this.answers.get(ak);
+      if (a === undefined) {
+        const ans = this.known.answer(model, cfg.accuracy, q);
+        let t = ans.text;
+        let n = countTokens(t);
+        let f: Completion['finish'] = 'stop';
+        if (n > cap) {
+          t = truncateTokens(t, cap);
+          n = cap;
+          f = 'length';
+        }
+        a = { text: t, output: n, finish: f, pieces: wordPieces(t), correct: ans.correct };
+        this.answers.set(ak, a);
+      }
       known = { index: q.index, correct: a.correct };
       text = a.text;
-      output = countTokens(text);
-      if (output > cap) {
-        text = truncateTokens(text, cap);
-        output = cap;
-        finish = 'length';
-      }
-      let wp = this.answerPieces.get(text);
-      if (wp === undefined) {
-        wp = wordPieces(text);
-        this.answerPieces.set(text, wp);
-      }
-      pieces = wp;
+      output = a.output;
+      finish = a.finish;
+      pieces = a.pieces;
     } else {
       const ol = cfg.output_length;
       const z = hashNormal(seed, 'length', model, requestHash);

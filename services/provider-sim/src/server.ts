@@ -367,7 +367,7 @@ export class SimServer {
     const s = l.state(nowMs);
     if (api === 'openrouter.chat') return {};
     if (api === 'anthropic.messages') {
-      const at = (ms: number) => new Date(nowMs + ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      const at = (ms: number) => isoSeconds(Math.ceil((nowMs + ms) / 1000));
       return {
         'anthropic-ratelimit-requests-limit': String(l.rpm),
         'anthropic-ratelimit-requests-remaining': String(s.remainingRequests),
@@ -480,6 +480,13 @@ export class SimServer {
 /** Writes and resolves once the data is handed to the OS (so a following destroy cannot drop it). */
 function flushWrite(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
   return new Promise((resolve) => res.write(chunk, () => resolve()));
+}
+
+let isoCache = { s: -1, text: '' };
+/** RFC 3339 UTC timestamp of epoch second `s` (cached: most headers in a second share it). */
+function isoSeconds(s: number): string {
+  if (isoCache.s !== s) isoCache = { s, text: new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
+  return isoCache.text;
 }
 
 /** Writes the status line and headers and records the status in the call log right away. */
