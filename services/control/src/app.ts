@@ -96,6 +96,16 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     readProgress: async (id) => (await deps.reports.readProgress(deps.bus, id)) ?? null,
   });
   const openapi = buildOpenApi(deps.version ?? '0.1.0');
+  // NATS connectivity for /readyz: the client reconnects forever, so "not closed" is not "connected".
+  let natsConnected = !deps.bus.nc.isClosed();
+  void (async () => {
+    for await (const st of deps.bus.nc.status()) {
+      if (st.type === 'disconnect' || st.type === 'reconnecting' || st.type === 'close') natsConnected = false;
+      else if (st.type === 'reconnect') natsConnected = true;
+    }
+  })().catch(() => {
+    natsConnected = false;
+  });
 
   const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit, return503OnClosing: true, exposeHeadRoutes: false });
   app.decorateRequest('principal', null);
@@ -166,7 +176,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
   const handlers: Record<string, (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>> = {
     healthz: async () => ({ status: 'ok' }),
     readyz: async (_req, reply) => {
-      const ok = !deps.bus.nc.isClosed() && (deps.ready?.() ?? true);
+      const ok = natsConnected && !deps.bus.nc.isClosed() && (deps.ready?.() ?? true);
       return reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready' });
     },
     metrics: async (_req, reply) => reply.type(deps.registry.contentType).send(await deps.registry.metrics()),
