@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
+import { BENCH_NICE, cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
 import { closePools, once } from './lib/harness.js';
 
@@ -28,7 +28,8 @@ interface TrendValues {
 function runK6(script: string, env: Record<string, string>, cpu: string): Promise<number> {
   const args = ['-c', cpu, K6, 'run', '--quiet', '--no-color', ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), join('loadtests', 'k6', `${script}.js`)];
   return new Promise((resolve) => {
-    const child = spawn('taskset', args, { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
+    const [cmd, argv] = BENCH_NICE === 0 ? ['taskset', args] : ['nice', ['-n', String(BENCH_NICE), 'taskset', ...args]];
+    const child = spawn(cmd, argv, { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
     child.once('exit', (code) => resolve(code ?? 1));
   });
 }

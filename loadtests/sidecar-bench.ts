@@ -11,7 +11,7 @@
 //
 // Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4),
 // BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4), BENCH_SAT_CONNECTIONS (default 32),
-// BENCH_STREAMS (default 1000), BENCH_SEED (default 1). Output: a table on stdout and JSON in
+// BENCH_STREAMS (default 1000), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root). Output: a table on stdout and JSON in
 // loadtests/out/.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,7 +19,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { closePools, fixedRate, median, once, quantile, shuffled, type Shape } from './lib/harness.js';
-import { cpuCount, cpuSeconds, nginxBinary, nginxVersion, pinSelf, pkgVersion, REPO, rssBytes, startNginx, startProc, type Proc } from './lib/procs.js';
+import { BENCH_NICE, cpuCount, cpuSeconds, nginxBinary, nginxVersion, pinSelf, pkgVersion, REPO, rssBytes, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
 
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
@@ -201,7 +201,7 @@ async function main(): Promise<number> {
     const lines: string[] = [];
     lines.push(`Shadowplane sidecar overhead — ${new Date().toISOString()}`);
     lines.push(`machine: ${cpus()[0]?.model ?? '?'} × ${ncpu}; node ${process.version}; undici ${pkgVersion('undici')}; ${ngxVer ?? 'nginx absent'}`);
-    lines.push(`generator+upstream+NATS on CPU ${genCpu}, proxies on CPU ${proxyCpu}; fixed rate ${RATE} req/s × ${SECONDS} s × ${REPS} reps per arm and mode (interleaved, seed ${SEED}); saturation ${SAT_CONN} connections × ${SAT_SECONDS} s`);
+    lines.push(`generator+upstream+NATS on CPU ${genCpu}, proxies on CPU ${proxyCpu}, nice ${BENCH_NICE}; fixed rate ${RATE} req/s × ${SECONDS} s × ${REPS} reps per arm and mode (interleaved, seed ${SEED}); saturation ${SAT_CONN} connections × ${SAT_SECONDS} s`);
     lines.push('added = arm − direct at the same quantile (pooled over reps); rep-spread = min…max of per-rep p50 differences');
     for (const mode of ['json', 'stream'] as const) {
       const d = direct(mode);

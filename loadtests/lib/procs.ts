@@ -31,9 +31,16 @@ export interface Proc {
 /** Pins the current process to `cpus` (e.g. "0"). */
 export function pinSelf(cpus: string): void {
   try {
-    execFileSync('taskset', ['-pc', cpus, String(process.pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-apc', cpus, String(process.pid)], { stdio: 'ignore' });
   } catch {
     /* taskset missing: run unpinned */
+  }
+  if (BENCH_NICE !== 0) {
+    try {
+      execFileSync('renice', ['-n', String(BENCH_NICE), '-p', String(process.pid)], { stdio: 'ignore' });
+    } catch {
+      /* not permitted: keep the default priority */
+    }
   }
 }
 
@@ -42,9 +49,17 @@ export function cpuCount(): number {
   return readFileSync('/proc/cpuinfo', 'utf8').split('\n').filter((l) => l.startsWith('processor')).length;
 }
 
+/**
+ * Scheduling priority for every benchmark process (env BENCH_NICE, default 0). On a shared machine a
+ * negative value (root only) keeps other people's work from starving the arms; it applies equally
+ * to every arm, nginx included.
+ */
+export const BENCH_NICE = Number(process.env.BENCH_NICE ?? 0);
+
 function tasksetPrefix(cpu: string | undefined, cmd: string, args: string[]): [string, string[]] {
-  if (cpu === undefined) return [cmd, args];
-  return ['taskset', ['-c', cpu, cmd, ...args]];
+  const pinned: [string, string[]] = cpu === undefined ? [cmd, args] : ['taskset', ['-c', cpu, cmd, ...args]];
+  if (BENCH_NICE === 0) return pinned;
+  return ['nice', ['-n', String(BENCH_NICE), pinned[0], ...pinned[1]]];
 }
 
 /**
