@@ -647,10 +647,11 @@ function sortRecord(r: Record<string, number>): Record<string, number> {
 
 function describe(ct: string, inc: string, c: Comparison, marginPp: number): string {
   const who = `${ct}: ${c.candidate_arm_id} vs ${inc}`;
-  if (c.state === 'CANNOT_MEASURE') return `${who}: cannot measure (${c.cannot_measure!.reason}: ${c.cannot_measure!.detail}).`;
+  const next = c.remediation.length ? ` Next: ${c.remediation[0]!.text}.` : '';
+  if (c.state === 'CANNOT_MEASURE') return `${who}: cannot measure (${c.cannot_measure!.reason}: ${c.cannot_measure!.detail}).${next}`;
   const s = c.stats!;
   const d = `quality delta ${(s.quality_delta.point * 100).toFixed(2)}pp [${(s.quality_delta.lower * 100).toFixed(2)}, ${(s.quality_delta.upper * 100).toFixed(2)}] at ${(s.level * 100).toFixed(1)}%`;
   const sv = s.cost_savings ? `savings ${(s.cost_savings.point * 100).toFixed(1)}% [${(s.cost_savings.lower * 100).toFixed(1)}, ${(s.cost_savings.upper * 100).toFixed(1)}] (${c.basis})` : 'savings unmeasurable';
   const word = c.decision === 'pass' ? `passes non-inferiority at -${marginPp}pp` : c.decision === 'fail' ? 'fails' : 'is inconclusive';
-  return `${who}: ${c.state}, ${word}; ${d}; ${sv}; trust class ${c.trust_class ?? '-'}.`;
+  return `${who}: ${c.state}, ${word}; ${d}; ${sv}; trust class ${c.trust_class ?? '-'}.${c.decision === 'pass' ? '' : next}`;
 }
