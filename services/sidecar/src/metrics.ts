@@ -6,6 +6,8 @@ export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'ups
 /**
  * Outcome of a capture (label `outcome` of `shadowplane_sidecar_captures_total`):
  * - `not_sampled`: sampling said no (reason '')
+ * - `queued`: accepted for the tee at response start (reason ''); each ends as excluded, dropped
+ *   or published, so queued − (excluded + dropped + published) = captures in flight
  * - `skipped`: sampled but refused from the head (reason = SkipReason, header `skipped:<reason>`)
  * - `excluded`: refused after the body was seen: `too_large`, `not_json`, `pii_uncertain`,
  *   `model_filtered`, `client_aborted`, `request_incomplete`, `upstream_failed`, `bad_body_encoding`, `envelope_invalid`
@@ -13,7 +15,7 @@ export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'ups
  *   `publish_timeout`, `publish_error`, `object_store_error`, `shutdown`
  * - `published`: JetStream acknowledged the envelope (reason '')
  */
-export type CaptureOutcome = 'not_sampled' | 'skipped' | 'excluded' | 'dropped' | 'published';
+export type CaptureOutcome = 'not_sampled' | 'queued' | 'skipped' | 'excluded' | 'dropped' | 'published';
 
 /**
  * The sidecar's Prometheus metrics, registered on an injected registry. Names follow
@@ -80,8 +82,16 @@ export class SidecarMetrics {
     this.queueBytes.set(0);
   }
 
-  /** Counts one capture outcome. */
+  private readonly bound = new Map<string, { inc(): void }>();
+
+  /** Counts one capture outcome (label children are cached: this runs once per request). */
   capture(outcome: CaptureOutcome, reason = ''): void {
-    this.captures.inc({ outcome, reason });
+    const k = `${outcome}|${reason}`;
+    let c = this.bound.get(k);
+    if (!c) {
+      c = this.captures.labels({ outcome, reason });
+      this.bound.set(k, c);
+    }
+    c.inc();
   }
 }

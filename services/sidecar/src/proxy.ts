@@ -248,12 +248,14 @@ export class SidecarProxy {
         capture.contentType = contentType;
         capture.contentEncoding = contentEncoding;
         echo = 'queued';
+        this.d.metrics.capture('queued');
       }
     } else if (decision.kind === 'skipped') {
       echo = `skipped:${decision.reason}`;
       this.d.metrics.capture('skipped', decision.reason);
     } else {
       echo = 'not_sampled';
+      this.d.metrics.capture('not_sampled');
     }
 
     const hasBody = chunked || (contentLength !== null && contentLength !== '0');
