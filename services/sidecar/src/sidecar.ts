@@ -125,6 +125,8 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     async stop() {
       log.info({ inflight: proxy.inflightCount }, 'draining');
       await proxy.drain(config.drainTimeoutMs);
+      // the last responses' captures are built in the next event-loop turns; let them reach the queue
+      await new Promise((r) => setTimeout(r, 20));
       await publisher.flush(config.flushTimeoutMs);
       await processor.close();
       stopped = true;
