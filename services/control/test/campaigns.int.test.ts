@@ -111,6 +111,17 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(est.per_item_worst_case_usd).toBeCloseTo(0.00537 + 0.0008592 + 0.000537, 12);
   });
 
+  it('a dry run says when an arm cannot be priced (no rate card) and when the budget cannot cover one item', async () => {
+    const unpriced = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=true', validSpec({ call_types: ['fresh'], candidates: [{ id: 'medium', provider: 'sim-openai', model: 'sim-medium' }] }))).json());
+    expect(unpriced.estimate.call_types[0]!.arms.find((a) => a.arm_id === 'medium')).toEqual({ arm_id: 'medium', role: 'candidate', worst_case_usd: null, reason: 'no_rate_card' });
+    expect([unpriced.estimate.call_types[0]!.per_item_worst_case_usd, unpriced.estimate.items_affordable]).toEqual([null, null]);
+    expect(unpriced.dispositions[0]!.warnings).toContain('cost_unknown_no_rate_card');
+    // worst case per item with the 4,000-character assumption is $0.0096012 (see above) > $0.005
+    const tiny = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=true', validSpec({ call_types: ['fresh'], max_cost_usd: 0.005 }))).json());
+    expect(tiny.dispositions[0]).toMatchObject({ disposition: 'not_runnable', reasons: ['budget_below_one_item'] });
+    expect([tiny.would_launch, tiny.estimate.items_affordable]).toEqual([false, 0]);
+  });
+
   it('require_power refuses an underpowered plan with 422 naming the call type, writing nothing', async () => {
     // α_adj = 0.05·6/π² = 0.030396 (run 1, one candidate); z(1−α_adj) + z(0.8) = 1.8753 + 0.8416 = 2.7169;
     // MDE = 100 · 2.7169 · √0.5 / √n: n = 1400 → 5.13 pp > 5 (underpowered); n = 1500 → 4.96 pp ≤ 5 (powered)
