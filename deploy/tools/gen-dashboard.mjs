@@ -25,7 +25,7 @@ const rows = [
           [`histogram_quantile(0.99, sum by (le) (rate(shadowplane_sidecar_added_latency_seconds_bucket{${NS}}[$__rate_interval])))`, 'p99'],
         ],
       },
-      { title: 'Captures/s by outcome', unit: 'ops', exprs: [[`sum by (outcome) (rate(shadowplane_sidecar_captures_total{${NS}, outcome!="not_sampled"}[$__rate_interval]))`, '{{outcome}}']] },
+      { title: 'Capture fates/s (skipped, excluded, dropped, published)', unit: 'ops', exprs: [[`sum by (outcome) (rate(shadowplane_sidecar_captures_total{${NS}, outcome!~"not_sampled|queued"}[$__rate_interval]))`, '{{outcome}}']] },
       { title: 'Dropped captures/s by reason', unit: 'ops', exprs: [[`sum by (reason) (rate(shadowplane_sidecar_captures_total{${NS}, outcome="dropped"}[$__rate_interval]))`, '{{reason}}']] },
       { title: 'Skipped / excluded captures/s by reason', unit: 'ops', exprs: [[`sum by (outcome, reason) (rate(shadowplane_sidecar_captures_total{${NS}, outcome=~"skipped|excluded"}[$__rate_interval]))`, '{{outcome}}: {{reason}}']] },
       {
@@ -36,6 +36,17 @@ const rows = [
         ],
       },
       { title: 'Bytes held by captures in flight', unit: 'bytes', exprs: [[`max by (pod) (shadowplane_sidecar_capture_bytes{${NS}})`, '{{pod}}']] },
+      {
+        title: 'Captures in flight (queued − excluded − dropped − published)',
+        unit: 'short',
+        exprs: [
+          [
+            `sum by (pod) (shadowplane_sidecar_captures_total{${NS}, outcome="queued"}) - sum by (pod) (shadowplane_sidecar_captures_total{${NS}, outcome=~"excluded|dropped|published"})`,
+            '{{pod}}',
+          ],
+        ],
+      },
+      { title: 'Envelope builds/s by where (inline / worker thread)', unit: 'ops', exprs: [[`sum by (where) (rate(shadowplane_sidecar_capture_builds_total{${NS}}[$__rate_interval]))`, '{{where}}']] },
       { title: 'Seconds since last publish', unit: 's', exprs: [[`time() - max by (pod) (shadowplane_sidecar_last_publish_timestamp_seconds{${NS}} > 0)`, '{{pod}}']] },
       { title: 'NATS connected (min over pods)', unit: 'short', type: 'stat', exprs: [[`min(shadowplane_sidecar_nats_connected{${NS}})`, 'connected']] },
     ],
