@@ -188,6 +188,8 @@ export const Comparison = z
     cost_ceiling_breaches: z.number().int().nonnegative(),
     trust_class: z.enum(['A', 'B', 'C']).nullable(),
     judge_weight_share: z.number().nullable(),
+    /** why the LLM judge was not used for this pair (same family as an arm), or null */
+    judge_refused: z.string().nullable().optional(),
     stats: z
       .object({
         quality_delta: IntervalValue,

@@ -233,4 +233,17 @@ describe('fold: first-party outcomes and the judge', () => {
     expect(c.remediation.map((x) => x.code)).toContain('register_outcome');
     expect(cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand').trust_class).toBe('A');
   });
+  it('refuses a judge of the same family as an arm of the pair and says so', () => {
+    const msgs = synthCampaign(CID, 12, 1, { cand: 'same' });
+    const judge = new Map<string, { score: number; scorer: string; detail: string; source: 'judge' }>();
+    for (const m of msgs) if (m.schema === 'shadow.observation/v1') judge.set(`${m.item_hash}:${m.arm_id}:${m.role}`, { score: m.arm_id === 'cand' ? 0.5 : 1, scorer: 'judge:j', detail: '', source: 'judge' });
+    const spec = campaign(['cand'], { scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'other', model: 'j', weight: 0.3 }] });
+    const same = cmpOf(foldReport({ campaign: spec, messages: msgs, provisional: false, judgeScores: judge, judgeFamily: 'acme', armFamilies: { inc: 'big', cand: 'acme' } }), 'cand');
+    expect(same.judge_refused).toBe('judge family acme equals the family of cand: judge scores not used for this pair');
+    expect(same.trust_class).toBe('A');
+    expect(same.stats!.quality_delta.point).toBe(0);
+    const other = cmpOf(foldReport({ campaign: spec, messages: msgs, provisional: false, judgeScores: judge, judgeFamily: 'acme', armFamilies: { inc: 'big', cand: 'small' } }), 'cand');
+    expect(other.judge_refused).toBeNull();
+    expect(other.trust_class).toBe('B');
+  });
 });

@@ -53,6 +53,13 @@ export interface FoldInput {
   provisional: boolean;
   /** optional LLM-judge scores keyed by {@link judgeKey}; weight from the spec's llm_judge scorer */
   judgeScores?: ReadonlyMap<string, ScoreResult>;
+  /**
+   * Provider family of the judge and of each arm (allowlist `family`, else the provider id). When
+   * given, a judge of the same family as either arm of a pair is refused for that pair: the pair's
+   * composites are computed without judge scores and the comparison names the refusal.
+   */
+  judgeFamily?: string;
+  armFamilies?: Readonly<Record<string, string>>;
 }
 
 /** Output of {@link foldReport}. */
@@ -81,6 +88,8 @@ interface ScoredObs {
   obs: Observation;
   id: string;
   composite: Composite | null;
+  /** the composite without judge scores (differs only when a judge score exists) */
+  compositeNoJudge: Composite | null;
 }
 
 const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
@@ -227,15 +236,20 @@ export function foldReport(input: FoldInput): FoldResult {
     for (const { o, id } of ctObs) {
       if (!admittedSet.has(o.item_hash)) continue;
       let composite: Composite | null = null;
+      let compositeNoJudge: Composite | null = null;
       if (o.status === 'ok') {
         const scores: ScoreResult[] = scoreProgrammatic({ output: o.output_text ?? null, expectations: o.expectations, scorers: spec.scorers, callType: ct });
         for (const oc of outcomesFor.get(`${o.item_hash}|${o.arm_id}`) ?? []) scores.push(scoreOutcome(oc));
         const j = input.judgeScores?.get(judgeKey(o.item_hash, o.arm_id, o.role));
-        if (j) scores.push(j);
+        if (j) {
+          compositeNoJudge = compositeQuality(scores, judgeWeight);
+          scores.push(j);
+        }
         composite = compositeQuality(scores, judgeWeight);
+        compositeNoJudge ??= composite;
         if (composite.quality !== null) anyScored = true;
       }
-      scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite });
+      scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite, compositeNoJudge });
     }
     const byArm = new Map<string, ScoredObs[]>();
     for (const s of scored.values()) {
@@ -375,13 +389,20 @@ export function foldReport(input: FoldInput): FoldResult {
       let hardFails = 0;
       let ceiling = 0;
       const judgeShareOf = new Map<string, number>();
+      // same-family judge refusal for this pair
+      const fam = (a: { id: string; provider: string }) => input.armFamilies?.[a.id] ?? a.provider;
+      const judgeRefused =
+        input.judgeScores !== undefined && input.judgeFamily !== undefined && [fam(spec.incumbent), fam(cand)].includes(input.judgeFamily)
+          ? `judge family ${input.judgeFamily} equals the family of ${fam(spec.incumbent) === input.judgeFamily ? spec.incumbent.id : cand.id}: judge scores not used for this pair`
+          : null;
+      const comp = (x: ScoredObs) => (judgeRefused ? x.compositeNoJudge : x.composite);
       let unscoredPairs = 0;
       let okPairs = 0;
       for (const h of admitted) {
         const a = scored.get(`${h}|${spec.incumbent.id}|incumbent`);
         const b = scored.get(`${h}|${cand.id}|candidate`);
         if (b?.obs.status === 'ok') {
-          if (b.composite?.hardFailed) hardFails++;
+          if (comp(b)?.hardFailed) hardFails++;
           if (spec.max_request_cost_usd !== undefined && b.obs.cost.usd !== null && b.obs.cost.basis !== 'estimate' && b.obs.cost.usd > spec.max_request_cost_usd) ceiling++;
         }
         if (!a) { inc(excluded, 'incumbent_missing'); continue; }
@@ -389,8 +410,8 @@ export function foldReport(input: FoldInput): FoldResult {
         if (a.obs.status !== 'ok') { inc(excluded, `incumbent_error:${a.obs.error_class ?? 'unknown'}`); continue; }
         if (b.obs.status !== 'ok') { inc(excluded, `candidate_error:${b.obs.error_class ?? 'unknown'}`); continue; }
         okPairs++;
-        const qa = a.composite?.quality ?? null;
-        const qb = b.composite?.quality ?? null;
+        const qa = comp(a)?.quality ?? null;
+        const qb = comp(b)?.quality ?? null;
         if (qa === null || qb === null) { inc(excluded, 'unscored'); unscoredPairs++; continue; }
         const ba = a.obs.cost.usd === null ? null : a.obs.cost.basis;
         const bb = b.obs.cost.usd === null ? null : b.obs.cost.basis;
@@ -410,7 +431,7 @@ export function foldReport(input: FoldInput): FoldResult {
         const list = pairsByBasis.get(ba);
         if (list) list.push(row);
         else pairsByBasis.set(ba, [row]);
-        judgeShareOf.set(h, Math.max(a.composite!.judgeShare ?? 0, b.composite!.judgeShare ?? 0));
+        judgeShareOf.set(h, Math.max(comp(a)!.judgeShare ?? 0, comp(b)!.judgeShare ?? 0));
       }
       // choose the deciding basis: majority among same-basis pairs, estimate never decides
       let basis: 'provider_reported' | 'rate_card' | null = null;
@@ -435,6 +456,7 @@ export function foldReport(input: FoldInput): FoldResult {
         cost_ceiling_breaches: ceiling,
         trust_class: jshare === null ? null : trustClass(jshare),
         judge_weight_share: jshare,
+        judge_refused: judgeRefused,
         power_plan: pp,
       };
       const need = pp.clusters_needed_for_margin;

@@ -82,7 +82,7 @@ function cmpRow(c: Comparison): string {
 <td>${s ? `${pct(s.level)} (α/K/run ${s.alpha_one_sided_adjusted.toPrecision(3)}, B=${s.resamples}, seed ${s.seed})` : '—'}</td>
 <td>${esc(c.trust_class ?? '—')}</td><td>${c.pairs.items} items / ${c.pairs.clusters} clusters; excluded ${esc(JSON.stringify(c.pairs.excluded))}</td>
 <td>${c.power_plan?.mde_pp == null ? '—' : `${c.power_plan.mde_pp.toFixed(2)}pp (${c.power_plan.sd_source})`}</td>
-<td>${c.remediation.map((r) => `<div class="remediation" data-code="${esc(r.code)}">${esc(r.text)}</div>`).join('')}${c.decision_reasons.map((r) => `<div class="reason">${esc(r)}</div>`).join('')}</td></tr>`;
+<td>${c.remediation.map((r) => `<div class="remediation" data-code="${esc(r.code)}">${esc(r.text)}</div>`).join('')}${c.decision_reasons.map((r) => `<div class="reason">${esc(r)}</div>`).join('')}${c.judge_refused ? `<div class="judge-refused">${esc(c.judge_refused)}</div>` : ''}</td></tr>`;
 }
 
 /**
