@@ -55,6 +55,11 @@ describe('verifyBundle', () => {
     const paths = verifyBundle(b).problems.map((p) => p.path);
     expect(paths).toContain('parts.report.call_types[0].comparisons[0].power_plan.mde_pp');
   });
+  it('detects a paired row whose observation is not in the lineage', () => {
+    const b = fresh();
+    b.parts.lineage.observation_ids = b.parts.lineage.observation_ids.filter((id) => id !== b.parts.paired[0]!.rows[2]!.obs_cand);
+    expect(verifyBundle(b).problems[0]!.path).toBe('parts.paired[0].rows[2].obs_cand');
+  });
   it('rejects something that is not a bundle', () => {
     expect(verifyBundle({ hello: 1 }).problems[0]!.path).toBe('$');
   });

@@ -41,7 +41,8 @@ function sameNumber(a: unknown, b: unknown): boolean {
  *    the MIN_ARM_OBSERVATIONS floor is checked;
  * 3. the A-A sd and every comparison's power plan (MDE, clusters needed) are recomputed;
  *    each arm's per-request cost mean is recomputed from `parts.cost_evidence`;
- * 4. dataset cards and the pinned spec agree between the report and the parts;
+ * 4. dataset cards and the pinned spec agree between the report and the parts; every paired row
+ *    and cost-evidence row names an observation listed in the lineage;
  * 5. every part's hash, and the bundle hash, are recomputed.
  * Value checks come before hash checks, so `problems[0].path` names the recorded number that
  * disagrees (e.g. `parts.stats[0].result.quality_delta.lower`) when one was altered.
@@ -189,6 +190,17 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
         if (!sameNumber(pp.clusters_needed_for_margin, plan.clustersNeededForMargin)) add(`${base}.clusters_needed_for_margin`, plan.clustersNeededForMargin, pp.clusters_needed_for_margin, 'clusters needed differs from the recomputed power plan');
       });
     });
+  });
+
+  // 2c. lineage: every row names observations the bundle lists
+  const lineage = new Set<string>(parts.lineage?.observation_ids ?? []);
+  (parts.paired ?? []).forEach((pr, i) =>
+    (pr.rows as PairRow[]).forEach((r, j) => {
+      for (const f of ['obs_inc', 'obs_cand'] as const) if (!lineage.has(r[f])) add(`parts.paired[${i}].rows[${j}].${f}`, 'an id in parts.lineage.observation_ids', r[f], 'paired row names an observation missing from the lineage');
+    }),
+  );
+  (parts.cost_evidence ?? []).forEach((e, i) => {
+    if (!lineage.has(e.obs_id)) add(`parts.cost_evidence[${i}].obs_id`, 'an id in parts.lineage.observation_ids', e.obs_id, 'cost evidence names an observation missing from the lineage');
   });
 
   // 3. cost views from cost evidence
