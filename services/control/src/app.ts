@@ -69,6 +69,23 @@ function queryFlag(req: FastifyRequest, name: string): boolean {
   return TRUE.has(r.data);
 }
 
+/** The path parameter a URL would fill (`id`, `hash`), for naming it in a router-level error. */
+function paramOf(url: string): string {
+  const path = url.split('?')[0] ?? '';
+  for (const r of ROUTES) {
+    const m = /\{(\w+)\}/.exec(r.path);
+    if (m && pathRegex(r.path).test(path)) return m[1]!;
+  }
+  return '(url)';
+}
+
+/** Maps a fastify router error (raised before routing, so before auth) to a 4xx ShadowplaneError. */
+export function frameworkError(err: { code?: string }, url: string): ShadowplaneError {
+  const field = paramOf(url);
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') return invalidRequest([{ path: field, message: 'too long' }]);
+  return invalidRequest([{ path: field, message: 'not a valid URL component (bad percent-encoding)' }]);
+}
+
 function isDependencyError(e: unknown): boolean {
   const name = (e as { name?: string })?.name ?? '';
   const msg = String((e as Error)?.message ?? '');
@@ -107,7 +124,19 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     natsConnected = false;
   });
 
-  const app = Fastify({ loggerInstance: deps.logger as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), bodyLimit, return503OnClosing: true, exposeHeadRoutes: false });
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit,
+    return503OnClosing: true,
+    exposeHeadRoutes: false,
+    // Errors the router raises before any route runs (a path parameter over maxParamLength, a
+    // malformed percent-encoding) get our error shape too, never fastify's bare one.
+    frameworkErrors: (err, req, reply) => {
+      const e = frameworkError(err, req.url);
+      void (reply as FastifyReply).status(e.httpStatus).type('application/json').send(e.toBody());
+    },
+  });
   app.decorateRequest('principal', null);
   app.decorateRequest('startedAt', 0n);
 
@@ -311,15 +340,17 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
 
   async function transition(req: FastifyRequest, action: 'pause' | 'resume' | 'stop') {
     const id = (req.params as { id: string }).id;
+    let c;
     try {
       const before = (await svc.get(id)).state;
-      const c = await svc.transition(id, action, req.principal?.id ?? 'unknown');
+      c = await svc.transition(id, action, req.principal?.id ?? 'unknown');
       metrics.transitions.inc({ action, outcome: c.state === before ? 'unchanged' : 'changed' });
     } catch (e) {
       metrics.transitions.inc({ action, outcome: isShadowplaneError(e) ? (e.code === 'conflict' ? 'conflict' : 'refused') : 'error' });
       throw e;
     }
-    return svc.status(id);
+    // the state this change produced (or found), not a later concurrent change's
+    return svc.status(id, c);
   }
 
   for (const r of ROUTES) {

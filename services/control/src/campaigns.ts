@@ -102,6 +102,22 @@ export class CampaignService {
    */
   validateSpec(input: unknown): CampaignSpec {
     const spec = parseOr400(CampaignSpec, input);
+    // Checks the schema cannot express: a call type listed twice (it would be counted, budgeted
+    // and reported twice) and a regex scorer that does not compile (it would score every item null,
+    // spending the budget for nothing).
+    const bad: FieldIssue[] = [];
+    spec.call_types.forEach((ct, i) => {
+      if (spec.call_types.indexOf(ct) !== i) bad.push({ path: `call_types.${i}`, message: `duplicate call type ${JSON.stringify(ct)}` });
+    });
+    spec.scorers.forEach((s, i) => {
+      if (s.kind !== 'regex') return;
+      try {
+        new RegExp(s.pattern);
+      } catch (e) {
+        bad.push({ path: `scorers.${i}.pattern`, message: `not a valid JavaScript regular expression: ${(e as Error).message}` });
+      }
+    });
+    if (bad.length) throw invalidRequest(bad);
     const issues: FieldIssue[] = [];
     const check = (path: string, id: string) => {
       if (!this.providerIds.has(id)) issues.push({ path, message: `provider ${JSON.stringify(id)} is not on the operator allowlist` });
@@ -154,9 +170,11 @@ export class CampaignService {
     return c.value;
   }
 
-  /** The full status view: campaign, spend, per call type and per arm progress. */
-  async status(id: string): Promise<CampaignStatus> {
-    const campaign = await this.get(id);
+  /** The full status view: campaign, spend, per call type and per arm progress (of `known` when given). */
+  async status(id: string, known?: Campaign): Promise<CampaignStatus> {
+    // `known`: the campaign value a state change just wrote, so the answer shows that change
+    // rather than whatever a concurrent change wrote after it.
+    const campaign = known ?? (await this.get(id));
     const [spend, progress] = await Promise.all([this.spend(id), this.deps.readProgress(id)]);
     const spec = campaign.spec;
     const call_types = spec.call_types.map((ct) => {
