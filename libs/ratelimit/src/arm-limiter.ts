@@ -1,5 +1,6 @@
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
+import pLimit from 'p-limit';
 
 /** Options for {@link createArmLimiter}. */
 export interface ArmLimiterOptions {
@@ -9,7 +10,7 @@ export interface ArmLimiterOptions {
   rpm?: number | undefined;
   /** tokens (input + output estimate, the job weight) per window; unset = no token limit */
   tpm?: number | undefined;
-  /** most calls in flight at once (cluster-wide with Redis); unset = unlimited */
+  /** most calls in flight at once in this process (p-limit); unset = unlimited */
   concurrency?: number | undefined;
   /** the window RPM and TPM refer to, ms (default 60,000); tests scale it down */
   windowMs?: number | undefined;
@@ -76,11 +77,36 @@ function redisConnection(url: string): InstanceType<typeof Bottleneck.IORedisCon
   let c = connections.get(url);
   if (!c) {
     const client = new Redis(url, { maxRetriesPerRequest: 3, lazyConnect: false });
+    normaliseScriptErrors(client);
     c = new Bottleneck.IORedisConnection({ client, Redis } as unknown as Bottleneck.IORedisConnectionOptions);
     c.on('error', () => undefined); // limiter errors surface on schedule(); never crash the process
     connections.set(url, c);
   }
   return c;
+}
+
+/**
+ * Redis 7 prefixes errors raised by Lua `redis.error_reply('X')` with `ERR ` ("ERR X"), while
+ * bottleneck 2.19 recovers from its script errors by exact message (`UNKNOWN_CLIENT` → re-register
+ * the client, `SETTINGS_KEY_NOT_FOUND` → re-init). Without this, a client whose registration
+ * lapsed (e.g. a heartbeat delayed past `clientTimeout` on a loaded host) fails every job.
+ * Wraps each script command bottleneck defines so the callback sees the bare message.
+ */
+function normaliseScriptErrors(client: Redis): void {
+  const define = client.defineCommand.bind(client);
+  client.defineCommand = ((name: string, def: { lua: string; numberOfKeys?: number }) => {
+    define(name, def);
+    const rec = client as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const orig = rec[name]!.bind(client);
+    rec[name] = (...args: unknown[]) => {
+      const cb = args[args.length - 1];
+      if (typeof cb !== 'function') return orig(...args);
+      return orig(...args.slice(0, -1), (err: Error | null, res: unknown) => {
+        if (err && /^ERR (UNKNOWN_CLIENT|SETTINGS_KEY_NOT_FOUND)\b/.test(err.message)) err.message = err.message.slice(4);
+        (cb as (e: Error | null, r: unknown) => void)(err, res);
+      });
+    };
+  }) as typeof client.defineCommand;
 }
 
 /** Disconnects the shared Redis connections the limiters of this process use (at shutdown). */
@@ -91,8 +117,9 @@ export async function closeRedisConnections(): Promise<void> {
 }
 
 /**
- * Builds an {@link ArmLimiter} on bottleneck. Without `redisUrl` the limits hold per process;
- * with it they hold across every process using the same `id` (bottleneck clustering with
+ * Builds an {@link ArmLimiter} on bottleneck (RPM, TPM) and p-limit (concurrency, per process).
+ * Without `redisUrl` RPM/TPM hold per process; with it they hold across every process using the
+ * same `id` (bottleneck clustering with
  * `datastore: 'ioredis'`, `clearDatastore: false`, state expiring after 10 idle minutes).
  * Settings: see {@link limiterSettings}.
  * Source: bottleneck README "Clustering", "reservoirIncreaseInterval".
@@ -102,8 +129,11 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
   const settings: Bottleneck.ConstructorOptions = {
     id: `shadowplane-arm-${opts.id}`,
     minTime: minTimeMs,
-    maxConcurrent: opts.concurrency ?? null,
   };
+  // Concurrency is capped per process with p-limit: bottleneck's clustered maxConcurrent was
+  // seen to stall (jobs never released) with a shared Redis, and in-flight calls are a
+  // per-process resource anyway (sockets, memory).
+  const inFlight = pLimit(opts.concurrency ?? Number.POSITIVE_INFINITY);
   if (bucket) {
     Object.assign(settings, {
       reservoir: bucket.size,
@@ -128,12 +158,14 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
       try {
         while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
         const weight = bucket ? Math.min(bucket.size, Math.max(0, Math.ceil(weightTokens))) : 1;
-        return await limiter.schedule({ weight }, async () => {
-          // a pause that began while this job was queued still applies to it
-          while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
-          opts.onWait?.(Date.now() - queuedAt);
-          return fn();
-        });
+        return await inFlight(() =>
+          limiter.schedule({ weight }, async () => {
+            // a pause that began while this job was queued still applies to it
+            while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
+            opts.onWait?.(Date.now() - queuedAt);
+            return fn();
+          }),
+        );
       } finally {
         inProcess--;
       }

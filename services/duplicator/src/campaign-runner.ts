@@ -250,7 +250,7 @@ export class CampaignRunner {
     await this.messages?.close().catch(() => undefined);
     await this.loop?.catch(() => undefined);
     while (this.active > 0) await sleep(20);
-    await Promise.all([...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close()));
+    await Promise.race([Promise.all([...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close())), sleep(3000)]);
   }
 
   private async handle(m: JsMsg): Promise<void> {
@@ -513,9 +513,13 @@ export class CampaignRunner {
       }
       if (n > 1) this.ctx.metrics.reservations.inc({ result: 'granted' });
       reserved += p.boundMicroUsd;
-      const out = await p.slot.limiter.schedule(p.weight, async () => {
-        if (!this.ctx.gate.enabled()) return null;
-        return callOnce({
+      let started = false;
+      let out: AttemptOutcome | null;
+      try {
+        out = await p.slot.limiter.schedule(p.weight, async () => {
+          if (!this.ctx.gate.enabled()) return null;
+          started = true;
+          return callOnce({
           url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
           api: p.api,
           headers: this.headers(p),
@@ -523,8 +527,20 @@ export class CampaignRunner {
           firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
           stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
           dispatcher: this.ctx.http,
+          });
         });
-      });
+      } catch (e) {
+        // callOnce never throws, so the limiter failed before any call: nothing was sent
+        if (started) throw e;
+        this.log.warn({ err: e, armId: p.slot.armId }, 'rate limiter failed before the call; attempt withdrawn');
+        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
+        reserved -= p.boundMicroUsd;
+        if (n === 1) {
+          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
+          return null; // like a closed gate: the item is retried, its other arms are recorded
+        }
+        break;
+      }
       if (out === null) {
         await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
         reserved -= p.boundMicroUsd;

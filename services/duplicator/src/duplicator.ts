@@ -162,7 +162,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
         await leases.close();
         await ops.close();
         await http.close().catch(() => undefined);
-        await closeRedisConnections();
+        await Promise.race([closeRedisConnections(), new Promise((r) => setTimeout(r, 3000))]);
         await bus.close();
         log.info({}, 'duplicator stopped');
       })();
