@@ -10,8 +10,8 @@
 // for streams); throughput at saturation (autocannon); RSS with N concurrent open streams.
 //
 // Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4),
-// BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4), BENCH_SAT_CONNECTIONS (default 32),
-// BENCH_STREAMS (default 1000), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root). Output: a table on stdout and JSON in
+// BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4; 0 skips saturation), BENCH_SAT_CONNECTIONS (default 32),
+// BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root). Output: a table on stdout and JSON in
 // loadtests/out/.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -140,7 +140,7 @@ async function main(): Promise<number> {
 
     // 2. saturation throughput (autocannon, closed loop)
     const sat = new Map<string, { rps: number; errors: number; cpuPer1k: number }>();
-    for (const mode of ['json', 'stream'] as const) {
+    for (const mode of SAT_SECONDS > 0 ? (['json', 'stream'] as const) : []) {
       for (const arm of shuffled(arms, SEED * 7 + (mode === 'json' ? 1 : 2))) {
         const pid = arm.proc?.pid ?? up.pid;
         const c0 = cpuSeconds(pid);
@@ -155,7 +155,7 @@ async function main(): Promise<number> {
     // 3. RSS with N concurrent open streams (held by the upstream until released)
     const rss = new Map<string, { idle: number; open: number }>();
     const holdShape: Shape = { ...SHAPES.stream, path: '/v1/chat/completions?hold=1' };
-    for (const arm of arms) {
+    for (const arm of STREAMS > 0 ? arms : []) {
       if (arm.proc === null) continue;
       const idle = rssBytes(arm.proc.pid);
       const pool = new Pool(arm.url, { connections: STREAMS, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
