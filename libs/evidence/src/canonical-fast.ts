@@ -9,18 +9,40 @@ import { createHash } from 'node:crypto';
  * Errors: TypeError on a non-finite number.
  */
 export function fastCanonicalJson(v: unknown): string {
-  if (v === null || typeof v === 'boolean' || typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new TypeError('non-finite number in canonical JSON');
-    return JSON.stringify(v);
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return JSON.stringify(v);
+    case 'number':
+      if (!Number.isFinite(v)) throw new TypeError('non-finite number in canonical JSON');
+      return JSON.stringify(v);
+    case 'object': {
+      if (v === null) return 'null';
+      if (Array.isArray(v)) {
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          if (i > 0) out += ',';
+          const x: unknown = v[i];
+          out += x === undefined ? 'null' : fastCanonicalJson(x);
+        }
+        return `${out}]`;
+      }
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).sort();
+      let out = '{';
+      let first = true;
+      for (const k of keys) {
+        const x = o[k];
+        if (x === undefined) continue;
+        if (!first) out += ',';
+        first = false;
+        out += `${JSON.stringify(k)}:${fastCanonicalJson(x)}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      throw new TypeError(`no JSON representation for ${typeof v}`);
   }
-  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : fastCanonicalJson(x))).join(',')}]`;
-  if (typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${fastCanonicalJson(o[k])}`).join(',')}}`;
-  }
-  throw new TypeError(`no JSON representation for ${typeof v}`);
 }
 
 /** sha256 (hex) of {@link fastCanonicalJson}; equals contracts `contentHash` for JSON values. */

@@ -94,8 +94,11 @@ interface ScoredObs {
 
 const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
 
+/** Sorts by a string key (code-unit order), computing each key once. */
 function byKey<T>(xs: readonly T[], key: (x: T) => string): T[] {
-  return [...xs].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+  const decorated = xs.map((x) => [key(x), x] as const);
+  decorated.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return decorated.map((d) => d[1]);
 }
 
 function share(n: number, of: number): ShareValue {
