@@ -97,3 +97,30 @@ describe('estimateCost', () => {
   });
   it('rejects negative counts', () => expect(() => estimateCost(-1, 0, { input: 1, output: 1 })).toThrow(RangeError));
 });
+
+describe('hostile usage figures', () => {
+  it('token counts beyond Number.MAX_SAFE_INTEGER are not counts: null, so the cost is unknown, never a huge or Infinity figure', () => {
+    const r = parseResponse('openai.chat', { status: 200, headers: { 'content-type': 'application/json' } }, '{"choices":[],"usage":{"prompt_tokens":1e20,"completion_tokens":1e300}}');
+    expect(r.usage.input_tokens).toBeNull();
+    expect(r.usage.output_tokens).toBeNull();
+    expect(resolveCost(r, { input: 1, output: 2 }).usd).toBeNull();
+  });
+
+  it('a cost whose micro-USD is not a safe integer → usd null, reason out_of_range (rate card, estimate, provider-reported)', () => {
+    const big = Number.MAX_SAFE_INTEGER;
+    expect(rateCardCost(u({ input_tokens: big, output_tokens: big }), { input: 1e6, output: 1e6 })).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'out_of_range' });
+    expect(estimateCost(4000, 4000, { input: 1e300, output: 1e300 })).toEqual({ usd: null, micro_usd: null, basis: null, reason: 'out_of_range' });
+    const r = parseResponse('openrouter.chat', { status: 200, headers: { 'content-type': 'application/json' } }, '{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1,"cost":1e300}}');
+    const c = resolveCost(r, { input: 1, output: 2 });
+    expect(c.basis).not.toBe('provider_reported');
+    expect(c.micro_usd === null || Number.isSafeInteger(c.micro_usd)).toBe(true);
+  });
+
+  it('negative, fractional and string counts are null, never negative costs', () => {
+    for (const usage of ['{"prompt_tokens":-5,"completion_tokens":3}', '{"prompt_tokens":10.5,"completion_tokens":3}', '{"prompt_tokens":"10","completion_tokens":3}']) {
+      const r = parseResponse('openai.chat', { status: 200, headers: { 'content-type': 'application/json' } }, `{"choices":[],"usage":${usage}}`);
+      expect(r.usage.input_tokens).toBeNull();
+      expect(resolveCost(r, { input: 1, output: 2 }).usd).toBeNull();
+    }
+  });
+});

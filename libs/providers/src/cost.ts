@@ -68,6 +68,7 @@ function anthropicOneHourWrites(raw: unknown): number {
  *   micro_usd:null, basis:null, reason:'incomplete_usage'}` (or `'no_usage'` when both are null).
  *   Null usage never becomes 0.
  * - Inconsistent usage (cache parts larger than input) → usd null, reason `inconsistent_usage`.
+ * - A cost whose micro-USD is not a safe integer → usd null, reason `out_of_range`.
  * Source: DESIGN.md "Usage"; OpenAI (prompt_tokens include cached_tokens), Anthropic
  * (input_tokens exclude cache reads/writes; https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
  */
@@ -89,10 +90,19 @@ export function rateCardCost(usage: Usage, card: RateCard): Cost {
     BigInt(cw - cw1h) * pWrite +
     BigInt(cw1h) * (card.cache_write_1h !== undefined ? priceNano(card.cache_write_1h) : pWrite) +
     BigInt(out) * priceNano(card.output);
-  // total is in 1e-9 micro-USD units
+  return fromNanoMicro(total, 'rate_card');
+}
+
+/**
+ * A cost from a total in 1e-9 micro-USD units: micro_usd rounded up. A total whose micro-USD is
+ * not a safe integer (absurd token counts or prices) cannot be summed exactly by a ledger, so the
+ * cost is unknown (`usd: null`, reason `out_of_range`) — never Infinity, never a rounded guess.
+ */
+function fromNanoMicro(total: bigint, basis: 'rate_card' | 'estimate'): Cost {
   const unit = 1_000_000_000n;
   const micro = total % unit === 0n ? total / unit : total / unit + 1n;
-  return { usd: Number(total) / 1e15, micro_usd: Number(micro), basis: 'rate_card' };
+  if (micro > BigInt(Number.MAX_SAFE_INTEGER)) return { usd: null, micro_usd: null, basis: null, reason: 'out_of_range' };
+  return { usd: Number(total) / 1e15, micro_usd: Number(micro), basis };
 }
 
 /**
@@ -101,7 +111,9 @@ export function rateCardCost(usage: Usage, card: RateCard): Cost {
  */
 export function providerReportedCost(usd: number): Cost {
   if (!Number.isFinite(usd) || usd < 0) return { usd: null, micro_usd: null, basis: null, reason: 'invalid_provider_cost' };
-  return { usd, micro_usd: usdToMicroUsdCeil(usd), basis: 'provider_reported' };
+  const micro = usdToMicroUsdCeil(usd);
+  if (!Number.isSafeInteger(micro)) return { usd: null, micro_usd: null, basis: null, reason: 'out_of_range' };
+  return { usd, micro_usd: micro, basis: 'provider_reported' };
 }
 
 /**
@@ -118,7 +130,5 @@ export function estimateCost(inputChars: number, outputChars: number, card: Rate
   const tin = Math.ceil(inputChars / 4);
   const tout = Math.ceil(outputChars / 4);
   const total = BigInt(tin) * priceNano(card.input) + BigInt(tout) * priceNano(card.output);
-  const unit = 1_000_000_000n;
-  const micro = total % unit === 0n ? total / unit : total / unit + 1n;
-  return { usd: Number(total) / 1e15, micro_usd: Number(micro), basis: 'estimate' };
+  return fromNanoMicro(total, 'estimate');
 }

@@ -2,9 +2,12 @@ import type { Usage } from '@shadowplane/contracts';
 
 type Obj = Record<string, unknown>;
 
-/** A non-negative integer token count, or null when absent / not a count. */
+/**
+ * A non-negative integer token count, or null when absent / not a count. Above
+ * Number.MAX_SAFE_INTEGER a number is not an exact count (1e20, 1e300), so it is null too.
+ */
 export function count(v: unknown): number | null {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null;
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null;
 }
 
 function obj(v: unknown): Obj | null {
