@@ -18,6 +18,9 @@ import { readPaidDispatch } from './flags.js';
 import type { ProgressLike } from './reports-port.js';
 import type { CampaignStatus, DryRunResult, Spend } from './views.js';
 
+/** Largest rate-card price a launch accepts, USD per million tokens ($1 per token). */
+export const MAX_PRICE_USD_PER_MTOK = 1_000_000;
+
 /** States from which a campaign never runs again. */
 export const TERMINAL_STATES: ReadonlySet<CampaignState> = new Set(['stopped', 'completed', 'budget_exhausted']);
 
@@ -117,6 +120,14 @@ export class CampaignService {
         bad.push({ path: `scorers.${i}.pattern`, message: `not a valid JavaScript regular expression: ${(e as Error).message}` });
       }
     });
+    // A price above $1 per token is a typo (a per-token price entered per million, a wrong unit),
+    // and at 1e300 the worst-case reservation is not even a finite number.
+    const arms = [['incumbent', spec.incumbent] as const, ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const)];
+    for (const [path, arm] of arms) {
+      for (const [k, v] of Object.entries(arm.rate_card ?? {})) {
+        if (typeof v === 'number' && v > MAX_PRICE_USD_PER_MTOK) bad.push({ path: `${path}.rate_card.${k}`, message: `must be at most ${MAX_PRICE_USD_PER_MTOK} USD per million tokens` });
+      }
+    }
     if (bad.length) throw invalidRequest(bad);
     const issues: FieldIssue[] = [];
     const check = (path: string, id: string) => {

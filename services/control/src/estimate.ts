@@ -76,16 +76,22 @@ function safeJson(data: Uint8Array): unknown {
  * more. Returns null without a rate card (nothing to price with).
  */
 export function armWorstCaseUsd(arm: Arm, promptChars: number): number | null {
-  if (!arm.rate_card) return null;
-  return estimateCost(promptChars, arm.max_output_tokens * 4, arm.rate_card).usd;
+  return armWorstCase(arm, promptChars).usd;
+}
+
+/** {@link armWorstCaseUsd} with the reason a null cost has (`no_rate_card`, `out_of_range`). */
+function armWorstCase(arm: Arm, promptChars: number): { usd: number | null; reason?: string } {
+  if (!arm.rate_card) return { usd: null, reason: 'no_rate_card' };
+  const c = estimateCost(promptChars, arm.max_output_tokens * 4, arm.rate_card);
+  return c.usd === null ? { usd: null, reason: c.reason ?? 'out_of_range' } : { usd: c.usd };
 }
 
 /** Per-item worst case of a spec for one prompt size: every arm once, plus the A-A share of a second incumbent call. */
 export function itemWorstCase(spec: CampaignSpec, promptChars: number): { arms: { arm_id: string; role: 'incumbent' | 'candidate' | 'incumbent_aa'; worst_case_usd: number | null; reason?: string }[]; total: number | null } {
   const arms: { arm_id: string; role: 'incumbent' | 'candidate' | 'incumbent_aa'; worst_case_usd: number | null; reason?: string }[] = [];
   const push = (arm: Arm, role: 'incumbent' | 'candidate' | 'incumbent_aa', factor: number) => {
-    const usd = armWorstCaseUsd(arm, promptChars);
-    arms.push(usd === null ? { arm_id: arm.id, role, worst_case_usd: null, reason: 'no_rate_card' } : { arm_id: arm.id, role, worst_case_usd: usd * factor });
+    const { usd, reason } = armWorstCase(arm, promptChars);
+    arms.push(usd === null ? { arm_id: arm.id, role, worst_case_usd: null, reason: reason ?? 'no_rate_card' } : { arm_id: arm.id, role, worst_case_usd: usd * factor });
   };
   push(spec.incumbent, 'incumbent', 1);
   for (const c of spec.candidates) push(c, 'candidate', 1);

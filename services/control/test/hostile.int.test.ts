@@ -45,6 +45,11 @@ describe('control API under hostile input', () => {
     expect(ok.statusCode).toBe(200);
   });
 
+  it('a rate-card price above $1 per token → 400 naming it (at 1e300 the worst case is not even finite)', async () => {
+    await refused({ payload: JSON.stringify({ ...base, incumbent: { ...(base['incumbent'] as object), rate_card: { input: 1e300, output: 10 } } }) }, 400, 'invalid_request', 'incumbent.rate_card.input');
+    await refused({ url: '/v1/campaigns?dry_run=true', payload: JSON.stringify({ ...base, candidates: [{ id: 'm', provider: 'sim-openai', model: 'm', rate_card: { input: 1, output: 1_000_001 } }] }) }, 400, 'invalid_request', 'candidates.0.rate_card.output');
+  });
+
   it('malformed JSON variants → 400 invalid_json; __proto__ / constructor keys → 400 unknown field, no pollution', async () => {
     const j = JSON.stringify(base);
     await refused({ payload: `\uFEFF${j}` }, 400, 'invalid_json', '(body)');
