@@ -146,8 +146,9 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
   if (opts.redisUrl) {
     Object.assign(settings, { datastore: 'ioredis', clearDatastore: false, connection: redisConnection(opts.redisUrl), timeout: 600_000 });
   }
-  const limiter = new Bottleneck(settings);
-  limiter.on('error', () => undefined);
+  // no rate to keep: skip bottleneck altogether (its queue costs event-loop hops, i.e. start skew)
+  const limiter = minTimeMs > 0 || bucket ? new Bottleneck(settings) : null;
+  limiter?.on('error', () => undefined);
   let pausedUntil = 0;
   let inProcess = 0;
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -158,14 +159,13 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
       try {
         while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
         const weight = bucket ? Math.min(bucket.size, Math.max(0, Math.ceil(weightTokens))) : 1;
-        return await inFlight(() =>
-          limiter.schedule({ weight }, async () => {
-            // a pause that began while this job was queued still applies to it
-            while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
-            opts.onWait?.(Date.now() - queuedAt);
-            return fn();
-          }),
-        );
+        const job = async () => {
+          // a pause that began while this job was queued still applies to it
+          while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
+          opts.onWait?.(Date.now() - queuedAt);
+          return fn();
+        };
+        return await inFlight(() => (limiter ? limiter.schedule({ weight }, job) : job()));
       } finally {
         inProcess--;
       }
@@ -176,6 +176,7 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
     pausedForMs: () => Math.max(0, pausedUntil - Date.now()),
     pending: () => inProcess,
     async close() {
+      if (!limiter) return;
       await limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
       if (opts.redisUrl) await Promise.resolve(limiter.disconnect(false)).catch(() => undefined);
     },

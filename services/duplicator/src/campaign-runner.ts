@@ -407,7 +407,10 @@ export class CampaignRunner {
       if (s && s.value.state === 'done') await this.publishAndSettle(env, plans[i]!, s.value);
     }
     const todo = plans.filter((_, i) => states[i] === null);
-    const results = await Promise.all(todo.map((p) => this.invokeArm(env, p, armKey(p))));
+    // two-phase start for contemporaneous arms: every arm's `invoking` record and first-attempt
+    // reservation are written first, then all first calls are released together
+    const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
+    const results = await Promise.all(todo.map((p, i) => (prepared[i] ? this.invokeArm(env, p, armKey(p)) : Promise.resolve(null))));
     const starts = results.flatMap((r) => (r && r.attempts[0] ? [r.attempts[0].startedAtMs] : []));
     const firstStart = Math.min(...starts);
     const promptText = requestPromptText(env.api, body);
@@ -491,17 +494,30 @@ export class CampaignRunner {
    * rate limiter immediately before every HTTP call. Returns null when the first call never
    * started (gate off): the arm's record and reservation are withdrawn, nothing was spent.
    */
-  private async invokeArm(env: Envelope, p: ArmPlan, key: string): Promise<{ attempts: AttemptOutcome[]; chargedMicroUsd: number; reservedMicroUsd: number } | null> {
+  /**
+   * Phase 1 of an arm: ensures its first attempt is reserved (idempotent; normally done at
+   * admission) and records `invoking` before any call. false = not startable now (budget refused).
+   */
+  private async prepareArm(env: Envelope, p: ArmPlan, key: string): Promise<boolean> {
+    const r = await this.ctx.ledger.reserve(this.id, { [`${env.item_hash}.${p.slot.armId}.1`]: p.boundMicroUsd });
+    if (!r.ok) {
+      this.ctx.metrics.reservations.inc({ result: 'refused' });
+      if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
+      return false;
+    }
     const base: DispatchState = { state: 'invoking', worker_id: this.ctx.workerId, reserved_micro_usd: p.boundMicroUsd, at: new Date().toISOString(), attempts: 0 };
-    const rev = await this.arms.create(key, base);
-    if (rev === null) throw new Error(`arm ${key} was claimed by another worker`);
+    if ((await this.arms.create(key, base)) === null) throw new Error(`arm ${key} was claimed by another worker`);
+    return true;
+  }
+
+  private async invokeArm(env: Envelope, p: ArmPlan, key: string): Promise<{ attempts: AttemptOutcome[]; chargedMicroUsd: number; reservedMicroUsd: number } | null> {
     const attempts: AttemptOutcome[] = [];
     let charged = 0;
     let reserved = 0;
     const maxAttempts = p.slot.arm.limits.max_retries + 1;
     for (let n = 1; n <= maxAttempts; n++) {
       const rid = `${env.item_hash}.${p.slot.armId}.${n}`;
-      const r = await this.ctx.ledger.reserve(this.id, { [rid]: p.boundMicroUsd });
+      const r = n === 1 ? { ok: true as const } : await this.ctx.ledger.reserve(this.id, { [rid]: p.boundMicroUsd });
       if (!r.ok) {
         this.ctx.metrics.reservations.inc({ result: 'refused' });
         if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
