@@ -7,7 +7,7 @@ NODE_MODULES_STAMP := node_modules/.package-lock.json
 .PHONY: help install system-deps typecheck test test-unit demo bench
 
 help: ## list targets
-	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
 $(NODE_MODULES_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -32,7 +32,7 @@ system-deps: ## install nats-server, redis-server, chromium and tmux with apt-ge
 
 demo: install ## run the end-to-end demo: a budget-capped shadow campaign to a verdict
 	scripts/ensure-system-deps.sh nats-server
-	npx tsx scripts/demo.ts $(DEMO_ARGS)
+	node --import tsx scripts/demo.ts $(DEMO_ARGS)
 
 bench: install ## benchmarks (not part of test)
 	npm run bench

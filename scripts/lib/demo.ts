@@ -87,12 +87,17 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
   group.onStop(async () => rmSync(work, { recursive: true, force: true }));
   const deadline = Date.now() + (o.timeoutMs ?? 240_000);
   // Ctrl-C (or a TERM from a parent) stops everything this run started before exiting.
+  // A terminal's Ctrl-C reaches the whole process group, sometimes twice (npx/tsx relay it):
+  // the first signal starts the cleanup, repeats are ignored so it is never cut short.
+  let interrupted = false;
   const onSignal = (sig: NodeJS.Signals) => {
-    say(`\n${sig}: stopping everything the demo started`);
+    if (interrupted) return;
+    interrupted = true;
+    say(`\n${sig}: interrupted — stopping everything the demo started`);
     void group.stopAll().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   try {
     // NATS: a private server unless one is named; names isolated by a random prefix either way.
     let natsUrl = o.natsUrl;
@@ -196,6 +201,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     await Promise.all(
       traffic.map((r) =>
         limit(async () => {
+          if (interrupted) return;
           try {
             await replayOne(client, r);
           } catch {
