@@ -124,4 +124,28 @@ describe('shadowplane usage (subprocess)', () => {
     expect(noApi.code).toBe(64);
     expect(noApi.stderr).toContain('--api');
   });
+
+  it('refuses a gzip bomb and an oversized body with exit 65 instead of inflating it into memory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-usage-'));
+    const bomb = join(dir, 'bomb.json');
+    writeFileSync(bomb, gzipSync(Buffer.alloc(64 * 1024)));
+    const big = join(dir, 'big.json');
+    writeFileSync(big, `{"pad":"${'x'.repeat(4096)}"}`);
+    const [b, g, s, ok, bad] = await Promise.all([
+      usage(['--api', 'openai.chat', '--max-bytes', '4096', bomb]),
+      usage(['--api', 'openai.chat', '--max-bytes', '4096', big]),
+      usage(['--api', 'openai.chat', '--max-bytes', '4096', '-'], 'y'.repeat(5000)),
+      usage(['--api', 'openai.chat', '--max-bytes', '100000', bomb]),
+      usage(['--api', 'openai.chat', '--max-bytes', 'lots', big]),
+    ]);
+    expect(b.code).toBe(65);
+    expect(b.stderr).toContain('decompresses to more than --max-bytes 4096');
+    expect(g.code).toBe(65);
+    expect(g.stderr).toContain('larger than --max-bytes 4096');
+    expect(s.code).toBe(65);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).error_class).not.toBeNull();
+    expect(bad.code).toBe(64);
+    for (const r of [b, g, s, bad]) expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
 });

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { Command, CommanderError, Option } from 'commander';
@@ -92,10 +92,29 @@ export function usageReport(api: Api, meta: ResponseMeta, body: Uint8Array, card
   };
 }
 
-async function readStdin(): Promise<Uint8Array> {
+/** Default largest body (read or decompressed) the command accepts, bytes. */
+export const DEFAULT_MAX_BYTES = 256 * 1024 * 1024;
+
+/** A body over the byte limit: refused with exit 65 rather than read whole (or inflated) into memory. */
+class TooLarge extends Error {}
+
+async function readStdin(maxBytes: number): Promise<Uint8Array> {
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(typeof c === 'string' ? Buffer.from(c) : (c as Buffer));
+  let n = 0;
+  for await (const c of process.stdin) {
+    const b = typeof c === 'string' ? Buffer.from(c) : (c as Buffer);
+    n += b.length;
+    if (n > maxBytes) throw new TooLarge(`stdin is larger than --max-bytes ${maxBytes}`);
+    chunks.push(b);
+  }
   return Buffer.concat(chunks);
+}
+
+async function readBounded(file: string, maxBytes: number): Promise<Uint8Array> {
+  if (file === '-') return readStdin(maxBytes);
+  const st = await stat(file);
+  if (st.isFile() && st.size > maxBytes) throw new TooLarge(`${file} is ${st.size} bytes, larger than --max-bytes ${maxBytes}`);
+  return readFile(file);
 }
 
 /**
@@ -108,8 +127,10 @@ async function readStdin(): Promise<Uint8Array> {
  * A body that starts with the gzip magic bytes is gunzipped first (a raw `Content-Encoding: gzip`
  * capture). One FILE prints one pretty-printed JSON object; several FILEs print one compact JSON object
  * per line (JSON Lines), in argument order, each read with the same flags.
+ * A body (or its decompressed form) over `--max-bytes` (default 256 MiB) is refused, so a gzip
+ * bomb or a runaway capture cannot exhaust memory.
  * @returns 0 when every report was printed (whatever the responses' own status); 64 bad flags;
- *   65 unreadable headers file; 66 unreadable input
+ *   65 unreadable headers file, a body that does not decompress or is over --max-bytes; 66 unreadable input
  */
 export async function main(argv: string[]): Promise<number> {
   let out = '';
@@ -121,6 +142,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--headers <file>', 'status/headers sidecar JSON ({"status":..,"headers":[[name,value],...]})')
     .option('--status <code>', 'HTTP status to assume (overrides the sidecar)')
     .option('--text', 'include the output text')
+    .option('--max-bytes <n>', `largest body, read or decompressed, in bytes (default ${DEFAULT_MAX_BYTES})`)
     .argument('<files...>', "response body file(s), or '-' for stdin")
     .exitOverride()
     .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
@@ -134,7 +156,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const opts = program.opts<{ api: Api; prices?: string; headers?: string; status?: string; text?: boolean }>();
+  const opts = program.opts<{ api: Api; prices?: string; headers?: string; status?: string; text?: boolean; maxBytes?: string }>();
+  if (opts.maxBytes !== undefined && !/^[1-9]\d{0,15}$/.test(opts.maxBytes)) {
+    process.stderr.write(`shadowplane usage: --max-bytes must be a positive integer, got '${opts.maxBytes}'\n`);
+    return EX_USAGE;
+  }
+  const maxBytes = opts.maxBytes === undefined ? DEFAULT_MAX_BYTES : Number(opts.maxBytes);
   const files = program.args;
   if (files.length > 1 && files.includes('-')) {
     process.stderr.write("shadowplane usage: '-' (stdin) cannot be combined with other files\n");
@@ -163,16 +190,24 @@ export async function main(argv: string[]): Promise<number> {
   for (const file of files) {
     let body: Uint8Array;
     try {
-      body = file === '-' ? await readStdin() : await readFile(file);
+      body = await readBounded(file, maxBytes);
     } catch (e) {
+      if (e instanceof TooLarge) {
+        process.stderr.write(`shadowplane usage: ${e.message}\n`);
+        return EX_DATAERR;
+      }
       process.stderr.write(`shadowplane usage: cannot read ${file}: ${(e as Error).message}\n`);
       return EX_NOINPUT;
     }
     // A capture saved as the raw gzip entity (Content-Encoding: gzip) is decoded first.
     if (body.length >= 2 && body[0] === 0x1f && body[1] === 0x8b) {
       try {
-        body = gunzipSync(body);
+        body = gunzipSync(body, { maxOutputLength: maxBytes });
       } catch (e) {
+        if ((e as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
+          process.stderr.write(`shadowplane usage: ${file} decompresses to more than --max-bytes ${maxBytes} bytes\n`);
+          return EX_DATAERR;
+        }
         process.stderr.write(`shadowplane usage: ${file} looks gzip-compressed but does not decompress: ${(e as Error).message}\n`);
         return EX_DATAERR;
       }
