@@ -1,0 +1,8 @@
+# Duplicator, budget ledger and rate limiter targets.
+.PHONY: test-duplicator bench-duplicator
+
+test-duplicator: install ## duplicator + libs/budget + libs/ratelimit tests (real nats-server, redis-server, provider-sim)
+	npx vitest run services/duplicator libs/budget libs/ratelimit
+
+bench-duplicator: install ## duplicator CPU ms per provider call and 1 vs 2 worker throughput (zero-latency sim)
+	npx tsx bench/duplicator.ts 200 3
