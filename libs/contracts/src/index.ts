@@ -49,5 +49,8 @@ export {
   FrontierPoint,
   CallTypeReport,
   CampaignProgress,
+  RunWindow,
+  RunArmTimes,
+  RunRecord,
 } from './report.js';
 export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';

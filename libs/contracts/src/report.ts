@@ -44,7 +44,12 @@ export const DatasetCard = z
   .object({
     schema: z.literal('shadow.dataset_card/v1'),
     dataset_hash: z.string().regex(/^[0-9a-f]{64}$/),
-    campaign_id: z.string(),
+    /**
+     * The campaign the card was first written for. Optional: cards inside a report (and cards
+     * written since run records exist) omit it, so the card and the report are content-addressed
+     * by the evidence alone; the run record (`RunRecord.campaign_id`) names the campaign.
+     */
+    campaign_id: z.string().optional(),
     call_type: z.string(),
     /** distinct admitted items (after exclusions) */
     unique_items: z.number().int().nonnegative(),
@@ -131,8 +136,13 @@ export const ArmView = z
         reasoning: ReportedMean,
       })
       .strict(),
-    latency_ms: Percentiles,
-    ttft_ms: Percentiles,
+    /**
+     * Measured times. Optional: reports written since run records exist omit them (they differ on
+     * every run and say nothing about quality or cost); the run record carries them per call type
+     * and arm (`RunRecord.call_types[].arms[].latency_ms / ttft_ms`). Present in older reports.
+     */
+    latency_ms: Percentiles.optional(),
+    ttft_ms: Percentiles.optional(),
     cache_hit_share: ShareValue,
     quality: z
       .object({ mean: NullableNumber, n_scored: z.number().int().nonnegative(), n_unscored: z.number().int().nonnegative() })
@@ -246,21 +256,29 @@ export const CallTypeReport = z
 export type CallTypeReport = z.infer<typeof CallTypeReport>;
 
 /**
- * A verdict report (`shadow.report/v1`). Stored with `report_id` = sha256 of the canonical JSON
- * (RFC 8785) of the report without `report_id`; byte-stable on re-read. No wall-clock time inside:
- * `window` comes from the observations. Margins, α and bootstrap settings come from the pinned
- * `spec`, never live config.
+ * A verdict report (`shadow.report/v1`): what the evidence says. Stored with `report_id` = sha256
+ * of the canonical JSON (RFC 8785) of the report without `report_id`; byte-stable on re-read.
+ * Reproducible: the same pinned spec and the same evidence (observations, item events, outcomes,
+ * in any order, from any campaign id, at any time) give the same report and so the same id.
+ * Everything a run measured about time and identity — campaign id and state, the time window,
+ * latency/TTFT/start-skew percentiles — lives in the run record ({@link RunRecord}), which points
+ * at the report. `campaign_id`, `campaign_state` and `window` stay in the schema only so older
+ * reports still parse; reports written now omit them. Margins, α and bootstrap settings come from
+ * the pinned `spec`, never live config.
  */
 export const Report = z
   .object({
     schema: z.literal('shadow.report/v1'),
     report_id: Hex64.optional(),
-    campaign_id: z.string(),
+    /** older reports only; see {@link RunRecord} */
+    campaign_id: z.string().optional(),
     provisional: z.boolean(),
+    /** older reports only; see {@link RunRecord} */
     campaign_state: z.string().nullable().optional(),
     run_index: z.number().int().positive().optional(),
     spec_hash: z.string().optional(),
     spec: z.unknown().optional(),
+    /** older reports only; see {@link RunRecord} */
     window: z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict().optional(),
     counts: z
       .object({ messages: z.number().int(), observations: z.number().int(), item_events: z.number().int(), outcomes: z.number().int() })
@@ -274,6 +292,56 @@ export const Report = z
   })
   .passthrough();
 export type Report = z.infer<typeof Report>;
+
+/** First and last instants of a run, from the observations' own timestamps (ISO 8601), never the clock. */
+export const RunWindow = z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict();
+export type RunWindow = z.infer<typeof RunWindow>;
+
+/**
+ * What one run measured about one arm on one call type: type-7 p50/p90 over its ok observations
+ * of `latency_ms` (request start → last byte), `ttft_ms` (→ first content token) and
+ * `start_skew_ms` (this arm's start minus the earliest arm start for the same item), in ms; and
+ * `retries` = Σ(attempts − 1) over all its observations (provider calls repeated by the duplicator).
+ */
+export const RunArmTimes = z
+  .object({
+    arm_id: z.string(),
+    role: z.enum(['incumbent', 'candidate']),
+    latency_ms: Percentiles,
+    ttft_ms: Percentiles,
+    start_skew_ms: Percentiles,
+    retries: z.number().int().nonnegative(),
+  })
+  .strict();
+export type RunArmTimes = z.infer<typeof RunArmTimes>;
+
+/**
+ * A run record (`shadow.run_record/v1`): what one run measured about time and identity, beside the
+ * reproducible report it belongs to. Content-addressed: `run_record_id` = sha256 of the canonical
+ * JSON (RFC 8785) of the record without `run_record_id`. It points at its report (`report_id`);
+ * the report never points back, so the report's hash does not depend on it. Holds the campaign id
+ * and state, the observation time window, per call type × arm latency/TTFT/start-skew percentiles
+ * and retries, and delivery counts: `messages_in` = OBS messages handed to the fold (after the
+ * verdict service's own de-duplication), `superseded_observations` = observations dropped because
+ * an earlier-started one exists for the same call type, item, arm and role (redelivered or
+ * re-dispatched work; the report uses the earliest).
+ */
+export const RunRecord = z
+  .object({
+    schema: z.literal('shadow.run_record/v1'),
+    run_record_id: Hex64.optional(),
+    report_id: Hex64,
+    campaign_id: z.string(),
+    campaign_state: z.string().nullable(),
+    provisional: z.boolean(),
+    window: RunWindow,
+    counts: z
+      .object({ messages_in: z.number().int().nonnegative(), superseded_observations: z.number().int().nonnegative() })
+      .strict(),
+    call_types: z.array(z.object({ call_type: z.string(), arms: z.array(RunArmTimes) }).strict()),
+  })
+  .passthrough();
+export type RunRecord = z.infer<typeof RunRecord>;
 
 /**
  * Progress of a campaign as the verdict service sees it on the OBS stream (control's

@@ -1,8 +1,11 @@
 /**
- * The evidence bundle: everything a reviewer needs to re-check a report offline.
+ * The evidence bundle: everything a reviewer needs to re-check a report offline, and the run
+ * record of the run that produced it. The report part is reproducible (same evidence → same
+ * report_id); the run record, run spec (campaign id) and lineage (envelope and observation ids)
+ * are specific to the run, so the bundle hash is per run.
  */
 import { fastContentHash } from './canonical-fast.js';
-import { type DatasetCard, type OutcomeRecord, type Report } from '@shadowplane/contracts';
+import { type DatasetCard, type OutcomeRecord, type Report, type RunRecord } from '@shadowplane/contracts';
 import type { ComparisonResult, ComparisonSettings, PairRow } from './compare.js';
 
 /** One ok observation's cost evidence (per arm × call type), in billed units; nulls stay null. */
@@ -35,6 +38,8 @@ export interface StatsPart {
 export interface BundleParts {
   /** the report, with report_id */
   report: Report;
+  /** the run record (campaign id/state, window, latency/TTFT/skew percentiles), with run_record_id; its report_id is the report's */
+  run_record: RunRecord;
   dataset_cards: DatasetCard[];
   run_spec: { campaign_id: string; run_index: number; spec_hash: string; spec: unknown };
   cost_evidence: CostEvidenceRow[];
@@ -49,11 +54,13 @@ export interface BundleParts {
 
 /**
  * `shadow.evidence_bundle/v1`: the parts, the sha256 (contentHash, canonical JSON) of each part,
- * the report id, and `bundle_hash` = contentHash({report_id, hashes}).
+ * the report id, the run record id, and `bundle_hash` = contentHash({report_id, hashes}) (the
+ * run record is covered through `hashes.run_record`).
  */
 export interface EvidenceBundle {
   schema: 'shadow.evidence_bundle/v1';
   report_id: string;
+  run_record_id: string;
   campaign_id: string;
   parts: BundleParts;
   hashes: Record<keyof BundleParts, string>;
@@ -61,11 +68,12 @@ export interface EvidenceBundle {
 }
 
 /** The part names, in the order they are hashed and checked. */
-export const BUNDLE_PARTS: readonly (keyof BundleParts)[] = Object.freeze(['report', 'dataset_cards', 'run_spec', 'cost_evidence', 'paired', 'stats', 'aa', 'outcomes', 'lineage']);
+export const BUNDLE_PARTS: readonly (keyof BundleParts)[] = Object.freeze(['report', 'run_record', 'dataset_cards', 'run_spec', 'cost_evidence', 'paired', 'stats', 'aa', 'outcomes', 'lineage']);
 
 /** Assembles a bundle and computes its part hashes and bundle hash. */
 export function buildBundle(parts: {
   report: Report;
+  runRecord: RunRecord;
   datasetCards: DatasetCard[];
   runSpec: BundleParts['run_spec'];
   costEvidence: CostEvidenceRow[];
@@ -77,6 +85,7 @@ export function buildBundle(parts: {
 }): EvidenceBundle {
   const p: BundleParts = {
     report: parts.report,
+    run_record: parts.runRecord,
     dataset_cards: parts.datasetCards,
     run_spec: parts.runSpec,
     cost_evidence: parts.costEvidence,
@@ -93,7 +102,8 @@ export function buildBundle(parts: {
   return {
     schema: 'shadow.evidence_bundle/v1',
     report_id: reportId,
-    campaign_id: plain.report.campaign_id,
+    run_record_id: String(plain.run_record.run_record_id),
+    campaign_id: plain.run_record.campaign_id,
     parts: plain,
     hashes,
     bundle_hash: fastContentHash({ report_id: reportId, hashes }),

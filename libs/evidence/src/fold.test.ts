@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, type ObsMessage } from '@shadowplane/contracts';
+import { canonicalJson, contentHash, type ObsMessage } from '@shadowplane/contracts';
 import { foldReport } from './index.js';
-import { mulberry32, synthCampaign, synthEvent, synthObservation, synthSpec } from '../test/synth.js';
+import { mulberry32, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '../test/synth.js';
 
 const CID = 'cmp_0123456789abcdef';
 const campaign = (candidates: string[], over = {}) => ({ campaign_id: CID, spec: synthSpec(candidates, over), run_index: 1, state: 'completed' });
@@ -245,5 +245,85 @@ describe('fold: first-party outcomes and the judge', () => {
     const other = cmpOf(foldReport({ campaign: spec, messages: msgs, provisional: false, judgeScores: judge, judgeFamily: 'acme', armFamilies: { inc: 'big', cand: 'small' } }), 'cand');
     expect(other.judge_refused).toBeNull();
     expect(other.trust_class).toBe('B');
+  });
+});
+
+describe('fold: reproducible report, per-run record', () => {
+  // Run A and run B of the same evidence: B has another campaign id, other envelope ids, a day
+  // later, other latencies/TTFT/skew and retries, a redelivered observation, arrival order shuffled.
+  const evidence = (cid: string): ObsMessage[] => {
+    const msgs: ObsMessage[] = synthCampaign(cid, 60, 0.85, { equal: 'same', worse: 0.5 });
+    for (let i = 0; i < 12; i++) msgs.push(synthObservation(cid, i, 'inc__aa', 'incumbent_aa', { correct: i % 3 !== 0 }));
+    msgs.push(synthEvent(cid, 3, 'duplicate', null, 1), synthEvent(cid, 5, 'duplicate', null, 2));
+    for (let i = 60; i < 63; i++) msgs.push(synthEvent(cid, i, 'excluded', 'pii_detected'), synthEvent(cid, i, 'excluded', 'body_too_large', 1));
+    return msgs;
+  };
+  const runB = (): ObsMessage[] => {
+    const rnd = mulberry32(99);
+    const day = 86_400_000;
+    const out = evidence('cmp_bbbbbbbbbbbbbbbb').map((m): ObsMessage => {
+      if (m.schema === 'shadow.item_event/v1') return { ...m, envelope_id: uuidFrom(`b-${m.envelope_id}`), at: new Date(Date.parse(m.at) + day).toISOString() };
+      if (m.schema !== 'shadow.observation/v1') return m;
+      const late = Math.round(rnd() * 900);
+      return {
+        ...m,
+        envelope_id: uuidFrom(`b-${m.envelope_id}`),
+        started_at: new Date(Date.parse(m.started_at) + day + late).toISOString(),
+        ended_at: new Date(Date.parse(m.ended_at) + day + 2 * late).toISOString(),
+        latency_ms: m.latency_ms === null ? null : m.latency_ms + late,
+        ttft_ms: m.ttft_ms === null ? null : m.ttft_ms + Math.round(rnd() * 50),
+        start_skew_ms: Math.round(rnd() * 40),
+        attempts: rnd() < 0.1 ? 2 : 1,
+      };
+    });
+    const redelivered = out.find((m) => m.schema === 'shadow.observation/v1')!;
+    out.push(redelivered);
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = Math.floor(rnd() * (i + 1));
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
+    return out;
+  };
+  const spec = synthSpec(['equal', 'worse']);
+  const a = foldReport({ campaign: { campaign_id: 'cmp_aaaaaaaaaaaaaaaa', spec, run_index: 1, state: 'completed' }, messages: evidence('cmp_aaaaaaaaaaaaaaaa'), provisional: false });
+  const b = foldReport({ campaign: { campaign_id: 'cmp_bbbbbbbbbbbbbbbb', spec, run_index: 1, state: 'stopped' }, messages: runB(), provisional: false });
+
+  it('gives the same report bytes and id for the same evidence from another run, in another order', () => {
+    expect(b.reportJson).toBe(a.reportJson);
+    expect(b.reportId).toBe(a.reportId);
+    const body = JSON.parse(a.reportJson) as Record<string, unknown>;
+    for (const k of ['campaign_id', 'campaign_state', 'window']) expect(body).not.toHaveProperty(k);
+    expect(a.reportJson).not.toContain('cmp_aaaaaaaaaaaaaaaa');
+    expect(a.reportJson).not.toMatch(/latency_ms|ttft_ms|start_skew_ms|2026-11-0/);
+    // the evidence itself is all there: A-A second calls, duplicate weights, exclusions
+    const ct = a.report.call_types![0]!;
+    expect(ct.arms[0]!.observations.aa_second_calls).toBe(12);
+    expect(ct.dataset_card.total_weight).toBe(62);
+    expect(ct.dataset_card.exclusion_counts).toEqual({ body_too_large: 3 });
+    expect(ct.comparisons[0]!.power_plan!.sd_source).toBe('aa_pairs');
+  });
+  it('keeps what each run measured in its own content-addressed run record, pointing at the report', () => {
+    expect(a.runRecordId).not.toBe(b.runRecordId);
+    for (const r of [a, b]) {
+      expect(r.runRecord.report_id).toBe(r.reportId);
+      const { run_record_id: id, ...body } = JSON.parse(r.runRecordJson) as Record<string, unknown>;
+      expect(id).toBe(r.runRecordId);
+      expect(contentHash(body)).toBe(r.runRecordId);
+    }
+    expect([a.runRecord.campaign_id, a.runRecord.campaign_state]).toEqual(['cmp_aaaaaaaaaaaaaaaa', 'completed']);
+    expect([b.runRecord.campaign_id, b.runRecord.campaign_state]).toEqual(['cmp_bbbbbbbbbbbbbbbb', 'stopped']);
+    // synth item i starts at 12:00:00 + i s and ends 500 + (i mod 13)·10 ms later (item 59: 570 ms)
+    expect(a.runRecord.window).toEqual({ first_started_at: '2026-11-01T12:00:00.000Z', last_ended_at: '2026-11-01T12:00:59.570Z' });
+    expect(b.runRecord.window.first_started_at!.startsWith('2026-11-02T12:00:0')).toBe(true);
+    const incA = a.runRecord.call_types[0]!.arms[0]!;
+    expect(incA.arm_id).toBe('inc');
+    // latencies of items 0..59: 500 + 10·k, k = 0..7 five times each, k = 8..12 four times each;
+    // type 7: p50 = mean of sorted[29] (k=5) and sorted[30] (k=6) = 555; p90 = sorted[53.1] (k=11) = 610
+    expect(incA.latency_ms).toEqual({ p50: 555, p90: 610, n: 60 });
+    expect(incA.start_skew_ms).toEqual({ p50: 0, p90: 0, n: 60 });
+    expect(incA.retries).toBe(0);
+    expect(b.runRecord.call_types[0]!.arms[0]!.latency_ms).not.toEqual(incA.latency_ms);
+    expect(a.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6, superseded_observations: 0 });
+    expect(b.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6 + 1, superseded_observations: 1 });
   });
 });

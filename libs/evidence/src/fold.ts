@@ -1,7 +1,20 @@
 /**
- * The fold: pinned campaign spec + OBS messages (outputs filled in) → report + evidence bundle.
- * Pure and deterministic: the same spec and the same set of messages (in any order) give the
- * same report, byte for byte, and so the same report_id.
+ * The fold: pinned campaign spec + OBS messages (outputs filled in) → report + run record +
+ * evidence bundle. Pure and deterministic: the same spec and the same set of messages (in any
+ * order) give the same report, byte for byte, and so the same report_id.
+ *
+ * Reproducibility split: the report holds only what the evidence says (spec, counts, costs,
+ * tokens, quality, error shares, comparisons, intervals, decisions, frontier, verdict text), so
+ * two runs of the same evidence — another campaign id, other timestamps, other latencies, messages
+ * in another arrival order — give the same report_id. What a run measured about time and identity
+ * (campaign id and state, the observation window, latency/TTFT/start-skew percentiles, retries,
+ * delivery counts) goes into the run record (`shadow.run_record/v1`), content-addressed by its own
+ * `run_record_id` and pointing at the report by `report_id`. Nothing is dropped: both are stored,
+ * both are in the evidence bundle, both are rendered.
+ *
+ * Order independence: observations, events and outcomes are de-duplicated and sorted by stable
+ * keys (call type, item_hash, arm, role) before anything is summed, numbered or resampled; near-
+ * duplicate clusters are numbered over items sorted by item_hash.
  */
 import {
   MIN_ARM_OBSERVATIONS,
@@ -23,6 +36,8 @@ import {
   type PowerPlanValue,
   type Remediation,
   type Report,
+  type RunArmTimes,
+  type RunRecord,
   type ShareValue,
 } from '@shadowplane/contracts';
 import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Composite, type ScoreResult } from '@shadowplane/scoring';
@@ -64,11 +79,16 @@ export interface FoldInput {
 
 /** Output of {@link foldReport}. */
 export interface FoldResult {
-  /** the report with `report_id` set */
+  /** the report with `report_id` set: reproducible, no run-specific identity or times */
   report: Report;
   /** canonical JSON of the report (what is stored; re-read byte-identical) */
   reportJson: string;
   reportId: string;
+  /** this run's record (campaign id/state, window, latency/TTFT/skew percentiles) with `run_record_id` set; points at `reportId` */
+  runRecord: RunRecord;
+  /** canonical JSON of the run record (what is stored) */
+  runRecordJson: string;
+  runRecordId: string;
   bundle: EvidenceBundle;
   datasetCards: DatasetCard[];
 }
@@ -202,6 +222,7 @@ export function foldReport(input: FoldInput): FoldResult {
   const pairedParts: { call_type: string; candidate_arm_id: string; rows: PairRow[] }[] = [];
   const statsParts: StatsPart[] = [];
   const aaParts: { call_type: string; diffs: number[]; sd: number | null }[] = [];
+  const runTimes: RunRecord['call_types'] = [];
   let anyScored = false;
   let anyRefused = false;
   const verdictText: string[] = [];
@@ -210,8 +231,15 @@ export function foldReport(input: FoldInput): FoldResult {
     const ctObs = obs.filter((x) => x.o.call_type === ct);
     const ctEvents = evs.filter((e) => e.call_type === ct);
     // 2. items, exclusions, weights, clusters
+    // an item excluded more than once keeps its smallest reason (code-unit order), never the one
+    // whose envelope id happens to sort first (envelope ids are random per run)
     const excludedReason = new Map<string, string>();
-    for (const e of ctEvents) if (e.kind === 'excluded' && !excludedReason.has(e.item_hash)) excludedReason.set(e.item_hash, e.reason ?? 'excluded');
+    for (const e of ctEvents) {
+      if (e.kind !== 'excluded') continue;
+      const r = e.reason ?? 'excluded';
+      const had = excludedReason.get(e.item_hash);
+      if (had === undefined || r < had) excludedReason.set(e.item_hash, r);
+    }
     const trafficCounts: Record<string, number> = {};
     const seenItems = new Map<string, Observation>();
     for (const { o } of ctObs) if (!seenItems.has(o.item_hash)) seenItems.set(o.item_hash, o);
@@ -262,6 +290,8 @@ export function foldReport(input: FoldInput): FoldResult {
       else byArm.set(k, [s]);
     }
     const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => byArm.get(`${armId}|${role}`) ?? [];
+    let aaCalls = 0;
+    for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaCalls++;
 
     // 4. A-A noise floor
     const aaDiffs: number[] = [];
@@ -344,7 +374,8 @@ export function foldReport(input: FoldInput): FoldResult {
           ok: ok.length,
           error: errs.length,
           abandoned: all.filter((s) => s.obs.abandoned).length,
-          aa_second_calls: role === 'incumbent' ? armObs(arm.id, 'incumbent_aa').length : 0,
+          // A-A second calls carry their own arm id (the duplicator names them `<incumbent>__aa`): count them by role
+          aa_second_calls: role === 'incumbent' ? aaCalls : 0,
         },
         error_share: share(errs.length, all.length),
         errors_by_class: Object.fromEntries(Object.keys(byClass).sort().map((k) => [k, share(byClass[k]!, all.length)])),
@@ -372,13 +403,25 @@ export function foldReport(input: FoldInput): FoldResult {
           output: reportedMean(ok.map((s) => s.obs.usage.output_tokens)),
           reasoning: reportedMean(ok.map((s) => s.obs.usage.reasoning_output_tokens)),
         },
-        latency_ms: pct(ok.map((s) => s.obs.latency_ms).filter((x): x is number => x !== null)),
-        ttft_ms: pct(ok.map((s) => s.obs.ttft_ms).filter((x): x is number => x !== null)),
         cache_hit_share: share(cacheKnown.filter((s) => s.obs.usage.cache_read_input_tokens! > 0).length, cacheKnown.length),
         quality: { mean: qs.length ? qs.reduce((a, b) => a + b, 0) / qs.length : null, n_scored: qs.length, n_unscored: q.length - qs.length },
       };
     };
     const arms: ArmView[] = [armView(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => armView(c, 'candidate'))];
+    // measured times of this run: into the run record, never the report
+    const times = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): RunArmTimes => {
+      const all = armObs(arm.id, role);
+      const ok = all.filter((s) => s.obs.status === 'ok');
+      return {
+        arm_id: arm.id,
+        role,
+        latency_ms: pct(ok.map((s) => s.obs.latency_ms).filter((x): x is number => x !== null)),
+        ttft_ms: pct(ok.map((s) => s.obs.ttft_ms).filter((x): x is number => x !== null)),
+        start_skew_ms: pct(ok.map((s) => s.obs.start_skew_ms)),
+        retries: all.reduce((a, s) => a + Math.max(0, s.obs.attempts - 1), 0),
+      };
+    };
+    runTimes.push({ call_type: ct, arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate'))] });
     const incView = arms[0]!;
 
     // 6. comparisons
@@ -595,7 +638,6 @@ export function foldReport(input: FoldInput): FoldResult {
     const card: DatasetCard = {
       schema: 'shadow.dataset_card/v1',
       dataset_hash: fastContentHash(admitted.map((h) => [h, weight.get(h)!])),
-      campaign_id: cid,
       call_type: ct,
       unique_items: admitted.length,
       total_weight: admitted.reduce((a, h) => a + weight.get(h)!, 0),
@@ -631,13 +673,10 @@ export function foldReport(input: FoldInput): FoldResult {
   const ends = obs.map((x) => x.o.ended_at).sort();
   const body: Report = {
     schema: 'shadow.report/v1',
-    campaign_id: cid,
     provisional,
-    campaign_state: campaign.state ?? null,
     run_index: campaign.run_index,
     spec_hash: campaign.spec_hash ?? contentHash(spec),
     spec,
-    window: { first_started_at: starts[0] ?? null, last_ended_at: ends[ends.length - 1] ?? null },
     counts: { messages: obs.length + evs.length + outcomes.length, observations: obs.length, item_events: evs.length, outcomes: outcomes.length },
     min_arm_observations: MIN_ARM_OBSERVATIONS,
     call_types: callTypeReports,
@@ -648,8 +687,23 @@ export function foldReport(input: FoldInput): FoldResult {
   const reportId = fastContentHash(plain);
   const report = { ...plain, report_id: reportId } as Report;
   const reportJson = canonicalJson(report);
+  const runBody: RunRecord = {
+    schema: 'shadow.run_record/v1',
+    report_id: reportId,
+    campaign_id: cid,
+    campaign_state: campaign.state ?? null,
+    provisional,
+    window: { first_started_at: starts[0] ?? null, last_ended_at: ends[ends.length - 1] ?? null },
+    counts: { messages_in: input.messages.length, superseded_observations: obsRaw.length - obs.length },
+    call_types: runTimes,
+  };
+  const runPlain = JSON.parse(canonicalJson(runBody)) as RunRecord;
+  const runRecordId = fastContentHash(runPlain);
+  const runRecord = { ...runPlain, run_record_id: runRecordId } as RunRecord;
+  const runRecordJson = canonicalJson(runRecord);
   const bundle = buildBundle({
     report,
+    runRecord,
     datasetCards,
     runSpec: { campaign_id: cid, run_index: campaign.run_index, spec_hash: body.spec_hash!, spec: plain.spec },
     costEvidence,
@@ -663,7 +717,7 @@ export function foldReport(input: FoldInput): FoldResult {
       outcome_ids: outcomes.map((o) => o.outcome_id),
     },
   });
-  return { report, reportJson, reportId, bundle, datasetCards };
+  return { report, reportJson, reportId, runRecord, runRecordJson, runRecordId, bundle, datasetCards };
 }
 
 function sortRecord(r: Record<string, number>): Record<string, number> {

@@ -23,7 +23,7 @@ describe('HTML report in headless Chromium', () => {
     for (let i = 0; i < 5; i++) msgs.push(synthObservation(CID, i, 'few', 'candidate'));
     for (let i = 0; i < 60; i++) msgs.push(synthObservation(CID, i, 'nocost', 'candidate', { usageNull: true, costUsd: null }));
     const r = foldReport({ campaign: { campaign_id: CID, spec: synthSpec(['cheap', 'mid', 'pricey', 'few', 'nocost']), run_index: 1, state: 'completed' }, messages: msgs, provisional: false });
-    const html = renderReportHtml(r.report);
+    const html = renderReportHtml(r.report, r.runRecord);
     mkdirSync(OUT, { recursive: true });
     writeFileSync(new URL('verdict-report.html', OUT), html);
 
@@ -49,6 +49,12 @@ describe('HTML report in headless Chromium', () => {
     expect(await page.locator('svg.frontier-chart line.whisker').count()).toBeGreaterThanOrEqual(6);
     expect(await page.locator('table.arms tbody tr').count()).toBe(6);
     expect(await page.locator('ul.verdict li').count()).toBe(5);
+    // both ids; campaign and measured times from the run record
+    expect(await page.locator('code.report-id').textContent()).toBe(r.reportId);
+    expect(await page.locator('code.run-record-id').textContent()).toBe(r.runRecordId);
+    expect(await page.locator('h1').textContent()).toContain(CID);
+    const incLatency = r.runRecord.call_types[0]!.arms.find((a) => a.arm_id === 'inc')!.latency_ms;
+    expect(await page.locator('table.arms tr[data-arm="inc"] td.latency').textContent()).toBe(`${incLatency.p50!.toFixed(0)} / ${incLatency.p90!.toFixed(0)}`);
     await page.close();
   });
 });

@@ -3,7 +3,7 @@
  * (inline SVG, interval whiskers), per-arm table with every cost labeled by its basis, and the
  * comparisons with their remediations. No scripts, no external resources.
  */
-import type { ArmView, CallTypeReport, Comparison, FrontierPoint, Report } from '@shadowplane/contracts';
+import type { ArmView, CallTypeReport, Comparison, FrontierPoint, Percentiles, Report, RunArmTimes, RunRecord } from '@shadowplane/contracts';
 
 const esc = (s: unknown): string => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 const usd = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : `$${x < 0.01 ? x.toExponential(3) : x.toFixed(4)}`);
@@ -61,15 +61,21 @@ ${line}${pts.map(marker).join('\n')}
 </svg>`;
 }
 
-function armRow(a: ArmView): string {
+/** p50 / p90 of a measured time, or — when not measured (no run record, or no ok observation). */
+const p5090 = (p: Percentiles | undefined): string => (p ? `${num(p.p50)} / ${num(p.p90)}` : '—');
+
+function armRow(a: ArmView, times: RunArmTimes | undefined): string {
   const t = a.tokens;
+  // times come from the run record; reports written before run records carry them inline
+  const lat = times?.latency_ms ?? a.latency_ms;
+  const ttft = times?.ttft_ms ?? a.ttft_ms;
   return `<tr data-arm="${esc(a.arm_id)}"><td>${esc(a.arm_id)}</td><td>${esc(a.role)}</td><td>${esc(a.provider)}/${esc(a.model)}</td><td>${esc(a.status)}</td>
 <td>${a.observations.ok}/${a.observations.total} (abandoned ${a.observations.abandoned})</td>
 <td>${pct(a.error_share.share)} [${pct(a.error_share.lower)}, ${pct(a.error_share.upper)}]</td>
 <td>${usd(a.cost.per_request_mean_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span> (n=${a.cost.n_priced}, other basis ${a.cost.n_other_basis}, unpriced ${a.cost.n_unpriced})</td>
 <td>${a.cost.per_task_usd === null ? '— (no outcome closes a task)' : `${usd(a.cost.per_task_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span>`}</td>
 <td>in ${num(t.input_uncached.mean, 1)} · cache read ${num(t.cache_read.mean, 1)} · cache write ${num(t.cache_write.mean, 1)} · out ${num(t.output.mean, 1)} · reasoning ${num(t.reasoning.mean, 1)}</td>
-<td>${num(a.latency_ms.p50)} / ${num(a.latency_ms.p90)}</td><td>${num(a.ttft_ms.p50)} / ${num(a.ttft_ms.p90)}</td>
+<td class="latency">${p5090(lat)}</td><td class="ttft">${p5090(ttft)}</td><td class="skew">${p5090(times?.start_skew_ms)}</td>
 <td>${pct(a.cache_hit_share.share)}</td><td>${a.quality.mean === null ? 'unscored' : pct(a.quality.mean)} (scored ${a.quality.n_scored}, unscored ${a.quality.n_unscored})</td></tr>`;
 }
 
@@ -86,14 +92,23 @@ function cmpRow(c: Comparison): string {
 }
 
 /**
- * Renders a report as one self-contained HTML page (inline CSS and SVG, no scripts).
+ * Renders a report and the run record of the run that produced it as one self-contained HTML page
+ * (inline CSS and SVG, no scripts). The header names both ids (`code.report-id`,
+ * `code.run-record-id`); campaign id, state and window come from the run record (or, for reports
+ * written before run records, from the report); the arm table's latency, TTFT and start-skew
+ * columns come from the run record ('—' without one).
  * Each measurable arm is an SVG `circle.arm-marker[data-arm]` on the chart; arms not drawn
  * (insufficient, unpriced, estimate-only, unscored, missing) and dominated arms are listed in
  * `ul.beside > li[data-arm]` next to the chart, with why. Axes are padded so no marker sits at
  * the plot origin.
  */
-export function renderReportHtml(report: Report): string {
+export function renderReportHtml(report: Report, runRecord?: RunRecord | null): string {
   const cts = (report.call_types ?? []) as CallTypeReport[];
+  const run = runRecord ?? null;
+  const timesOf = (ct: string, arm: string): RunArmTimes | undefined => run?.call_types.find((c) => c.call_type === ct)?.arms.find((a) => a.arm_id === arm);
+  const campaignId = run?.campaign_id ?? report.campaign_id ?? '—';
+  const state = run ? run.campaign_state : (report.campaign_state ?? null);
+  const win = run?.window ?? report.window;
   const sections = cts.map(
     (ct) => `<section class="call-type" data-call-type="${esc(ct.call_type)}">
 <h2>Call type ${esc(ct.call_type)}</h2>
@@ -103,19 +118,20 @@ ${chart(ct)}
 <div><h3>Not drawn / dominated</h3><ul class="beside">${ct.frontier.beside.map((b) => `<li data-arm="${esc(b.arm_id)}">${esc(b.arm_id)} — ${esc(b.why)}</li>`).join('') || '<li class="none">none</li>'}</ul></div>
 </div>
 <h3>Arms</h3>
-<table class="arms"><thead><tr><th>arm</th><th>role</th><th>model</th><th>status</th><th>ok/total</th><th>error share (95% Wilson)</th><th>$/request (basis)</th><th>$/task</th><th>mean tokens (billed units)</th><th>latency p50/p90 ms</th><th>TTFT p50/p90 ms</th><th>cache-hit share</th><th>quality</th></tr></thead>
-<tbody>${ct.arms.map(armRow).join('\n')}</tbody></table>
+<table class="arms"><thead><tr><th>arm</th><th>role</th><th>model</th><th>status</th><th>ok/total</th><th>error share (95% Wilson)</th><th>$/request (basis)</th><th>$/task</th><th>mean tokens (billed units)</th><th>latency p50/p90 ms (run)</th><th>TTFT p50/p90 ms (run)</th><th>start skew p50/p90 ms (run)</th><th>cache-hit share</th><th>quality</th></tr></thead>
+<tbody>${ct.arms.map((a) => armRow(a, timesOf(ct.call_type, a.arm_id))).join('\n')}</tbody></table>
 <h3>Comparisons with ${esc(cts.length ? ct.arms[0]?.arm_id : '')}</h3>
 <table class="comparisons"><thead><tr><th>candidate</th><th>state</th><th>decision</th><th>quality delta</th><th>cost savings</th><th>level</th><th>trust</th><th>pairs</th><th>MDE</th><th>remediation / reasons</th></tr></thead>
 <tbody>${ct.comparisons.map(cmpRow).join('\n')}</tbody></table>
 </section>`,
   );
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Shadowplane report ${esc(report.campaign_id)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>Shadowplane report ${esc(campaignId)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;font-size:12px;margin-bottom:16px}td,th{border:1px solid #ddd;padding:4px 6px;vertical-align:top}.basis{color:#666;font-size:11px}.provisional{color:#b00;font-weight:bold}.verdict li{margin:4px 0}</style></head>
 <body>
-<h1>Shadowplane report — campaign ${esc(report.campaign_id)}</h1>
-<p>${report.provisional ? '<span class="provisional">PROVISIONAL</span> · ' : ''}report <code>${esc(report.report_id ?? '')}</code> · state ${esc(report.campaign_state ?? 'n/a')} · run ${esc(report.run_index ?? 1)} · window ${esc(report.window?.first_started_at ?? '—')} → ${esc(report.window?.last_ended_at ?? '—')}</p>
+<h1>Shadowplane report — campaign ${esc(campaignId)}</h1>
+<p>${report.provisional ? '<span class="provisional">PROVISIONAL</span> · ' : ''}report <code class="report-id">${esc(report.report_id ?? '')}</code> (reproducible: the same evidence gives the same id) · run record <code class="run-record-id">${esc(run?.run_record_id ?? '—')}</code> (this run: campaign, state, window, times)</p>
+<p class="run">state ${esc(state ?? 'n/a')} · run ${esc(report.run_index ?? 1)} · window ${esc(win?.first_started_at ?? '—')} → ${esc(win?.last_ended_at ?? '—')}${run ? ` · ${run.counts.messages_in} messages in, ${run.counts.superseded_observations} superseded observations` : ''}</p>
 <h2>Verdict</h2>
 <ul class="verdict">${(report.verdict_text ?? []).map((t) => `<li>${esc(t)}</li>`).join('')}</ul>
 ${sections.join('\n')}

@@ -60,6 +60,22 @@ describe('verifyBundle', () => {
     b.parts.lineage.observation_ids = b.parts.lineage.observation_ids.filter((id) => id !== b.parts.paired[0]!.rows[2]!.obs_cand);
     expect(verifyBundle(b).problems[0]!.path).toBe('parts.paired[0].rows[2].obs_cand');
   });
+  it('names the run record when a latency number in it is changed', () => {
+    const b = fresh();
+    b.parts.run_record.call_types[0]!.arms[1]!.latency_ms.p90 = 1;
+    const v = verifyBundle(b);
+    expect(v.ok).toBe(false);
+    expect(v.problems[0]!.path).toBe('parts.run_record.run_record_id');
+    expect(v.problems.map((p) => p.path)).toEqual(['parts.run_record.run_record_id', 'hashes.run_record']);
+  });
+  it('detects a run record that points at another report, and a bundle without one', () => {
+    const b = fresh();
+    b.parts.run_record.report_id = 'f'.repeat(64);
+    expect(verifyBundle(b).problems.map((p) => p.path)).toContain('parts.run_record.report_id');
+    const c = fresh() as unknown as { parts: Record<string, unknown> };
+    delete c.parts.run_record;
+    expect(verifyBundle(c).problems[0]!.path).toBe('parts.run_record');
+  });
   it('rejects something that is not a bundle', () => {
     expect(verifyBundle({ hello: 1 }).problems[0]!.path).toBe('$');
   });

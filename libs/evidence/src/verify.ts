@@ -33,7 +33,9 @@ function sameNumber(a: unknown, b: unknown): boolean {
 
 /**
  * Verifies an evidence bundle offline, without trusting any recorded number:
- * 1. the report id is the sha256 of the report's canonical JSON without `report_id`;
+ * 1. the report id is the sha256 of the report's canonical JSON without `report_id`; the run
+ *    record id is the sha256 of the run record without `run_record_id`, the run record's
+ *    `report_id` is the report's, and the bundle's `run_record_id` is the run record's;
  * 2. for every comparison, near-duplicate clusters are recomputed from the rows' SimHashes, the
  *    fold sums (items, clusters, Σweight), the paired cluster bootstrap (libs/stats, the recorded
  *    seed, B and level), the level from α/K/run, the non-inferiority decision and the four-state
@@ -83,6 +85,16 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
   const recomputedId = contentHash(body);
   if (rid !== recomputedId) add('parts.report.report_id', recomputedId, rid, 'report_id is not the hash of the report body');
   if (bundle.report_id !== rid) add('report_id', rid, bundle.report_id, 'bundle report_id differs from the report');
+  // 1b. run record: its own id, and it points at this report
+  const run = parts.run_record as unknown;
+  if (!isObj(run)) add('parts.run_record', 'a shadow.run_record/v1 object', run ?? null, 'the bundle has no run record');
+  else {
+    const { run_record_id: runId, ...runBody } = run;
+    const recomputedRunId = contentHash(runBody);
+    if (runId !== recomputedRunId) add('parts.run_record.run_record_id', recomputedRunId, runId, 'run_record_id is not the hash of the run record body');
+    if (run.report_id !== rid) add('parts.run_record.report_id', rid, run.report_id, 'the run record points at another report');
+    if (bundle.run_record_id !== runId) add('run_record_id', runId, bundle.run_record_id, 'bundle run_record_id differs from the run record');
+  }
   const spec = parts.run_spec?.spec as Obj | undefined;
   if (canonicalJson(parts.run_spec?.spec ?? null) !== canonicalJson(report.spec ?? null)) add('parts.run_spec.spec', report.spec, parts.run_spec?.spec, 'pinned spec differs from the report spec');
 
