@@ -83,6 +83,20 @@ export function parseRequest(api: Api, body: unknown): SimRequest | SimRequestEr
       ? { param: 'model', message: 'model: Field required', code: null }
       : { param: 'model', message: 'you must provide a model parameter', code: null };
   }
+  // Wrong JSON types of the fields that change the wire format are refused, as the providers do
+  // (a lenient sim would let a client bug pass tests and fail against the real API).
+  const typeErr = (param: string, want: string, v: unknown): SimRequestError => {
+    const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? (Number.isInteger(v) ? 'an integer' : 'a decimal') : `a ${typeof v}`;
+    return api === 'anthropic.messages'
+      ? { param, message: `${param}: Input should be a valid ${want === 'an object' ? 'dictionary' : want.replace(/^an? /, '')}`, code: null }
+      : { param, message: `Invalid type for '${param}': expected ${want}, but got ${got} instead.`, code: 'invalid_type' };
+  };
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') return typeErr('stream', 'a boolean', body.stream);
+  if (body.stream_options !== undefined && body.stream_options !== null && !isObj(body.stream_options)) return typeErr('stream_options', 'an object', body.stream_options);
+  for (const k of ['max_tokens', 'max_completion_tokens', 'max_output_tokens']) {
+    const v = body[k];
+    if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v))) return typeErr(k, 'an integer', v);
+  }
   const messages: PromptMessage[] = [];
   let maxTokens: number | null;
   if (api === 'openai.responses') {

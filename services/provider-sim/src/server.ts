@@ -294,7 +294,10 @@ export class SimServer {
       fault = fh as FaultKind;
     } else fault = this.engine.drawFault(model);
     const ah = req.headers['x-sim-fault-after-ms'];
-    const afterMs = typeof ah === 'string' && /^\d+$/.test(ah) ? Number(ah) : null;
+    if (ah !== undefined && (typeof ah !== 'string' || !/^\d{1,9}$/.test(ah))) {
+      return fail({ kind: 'invalid_request', param: 'x-sim-fault-after-ms', message: 'x-sim-fault-after-ms must be a whole number of milliseconds (0–999999999)', code: null });
+    }
+    const afterMs = ah === undefined ? null : Number(ah);
 
     // limits and request validation, in the order the providers apply them
     const input = this.engine.inputTokens(parsed);
