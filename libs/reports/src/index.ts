@@ -4,6 +4,7 @@ export {
   reportDocsStore,
   writeReport,
   readReport,
+  readRunRecord,
   readLatestReport,
   readFinalReport,
   writeProgress,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { verifyBundle } from '@shadowplane/evidence';
-import type { Report } from '@shadowplane/contracts';
+import { contentHash, type Report, type RunRecord } from '@shadowplane/contracts';
 import { synthCampaign, synthSpec } from '../../../libs/evidence/test/synth.js';
 import { main } from './fold-main.js';
 
@@ -17,11 +17,17 @@ describe('shadowplane fold (offline)', () => {
   const specFile = join(dir, 'run-spec.yaml');
   writeFileSync(specFile, stringify(synthSpec(['same', 'worse'])));
 
-  it('folds an exported file with a pinned spec into JSON, HTML and a bundle that verifies', async () => {
-    const [json, html, bundle] = ['r.json', 'r.html', 'b.json'].map((f) => join(dir, f)) as [string, string, string];
-    expect(await main([obsFile, '--spec', specFile, '--json', json, '--html', html, '--bundle', bundle])).toBe(0);
+  it('folds an exported file with a pinned spec into JSON, a run record, HTML and a bundle that verifies', async () => {
+    const [json, run, html, bundle] = ['r.json', 'run.json', 'r.html', 'b.json'].map((f) => join(dir, f)) as [string, string, string, string];
+    expect(await main([obsFile, '--spec', specFile, '--json', json, '--run-record', run, '--html', html, '--bundle', bundle])).toBe(0);
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report;
-    expect(report.campaign_id).toBe(CID);
+    expect(report).not.toHaveProperty('campaign_id');
+    const runRecord = JSON.parse(readFileSync(run, 'utf8')) as RunRecord;
+    expect(runRecord.campaign_id).toBe(CID);
+    expect(runRecord.report_id).toBe(report.report_id);
+    const { run_record_id: runId, ...runBody } = runRecord;
+    expect(contentHash(runBody)).toBe(runId);
+    expect(readFileSync(html, 'utf8')).toContain(`<code class="run-record-id">${runId}</code>`);
     const cmps = report.call_types![0]!.comparisons;
     expect(cmps.map((c) => [c.candidate_arm_id, c.decision])).toEqual([
       ['same', 'pass'],
@@ -33,6 +39,14 @@ describe('shadowplane fold (offline)', () => {
     const json2 = join(dir, 'r2.json');
     expect(await main([obsFile, '--spec', specFile, '--json', json2])).toBe(0);
     expect(readFileSync(json2, 'utf8')).toBe(readFileSync(json, 'utf8'));
+    // the same evidence under another campaign id → the same report bytes, another run record
+    const json3 = join(dir, 'r3.json');
+    const run3 = join(dir, 'run3.json');
+    const obsFile3 = join(dir, 'obs3.jsonl');
+    writeFileSync(obsFile3, synthCampaign('cmp_1111111111111111', 50, 0.9, { same: 'same', worse: 0.4 }).reverse().map((m) => JSON.stringify(m)).join('\n') + '\n');
+    expect(await main([obsFile3, '--spec', specFile, '--json', json3, '--run-record', run3])).toBe(0);
+    expect(readFileSync(json3, 'utf8')).toBe(readFileSync(json, 'utf8'));
+    expect((JSON.parse(readFileSync(run3, 'utf8')) as RunRecord).campaign_id).toBe('cmp_1111111111111111');
   });
   it('derives a labeled spec when none is given', async () => {
     const json = join(dir, 'derived.json');

@@ -27,9 +27,13 @@ export function specFromObservations(obs: Observation[]): CampaignSpec {
 }
 
 /**
- * Entry point of `shadowplane fold OBS.jsonl [--spec run-spec.yaml] [--json out|-] [--html out.html] [--bundle out.json]`.
+ * Entry point of `shadowplane fold OBS.jsonl [--spec run-spec.yaml] [--json out|-] [--run-record out|-] [--html out.html] [--bundle out.json]`.
  * Folds an exported observations file (one OBS message per line, outputs filled in) into the same
- * report the verdict service writes. Without --json/--html/--bundle the report JSON goes to stdout.
+ * report the verdict service writes, and the run record of that run. `--json` writes the report's
+ * canonical JSON (its sha256 without report_id is the report id: the same evidence gives the same
+ * bytes whatever the campaign id or timing); `--run-record` writes the run record's canonical JSON
+ * (campaign id/state, window, latency/TTFT/skew percentiles; points at the report). The HTML and
+ * the bundle hold both. Without any output option the report JSON goes to stdout. Both ids go to stderr.
  * Exit codes: 0 ok, 64 usage, 65 bad data (a line that is not an OBS message, or nothing to
  * report), 66 input file missing.
  */
@@ -41,6 +45,7 @@ export async function main(argv: string[]): Promise<number> {
     .option('--run-index <n>', 'run index for α-spending (default: from the campaign record, else 1)')
     .option('--provisional', 'mark the report provisional', false)
     .option('--json <file>', "write the report JSON here ('-' for stdout)")
+    .option('--run-record <file>', "write the run record JSON here ('-' for stdout)")
     .option('--html <file>', 'write the HTML report here')
     .option('--bundle <file>', 'write the evidence bundle here')
     .exitOverride()
@@ -51,7 +56,7 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 64;
     throw e;
   }
-  const o = program.opts<{ spec?: string; campaignId?: string; runIndex?: string; provisional: boolean; json?: string; html?: string; bundle?: string }>();
+  const o = program.opts<{ spec?: string; campaignId?: string; runIndex?: string; provisional: boolean; json?: string; runRecord?: string; html?: string; bundle?: string }>();
   const file = program.args[0]!;
   let text: string;
   try {
@@ -113,10 +118,12 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`shadowplane fold: ${(e as Error).message}\n`);
     return 65;
   }
-  if (o.html) writeFileSync(o.html, renderReportHtml(r.report));
+  if (o.html) writeFileSync(o.html, renderReportHtml(r.report, r.runRecord));
   if (o.bundle) writeFileSync(o.bundle, canonicalJson(r.bundle));
   if (o.json && o.json !== '-') writeFileSync(o.json, r.reportJson);
-  if (o.json === '-' || (!o.json && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);
-  process.stderr.write(`report ${r.reportId}\n${(r.report.verdict_text ?? []).join('\n')}\n`);
+  if (o.runRecord && o.runRecord !== '-') writeFileSync(o.runRecord, r.runRecordJson);
+  if (o.json === '-' || (!o.json && !o.runRecord && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);
+  if (o.runRecord === '-') process.stdout.write(`${r.runRecordJson}\n`);
+  process.stderr.write(`report ${r.reportId}\nrun record ${r.runRecordId}\n${(r.report.verdict_text ?? []).join('\n')}\n`);
   return 0;
 }

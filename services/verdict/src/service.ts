@@ -49,6 +49,8 @@ interface CampaignSlot {
   /** message count when the final report was last written */
   finalAt: number;
   finalId: string | null;
+  /** run record of the final report last written */
+  finalRunId: string | null;
   latestId: string | null;
   emptyAt: number;
 }
@@ -79,8 +81,10 @@ function messageKey(m: ObsMessage): string {
  * (state is rebuilt from the stream alone; restart = replay = same reports), watches
  * `shadow_campaigns`, writes progress summaries, writes the final report of a campaign once it is
  * terminal (completed/stopped/budget_exhausted) and the OBS backlog is drained, and answers
- * provisional report requests on `names.verdictReportSubject` (`{campaign_id}` → `{report_id}` or
- * `{error:{code,message}}`). Outputs are decrypted from the artifact store with `keyring` to score.
+ * provisional report requests on `names.verdictReportSubject` (`{campaign_id}` →
+ * `{report_id, run_record_id}` or `{error:{code,message}}`). Every report is written with its run
+ * record (campaign id/state, window, latency/TTFT percentiles): the report id is reproducible
+ * across runs of the same evidence, the run record id is per run. Outputs are decrypted from the artifact store with `keyring` to score.
  * Errors: throws when NATS cannot be reached at start.
  */
 export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
@@ -102,7 +106,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
   const slot = (id: string): CampaignSlot => {
     let s = slots.get(id);
     if (!s) {
-      s = { messages: new Map(), campaign: null, dirty: true, finalAt: -1, finalId: null, latestId: null, emptyAt: -1 };
+      s = { messages: new Map(), campaign: null, dirty: true, finalAt: -1, finalId: null, finalRunId: null, latestId: null, emptyAt: -1 };
       slots.set(id, s);
       metrics.campaigns.set(slots.size);
     }
@@ -201,12 +205,22 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
   };
 
   const write = async (id: string, r: FoldResult, provisional: boolean) => {
-    await writeReport(bus, { campaignId: id, reportId: r.reportId, reportJson: r.reportJson, provisional, html: renderReportHtml(r.report), bundle: r.bundle, datasetCards: r.datasetCards });
+    await writeReport(bus, {
+      campaignId: id,
+      reportId: r.reportId,
+      reportJson: r.reportJson,
+      runRecordId: r.runRecordId,
+      runRecordJson: r.runRecordJson,
+      provisional,
+      html: renderReportHtml(r.report, r.runRecord),
+      bundle: r.bundle,
+      datasetCards: r.datasetCards,
+    });
     metrics.reports.inc({ kind: provisional ? 'provisional' : 'final' });
     const s = slot(id);
     s.latestId = r.reportId;
     s.dirty = true;
-    log.info({ campaignId: id, reportId: r.reportId, provisional }, 'report written');
+    log.info({ campaignId: id, reportId: r.reportId, runRecordId: r.runRecordId, provisional }, 'report written');
   };
 
   // provisional report requests
@@ -223,13 +237,13 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
             return;
           }
           if (s.finalId !== null && s.finalAt === s.messages.size) {
-            m.respond(JSON.stringify({ report_id: s.finalId }));
+            m.respond(JSON.stringify({ report_id: s.finalId, run_record_id: s.finalRunId }));
             return;
           }
           const provisional = !TERMINAL.has(s.campaign.state);
           const r = await fold(id, provisional);
           await write(id, r, provisional);
-          m.respond(JSON.stringify({ report_id: r.reportId }));
+          m.respond(JSON.stringify({ report_id: r.reportId, run_record_id: r.runRecordId }));
         } catch (e) {
           const code = isShadowplaneError(e) ? e.code : 'internal';
           log.warn({ campaignId: id, err: e }, 'report request failed');
@@ -258,6 +272,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
           await write(id, r, false);
           s.finalAt = s.messages.size;
           s.finalId = r.reportId;
+          s.finalRunId = r.runRecordId;
         } catch (e) {
           if (isShadowplaneError(e) && e.code === 'report_empty') {
             s.emptyAt = s.messages.size;

@@ -3,7 +3,7 @@ import { connectBus, provision, type Bus } from '@shadowplane/bus';
 import { generateKey, keyringFrom, putArtifact } from '@shadowplane/artifacts';
 import { Campaign, contentHash, type ObsMessage } from '@shadowplane/contracts';
 import { foldReport, verifyBundle } from '@shadowplane/evidence';
-import { exportObservations, readDatasetCard, readFinalReport, readLatestReport, readProgress, readReport, requestReport } from '@shadowplane/reports';
+import { exportObservations, readDatasetCard, readFinalReport, readLatestReport, readProgress, readReport, readRunRecord, requestReport } from '@shadowplane/reports';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import { synthCampaign, synthEvent, synthSpec } from '../../../libs/evidence/test/synth.js';
 import { startVerdict, type VerdictHandle } from './index.js';
@@ -71,6 +71,8 @@ describe('verdict service over a real nats-server', () => {
     const prov = await readLatestReport(bus, CID);
     expect(prov!.reportId).toBe(req.reportId);
     expect(prov!.provisional).toBe(true);
+    expect(prov!.runRecordId).toBe(req.runRecordId);
+    expect(prov!.runRecord).toMatchObject({ report_id: req.reportId, campaign_id: CID, campaign_state: 'running', provisional: true });
     expect(await readFinalReport(bus, CID)).toBeNull();
 
     await bus.kvm.open(bus.names.buckets.campaigns).then((kv) => kv.put(CID, JSON.stringify({ ...campaign, state: 'completed', updated_at: '2026-11-01T13:00:00.000Z' })));
@@ -91,6 +93,14 @@ describe('verdict service over a real nats-server', () => {
     const { report_id: _id, ...body } = JSON.parse(fin.reportJson) as Record<string, unknown>;
     expect(contentHash(body)).toBe(fin.reportId);
     expect(verifyBundle(fin.bundle)).toEqual({ ok: true, problems: [] });
+    // the run record: stored beside the report, content-addressed, pointing at it
+    expect(fin.runRecord).toMatchObject({ report_id: fin.reportId, campaign_id: CID, campaign_state: 'completed', provisional: false });
+    const { run_record_id: runId, ...runBody } = JSON.parse(fin.runRecordJson!) as Record<string, unknown>;
+    expect([runId, contentHash(runBody)]).toEqual([fin.runRecordId, fin.runRecordId]);
+    expect(fin.runRecord!.call_types[0]!.arms.map((a) => [a.arm_id, a.latency_ms.n])).toEqual([['inc', 40], ['same', 40], ['worse', 40]]);
+    expect((await readRunRecord(bus, fin.runRecordId!))!.runRecordJson).toBe(fin.runRecordJson);
+    expect(fin.html).toContain(fin.runRecordId!);
+    expect((fin.bundle as { run_record_id: string }).run_record_id).toBe(fin.runRecordId);
     const card = await readDatasetCard(bus, ct.dataset_card.dataset_hash);
     expect(card).toEqual(ct.dataset_card);
 
@@ -112,6 +122,7 @@ describe('verdict service over a real nats-server', () => {
     expect(exported).toHaveLength(121);
     const offline = foldReport({ campaign: { campaign_id: CID, spec, run_index: 1, spec_hash: campaign.spec_hash, state: 'completed' }, messages: exported, provisional: false });
     expect(offline.reportId).toBe(fin.reportId);
+    expect(offline.runRecordId).toBe(fin.runRecordId);
   });
 
   it('replays the stream after a restart and writes the same final report hash', async () => {
