@@ -41,6 +41,25 @@ function parseDoc(path: string): unknown {
 
 const id = (s: string) => encodeURIComponent(s);
 
+/** A whole-number option at least `min`, or a usage error (64) naming the option. */
+function intOption(name: string, v: string, min: number): number {
+  const n = /^\d{1,12}$/.test(v.trim()) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw new CliError(EXIT.usage, `${name} must be a whole number ≥ ${min}, got '${v}'`);
+  return n;
+}
+
+/** The control API base URL: http(s) only, or a usage error (64) naming --url. */
+function baseUrl(v: string): string {
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
+  return v;
+}
+
 /**
  * Builds the shadowctl command tree. `print` writes results (JSON with --json, text otherwise);
  * actions set `state.code` for their exit code.
@@ -58,7 +77,7 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
   const g = () => p.opts<GlobalOpts>();
   const client = () => {
     const o = g();
-    return new ControlClient({ url: o.url, apiKey: o.apiKey, timeoutMs: Number(o.timeoutMs) });
+    return new ControlClient({ url: baseUrl(o.url), apiKey: o.apiKey, timeoutMs: intOption('--timeout-ms', o.timeoutMs, 1) });
   };
   const print = (value: unknown, text: () => string) => out.write(g().json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 
@@ -117,7 +136,9 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--interval-ms <ms>', 'poll period, ms', '1000')
     .option('--report-timeout-s <s>', 'after the end, how long to wait for the report, s', '300')
     .action(async (cid: string, o: { intervalMs: string; reportTimeoutS: string }) => {
-      state.code = await watchCampaign(client(), cid, { intervalMs: Number(o.intervalMs), reportTimeoutS: Number(o.reportTimeoutS), json: g().json, out });
+      const intervalMs = intOption('--interval-ms', o.intervalMs, 10);
+      const reportTimeoutS = intOption('--report-timeout-s', o.reportTimeoutS, 0);
+      state.code = await watchCampaign(client(), cid, { intervalMs, reportTimeoutS, json: g().json, out });
     });
   for (const action of ['pause', 'resume', 'stop'] as const) {
     campaign
@@ -187,7 +208,11 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--at <iso>', 'when it happened (ISO 8601)')
     .action(async (o: { result: string; source: string; score?: string; campaign?: string; itemHash?: string; envelopeId?: string; arm?: string; closesTask: boolean; at?: string }) => {
       const body: Record<string, unknown> = { result: o.result, source: o.source, closes_task: o.closesTask };
-      if (o.score !== undefined) body['score'] = Number(o.score);
+      if (o.score !== undefined) {
+        const x = o.score.trim() === '' ? NaN : Number(o.score);
+        if (!Number.isFinite(x)) throw new CliError(EXIT.usage, `--score must be a number in [0, 1], got '${o.score}'`);
+        body['score'] = x;
+      }
       if (o.campaign) body['campaign_id'] = o.campaign;
       if (o.itemHash) body['item_hash'] = o.itemHash;
       if (o.envelopeId) body['envelope_id'] = o.envelopeId;
