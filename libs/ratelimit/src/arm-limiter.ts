@@ -150,6 +150,7 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
   const limiter = minTimeMs > 0 || bucket ? new Bottleneck(settings) : null;
   limiter?.on('error', () => undefined);
   let pausedUntil = 0;
+  let lastStartMs = 0;
   let inProcess = 0;
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   return {
@@ -162,6 +163,12 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
         const job = async () => {
           // a pause that began while this job was queued still applies to it
           while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
+          // bottleneck assigns start slots when it schedules; after an event-loop stall several
+          // slots fire at once, so the spacing is enforced again at the actual start (this process)
+          if (minTimeMs > 0) {
+            for (let wait = lastStartMs + minTimeMs - Date.now(); wait > 0; wait = lastStartMs + minTimeMs - Date.now()) await sleep(wait);
+            lastStartMs = Date.now();
+          }
           opts.onWait?.(Date.now() - queuedAt);
           return fn();
         };

@@ -266,12 +266,12 @@ export class CampaignRunner {
       m.ack();
       return;
     }
-    if (this.localItems.has(env.item_hash)) {
-      // another delivery of this item is being handled here right now
+    if (this.localItems.has(env.envelope_id)) {
+      // another delivery of this very capture is being handled here right now
       m.nak(Math.max(500, Math.floor(this.ctx.ackWaitMs / 2)));
       return;
     }
-    this.localItems.add(env.item_hash);
+    this.localItems.add(env.envelope_id);
     const hb = setInterval(() => m.working(), Math.max(100, Math.floor(this.ctx.ackWaitMs / 3)));
     try {
       const v = await this.processItem(env);
@@ -282,7 +282,7 @@ export class CampaignRunner {
       m.nak(2000);
     } finally {
       clearInterval(hb);
-      this.localItems.delete(env.item_hash);
+      this.localItems.delete(env.envelope_id);
     }
     void this.maybeComplete().catch((e) => this.log.warn({ err: e }, 'completion check failed'));
   }
