@@ -255,3 +255,35 @@ describe('JSON bodies and robustness', () => {
     expect(p.end()).toBe(a);
   });
 });
+
+describe('SSE memory bound', () => {
+  it('an event that never ends (one huge line, no newline) stops being buffered past the bound → malformed_response, never a throw', async () => {
+    const { createSseDecoder } = await import('./sse.js');
+    const events: string[] = [];
+    let overflowed = 0;
+    const d = createSseDecoder({ onEvent: (e) => events.push(e.data), onOverflow: () => overflowed++ }, { maxEventChars: 1000 });
+    d.push('data: {"a":1}\n\n');
+    for (let i = 0; i < 50; i++) d.push(`data: ${'x'.repeat(100)}`);
+    d.push('\n\ndata: late\n\n');
+    d.end();
+    expect(events).toEqual(['{"a":1}']);
+    expect(overflowed).toBe(1);
+    // many small complete events never trip the bound
+    const ok: string[] = [];
+    const d2 = createSseDecoder({ onEvent: (e) => ok.push(e.data), onOverflow: () => overflowed++ }, { maxEventChars: 1000 });
+    for (let i = 0; i < 500; i++) d2.push(`data: ${i}\n\n`);
+    d2.end();
+    expect(ok.length).toBe(500);
+    expect(overflowed).toBe(1);
+  });
+
+  it('a 65 MiB single-line stream through the response parser → malformed_response with the overflow named', () => {
+    const p = createResponseParser('openai.chat', { status: 200, headers: { 'content-type': 'text/event-stream' } }, 0);
+    const mb = new Uint8Array(1024 * 1024).fill(0x61);
+    p.push(new TextEncoder().encode('data: '), 1);
+    for (let i = 0; i < 65; i++) p.push(mb, i + 2);
+    const r = p.end(100);
+    expect(r.errorClass).toBe('malformed_response');
+    expect(r.errorMessage).toMatch(/larger than the parser buffer/);
+  });
+});

@@ -143,7 +143,13 @@ class ResponseParser implements StreamParser {
 
   private startSse(): void {
     this.mode = 'sse';
-    this.sse = createSseDecoder({ onEvent: (ev) => this.onSseEvent(ev) });
+    this.sse = createSseDecoder({
+      onEvent: (ev) => this.onSseEvent(ev),
+      // an event over the bound: the stream cannot be read (malformed), and nothing more is buffered
+      onOverflow: () => {
+        this.overflow = true;
+      },
+    });
   }
 
   push(chunk: Uint8Array, atMs?: number): void {
@@ -575,7 +581,7 @@ class ResponseParser implements StreamParser {
     let errorClass = this.errorClass;
     let errorMessage = this.errorMessage;
     if (errorClass === null) {
-      if (stream && !this.complete) {
+      if (stream && !this.complete && !this.overflow) {
         errorClass = 'stream_cut';
         errorMessage = this.events === 0 ? 'stream ended before any event' : 'stream ended before its terminal event';
       } else if (this.malformed > 0 || this.internalError || this.overflow || !this.complete) {

@@ -7,6 +7,9 @@ export interface SseEvent {
   data: string;
 }
 
+/** Default bound on one SSE event still being assembled, in UTF-16 chars (64 Mi). */
+export const DEFAULT_MAX_EVENT_CHARS = 64 * 1024 * 1024;
+
 /** Incremental SSE decoder over raw bytes. */
 export interface SseDecoder {
   /** Feeds the next bytes; chunks may split anywhere, including inside a UTF-8 sequence or CRLF. */
@@ -22,10 +25,22 @@ export interface SseDecoder {
  * Invalid UTF-8 becomes U+FFFD (never throws). After `end()` further pushes are ignored.
  * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
  */
-export function createSseDecoder(handlers: { onEvent: (ev: SseEvent) => void; onComment?: (comment: string) => void }): SseDecoder {
+export function createSseDecoder(
+  handlers: { onEvent: (ev: SseEvent) => void; onComment?: (comment: string) => void; onOverflow?: () => void },
+  opts: { maxEventChars?: number } = {},
+): SseDecoder {
+  // An event still being assembled (a line without its end, or data lines without the blank line)
+  // is buffered by the parser; past maxEventChars the stream is abandoned (onOverflow) so a
+  // broken or hostile upstream cannot grow memory without bound.
+  const maxEventChars = opts.maxEventChars ?? DEFAULT_MAX_EVENT_CHARS;
+  let pending = 0;
+  let dispatched = false;
   const decoder = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
   const parser = createParser({
-    onEvent: (m: EventSourceMessage) => handlers.onEvent({ event: m.event, data: m.data }),
+    onEvent: (m: EventSourceMessage) => {
+      dispatched = true;
+      handlers.onEvent({ event: m.event, data: m.data });
+    },
     ...(handlers.onComment ? { onComment: handlers.onComment } : {}),
   });
   let ended = false;
@@ -33,7 +48,24 @@ export function createSseDecoder(handlers: { onEvent: (ev: SseEvent) => void; on
     push(chunk) {
       if (ended) return;
       const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-      if (text.length > 0) parser.feed(text);
+      if (text.length === 0) return;
+      if (pending + text.length > maxEventChars) {
+        // only the part after the last blank line can still be pending: feed up to it first
+        dispatched = false;
+        parser.feed(text);
+        if (dispatched) {
+          const lastEnd = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
+          pending = text.length - lastEnd - 1;
+        } else pending += text.length;
+        if (pending > maxEventChars) {
+          ended = true;
+          handlers.onOverflow?.();
+        }
+        return;
+      }
+      dispatched = false;
+      parser.feed(text);
+      pending = dispatched ? text.length - Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) - 1 : pending + text.length;
     },
     end() {
       if (ended) return;
