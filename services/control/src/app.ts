@@ -280,12 +280,13 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       const latest = await deps.reports.readLatestReport(deps.bus, id);
       if (!latest) throw new ShadowplaneError('report_not_ready', `no report for ${id} yet`, { details: { campaign_id: id } });
       reply.header('x-shadow-report-id', latest.reportId).header('x-shadow-report-provisional', String(latest.provisional));
+      if (latest.runRecordId) reply.header('x-shadow-run-record-id', latest.runRecordId);
       if (format === 'html') {
         if (!latest.html) throw new ShadowplaneError('report_not_ready', `report ${latest.reportId} has no HTML rendering`);
         return reply.type('text/html; charset=utf-8').send(latest.html);
       }
       if (format === 'bundle') return reply.type('application/json').send(JSON.stringify(latest.bundle));
-      return { report_id: latest.reportId, provisional: latest.provisional, report: latest.report };
+      return { report_id: latest.reportId, provisional: latest.provisional, report: latest.report, run_record_id: latest.runRecordId, run_record: latest.runRecord ?? null };
     },
     exportObservations: async (req, reply) => {
       const id = (req.params as { id: string }).id;

@@ -8,12 +8,19 @@ import type { CampaignProgress, ObsMessage } from '@shadowplane/contracts';
  * `main` passes the real module.
  */
 export interface ReportsPort {
-  /** `html` is '' when the report has no HTML rendering */
-  readLatestReport(bus: Bus, campaignId: string): Promise<{ reportId: string; report: unknown; provisional: boolean; html: string; bundle: unknown } | null>;
+  /**
+   * `html` is '' when the report has no HTML rendering; `runRecordId`/`runRecord` (the run's
+   * campaign id/state, window, latency/TTFT percentiles; points at the report) are null for
+   * reports written before run records.
+   */
+  readLatestReport(
+    bus: Bus,
+    campaignId: string,
+  ): Promise<{ reportId: string; report: unknown; provisional: boolean; runRecordId: string | null; runRecord: unknown; html: string; bundle: unknown } | null>;
   readProgress(bus: Bus, campaignId: string): Promise<ProgressLike | null>;
   readDatasetCard(bus: Bus, hash: string): Promise<unknown>;
   exportObservations(bus: Bus, campaignId: string, opts: { keyring?: Keyring }): AsyncIterable<ObsMessage>;
-  requestReport(bus: Bus, campaignId: string, opts: { timeoutMs: number }): Promise<{ reportId: string } | null>;
+  requestReport(bus: Bus, campaignId: string, opts: { timeoutMs: number }): Promise<{ reportId: string; runRecordId: string | null } | null>;
 }
 
 /** The progress fields the control API reads (the `CampaignProgress` contract satisfies it). */

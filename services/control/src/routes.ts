@@ -89,7 +89,7 @@ export const ROUTES: readonly RouteDef[] = [
       { name: 'format', in: 'query', description: 'json (default), html or bundle', schema: z.enum(['json', 'html', 'bundle']) },
       { name: 'provisional', in: 'query', description: 'true: ask the verdict service to write a provisional report now, then answer with the latest', schema: QueryBool },
     ],
-    responses: { 200: { description: 'the report (JSON view, text/html, or the bundle JSON)', schema: ReportView } },
+    responses: { 200: { description: 'the report and its run record (JSON view: report_id, report, run_record_id, run_record), text/html, or the bundle JSON; headers x-shadow-report-id, x-shadow-run-record-id', schema: ReportView } },
     errors: [400, 404],
   },
   {

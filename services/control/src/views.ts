@@ -160,11 +160,17 @@ export const OutcomeAccepted = z.object({
   duplicate: z.boolean().describe('true when the same outcome was already recorded (JetStream de-duplication)'),
 });
 
-/** GET /v1/campaigns/{id}/report (format=json) answer. */
+/**
+ * GET /v1/campaigns/{id}/report (format=json) answer: the reproducible report (same evidence →
+ * same report_id) and the run record of the run that produced it (campaign id/state, window,
+ * latency/TTFT percentiles; content-addressed by run_record_id, points at report_id).
+ */
 export const ReportView = z.object({
   report_id: z.string(),
   provisional: z.boolean(),
-  report: z.unknown(),
+  report: z.unknown().describe('shadow.report/v1 (contracts Report)'),
+  run_record_id: z.string().nullable().describe('null for reports written before run records'),
+  run_record: z.unknown().describe('shadow.run_record/v1 (contracts RunRecord), or null'),
 });
 
 /** /healthz and /readyz answers. */

@@ -32,6 +32,11 @@ describe('reports, dataset cards and the observations export', () => {
     const fin = ReportView.parse((await get(`/v1/campaigns/${id}/report?format=json`)).json());
     expect(fin.provisional).toBe(false);
     expect(fin.report_id).toMatch(/^[0-9a-f]{64}$/);
+    // the run record of the run: campaign id/state and measured times, pointing at the report
+    expect(fin.run_record_id).toMatch(/^[0-9a-f]{64}$/);
+    expect(fin.run_record).toMatchObject({ schema: 'shadow.run_record/v1', run_record_id: fin.run_record_id, report_id: fin.report_id, campaign_id: id, campaign_state: 'completed' });
+    expect(fin.report).not.toHaveProperty('campaign_id');
+    expect((await get(`/v1/campaigns/${id}/report`)).headers['x-shadow-run-record-id']).toBe(fin.run_record_id);
     const html = await get(`/v1/campaigns/${id}/report?format=html`);
     expect([html.statusCode, html.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
     expect(html.body).toContain(`report ${fin.report_id}`);

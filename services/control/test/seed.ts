@@ -31,7 +31,8 @@ export function comparison(candidate: string, decision: 'pass' | 'fail' | 'incon
 }
 
 /**
- * Writes a report (final unless `provisional`), its HTML, its bundle and one dataset card.
+ * Writes a report (final unless `provisional`), its run record, its HTML, its bundle and one
+ * dataset card. The run record names the campaign and carries one arm's latency percentiles.
  * @returns the dataset hash of the card
  */
 export async function seedReport(
@@ -55,17 +56,30 @@ export async function seedReport(
   };
   const report = {
     schema: 'shadow.report/v1',
-    campaign_id: campaignId,
     provisional: o.provisional ?? false,
     call_types: [{ call_type: 'solve', dataset_card: card, basis: 'rate_card', arms: [], comparisons: o.comparisons ?? [comparison('medium', 'pass', 'BEAT')], frontier: { points: [], beside: [] } }],
     verdict_text: o.verdictText ?? ['solve: medium BEAT large (non-inferior, cheaper)'],
   };
   const reportJson = canonicalJson(report);
   const reportId = contentHash(report);
+  const pct = { p50: 120, p90: 340, n: 40 };
+  const run = {
+    schema: 'shadow.run_record/v1',
+    report_id: reportId,
+    campaign_id: campaignId,
+    campaign_state: o.provisional ? 'running' : 'completed',
+    provisional: o.provisional ?? false,
+    window: { first_started_at: '2026-11-01T12:00:00.000Z', last_ended_at: '2026-11-01T12:10:00.000Z' },
+    counts: { messages_in: 120, superseded_observations: 0 },
+    call_types: [{ call_type: 'solve', arms: [{ arm_id: 'medium', role: 'candidate', latency_ms: pct, ttft_ms: pct, start_skew_ms: pct, retries: 0 }] }],
+  };
+  const runRecordId = contentHash(run);
   await writeReport(bus, {
     campaignId,
     reportId,
     reportJson,
+    runRecordId,
+    runRecordJson: canonicalJson({ ...run, run_record_id: runRecordId }),
     provisional: report.provisional,
     html: `<!doctype html><title>${campaignId}</title><h1>report ${reportId}</h1>`,
     bundle: { schema: 'shadow.evidence_bundle/v1', report_id: reportId },
