@@ -390,12 +390,13 @@ export function foldReport(input: FoldInput): FoldResult {
           tasks_closed: tasks,
         },
         tokens: {
+          // Cache reads and writes are parts of input: an unreported part (OpenAI has no cache
+          // writes) adds nothing, as in the rate-card cost — so uncached input is known whenever
+          // total input is, and null only when the provider did not report input at all.
           input_uncached: reportedMean(
             ok.map((s) => {
               const u = s.obs.usage;
-              return u.input_tokens !== null && u.cache_read_input_tokens !== null && u.cache_creation_input_tokens !== null
-                ? u.input_tokens - u.cache_read_input_tokens - u.cache_creation_input_tokens
-                : null;
+              return u.input_tokens !== null ? u.input_tokens - (u.cache_read_input_tokens ?? 0) - (u.cache_creation_input_tokens ?? 0) : null;
             }),
           ),
           cache_read: reportedMean(ok.map((s) => s.obs.usage.cache_read_input_tokens)),
