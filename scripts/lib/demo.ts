@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import pLimit from 'p-limit';
 import { request } from 'undici';
-import type { CampaignSpecInput } from '@shadowplane/contracts';
+import { canonicalJson, type CampaignSpecInput } from '@shadowplane/contracts';
 import { startNatsServer } from '@shadowplane/testkit';
 import { ProcessGroup, REPO_ROOT } from './processes.js';
 import { demoTraffic, type ReplayRequest } from './traffic.js';
@@ -22,7 +22,7 @@ export interface DemoOptions {
   dupEvery: number;
   /** the campaign's hard budget, USD */
   maxCostUsd: number;
-  /** where report.json, report.html, bundle.json and logs go */
+  /** where report.json, run-record.json, report.html, bundle.json and logs go */
   outDir: string;
   /** NATS to use instead of a private nats-server (names get a random prefix) */
   natsUrl?: string;
@@ -37,11 +37,15 @@ export interface DemoOptions {
 /** What a demo run produced. */
 export interface DemoResult {
   campaignId: string;
+  /** reproducible: the same seed and slice give the same report id */
   reportId: string;
+  /** this run's record (campaign id/state, window, latency/TTFT percentiles): differs per run */
+  runRecordId: string | null;
   state: string;
   spendUsd: number;
   maxCostUsd: number;
   report: Record<string, unknown>;
+  runRecord: Record<string, unknown> | null;
   /** exit code of `shadowctl verify` on the bundle */
   verifyExit: number;
   verifyOutput: string;
@@ -253,7 +257,10 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     const rep = await api('GET', `/v1/campaigns/${campaignId}/report`);
     const html = await api('GET', `/v1/campaigns/${campaignId}/report?format=html`);
     const bundle = await api('GET', `/v1/campaigns/${campaignId}/report?format=bundle`);
-    writeFileSync(join(o.outDir, 'report.json'), rep.text);
+    // report.json: the report's canonical JSON (same evidence → same bytes, so two runs diff clean);
+    // run-record.json: what this run measured (campaign id/state, window, latency/TTFT percentiles)
+    writeFileSync(join(o.outDir, 'report.json'), `${canonicalJson(rep.json.report)}\n`);
+    writeFileSync(join(o.outDir, 'run-record.json'), `${canonicalJson(rep.json.run_record ?? null)}\n`);
     writeFileSync(join(o.outDir, 'report.html'), html.text);
     writeFileSync(join(o.outDir, 'bundle.json'), bundle.text);
     const verify = await runShadowctl(['verify', join(o.outDir, 'bundle.json')]);
@@ -261,10 +268,12 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     return {
       campaignId,
       reportId: String(rep.json.report_id),
+      runRecordId: rep.json.run_record_id ?? null,
       state,
       spendUsd,
       maxCostUsd: o.maxCostUsd,
       report: rep.json.report as Record<string, unknown>,
+      runRecord: (rep.json.run_record ?? null) as Record<string, unknown> | null,
       verifyExit: verify.code,
       verifyOutput: verify.output,
       requestsSent: sent,
