@@ -6,7 +6,10 @@
 import type { ArmView, CallTypeReport, Comparison, FrontierPoint, Percentiles, Report, RunArmTimes, RunRecord } from '@shadowplane/contracts';
 
 const esc = (s: unknown): string => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-const usd = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : `$${x < 0.01 ? x.toExponential(3) : x.toFixed(4)}`);
+// Plain decimals, never exponent notation: finance readers compare these by eye. Small amounts
+// keep four significant digits (e.g. $0.00004039).
+const usd = (x: number | null | undefined): string =>
+  x === null || x === undefined ? '—' : `$${x === 0 || Math.abs(x) >= 0.01 ? x.toFixed(4) : x.toFixed(Math.min(12, 3 - Math.floor(Math.log10(Math.abs(x)))))}`;
 const pct = (x: number | null | undefined, d = 1): string => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(d)}%`);
 const num = (x: number | null | undefined, d = 0): string => (x === null || x === undefined ? '—' : x.toFixed(d));
 const BASIS_LABEL: Record<string, string> = { provider_reported: 'provider-reported (measured)', rate_card: 'rate card (derived)', estimate: 'estimate (chars÷4; never ranks)' };
