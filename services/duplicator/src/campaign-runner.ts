@@ -94,8 +94,12 @@ const later = (delayMs: number): Verdict => ({ ack: false, delayMs });
 const unit = (s: string) => parseInt(createHash('sha256').update(s).digest('hex').slice(0, 8), 16) / 2 ** 32;
 /** Deterministic sampling: every worker agrees whether an item is in the sample. */
 export const isSampled = (campaignId: string, item: string, rate: number) => rate >= 1 || unit(`sample:${campaignId}:${item}`) < rate;
-/** Deterministic A-A selection (independent of sampling). */
-export const isAaItem = (campaignId: string, item: string, share: number) => share > 0 && (share >= 1 || unit(`aa:${campaignId}:${item}`) < share);
+/**
+ * Deterministic A-A selection (independent of sampling), keyed by the pinned spec's hash (the
+ * runner passes `spec_hash`): every worker agrees, and two runs of the same spec on the same items
+ * pick the same A-A items, so their reports (A-A noise floor, power plans) are reproducible.
+ */
+export const isAaItem = (specKey: string, item: string, share: number) => share > 0 && (share >= 1 || unit(`aa:${specKey}:${item}`) < share);
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -644,7 +648,7 @@ export class CampaignRunner {
   }
 
   private plan(env: Envelope, body: unknown): ArmPlan[] | { reason: string } {
-    const aa = isAaItem(this.id, env.item_hash, this.campaign.spec.aa_share);
+    const aa = isAaItem(this.campaign.spec_hash, env.item_hash, this.campaign.spec.aa_share);
     const out: ArmPlan[] = [];
     for (const slot of this.slots) {
       if (slot.role === 'incumbent_aa' && !aa) continue;
