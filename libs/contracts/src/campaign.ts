@@ -115,6 +115,21 @@ export const CampaignSpec = z
       if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `duplicate arm id ${id}`, path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'] });
       seen.add(id);
     });
+    // a call type listed twice would be counted and budgeted twice
+    const cts = new Set<string>();
+    spec.call_types.forEach((ct, i) => {
+      if (cts.has(ct)) ctx.addIssue({ code: 'custom', message: `duplicate call type ${ct}`, path: ['call_types', i] });
+      cts.add(ct);
+    });
+    // a pattern that does not compile would score every item null and spend the budget for nothing
+    spec.scorers.forEach((sc, i) => {
+      if (sc.kind !== 'regex') return;
+      try {
+        new RegExp(sc.pattern);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: `pattern does not compile: ${(e as Error).message}`, path: ['scorers', i, 'pattern'] });
+      }
+    });
   });
 export type CampaignSpec = z.infer<typeof CampaignSpec>;
 /** The campaign spec as submitted, before defaults. */

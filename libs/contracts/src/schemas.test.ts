@@ -133,3 +133,24 @@ describe('Envelope and Observation', () => {
     expect(Observation.safeParse(noUsage).success).toBe(false);
   });
 });
+
+describe('CampaignSpec guards shared by every path into the contract', () => {
+  const base = {
+    name: 'n',
+    suite: 's',
+    call_types: ['a'],
+    incumbent: { id: 'inc', provider: 'p', model: 'm' },
+    candidates: [{ id: 'cand', provider: 'p', model: 'm2' }],
+    max_cost_usd: 1,
+  };
+  it('refuses a call type listed twice, naming the second', () => {
+    const r = CampaignSpec.safeParse({ ...base, call_types: ['a', 'b', 'a'] });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.map((i) => i.path.join('.'))).toEqual(['call_types.2']);
+  });
+  it('refuses a regex scorer whose pattern does not compile, naming the pattern', () => {
+    const r = CampaignSpec.safeParse({ ...base, scorers: [{ kind: 'expectations' }, { kind: 'regex', pattern: '(' }] });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues.map((i) => i.path.join('.'))).toEqual(['scorers.1.pattern']);
+  });
+});
