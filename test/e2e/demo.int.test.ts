@@ -27,7 +27,12 @@ describe('end to end: the demo flow on a small slice', () => {
     expect(r.spendUsd).toBeGreaterThan(0);
     expect(r.spendUsd).toBeLessThanOrEqual(r.maxCostUsd);
     expect(r.verifyExit, r.verifyOutput).toBe(0);
-    for (const f of ['report.json', 'report.html', 'bundle.json']) expect(existsSync(join(out, f))).toBe(true);
+    for (const f of ['report.json', 'run-record.json', 'report.html', 'bundle.json']) expect(existsSync(join(out, f))).toBe(true);
+    // the report is reproducible (no campaign id, state, window or latencies inside); the run
+    // record holds those and points at the report
+    expect(r.report).not.toHaveProperty('campaign_id');
+    expect(r.runRecord).toMatchObject({ schema: 'shadow.run_record/v1', report_id: r.reportId, campaign_id: r.campaignId, campaign_state: r.state, run_record_id: r.runRecordId });
+    expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).report_id).toBe(r.reportId);
     const report = r.report as any;
     const gsm = report.call_types.find((c: any) => c.call_type === 'gsm8k');
     const small = gsm.comparisons.find((c: any) => c.candidate_arm_id === 'small');
