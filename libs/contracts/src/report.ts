@@ -302,11 +302,12 @@ export type RunWindow = z.infer<typeof RunWindow>;
  * of `latency_ms` (request start → last byte), `ttft_ms` (→ first content token) and
  * `start_skew_ms` (this arm's start minus the earliest arm start for the same item), in ms; and
  * `retries` = Σ(attempts − 1) over all its observations (provider calls repeated by the duplicator).
+ * A-A second calls of the incumbent get their own row (role `incumbent_aa`, their own arm id).
  */
 export const RunArmTimes = z
   .object({
     arm_id: z.string(),
-    role: z.enum(['incumbent', 'candidate']),
+    role: z.enum(['incumbent', 'candidate', 'incumbent_aa']),
     latency_ms: Percentiles,
     ttft_ms: Percentiles,
     start_skew_ms: Percentiles,

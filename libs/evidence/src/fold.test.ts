@@ -322,6 +322,7 @@ describe('fold: reproducible report, per-run record', () => {
     expect(incA.latency_ms).toEqual({ p50: 555, p90: 610, n: 60 });
     expect(incA.start_skew_ms).toEqual({ p50: 0, p90: 0, n: 60 });
     expect(incA.retries).toBe(0);
+    expect(a.runRecord.call_types[0]!.arms.map((x) => [x.arm_id, x.role, x.latency_ms.n])).toEqual([['inc', 'incumbent', 60], ['equal', 'candidate', 60], ['worse', 'candidate', 60], ['inc__aa', 'incumbent_aa', 12]]);
     expect(b.runRecord.call_types[0]!.arms[0]!.latency_ms).not.toEqual(incA.latency_ms);
     expect(a.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6, superseded_observations: 0 });
     expect(b.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6 + 1, superseded_observations: 1 });

@@ -410,11 +410,10 @@ export function foldReport(input: FoldInput): FoldResult {
     };
     const arms: ArmView[] = [armView(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => armView(c, 'candidate'))];
     // measured times of this run: into the run record, never the report
-    const times = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): RunArmTimes => {
-      const all = armObs(arm.id, role);
+    const timesOf = (armId: string, role: RunArmTimes['role'], all: ScoredObs[]): RunArmTimes => {
       const ok = all.filter((s) => s.obs.status === 'ok');
       return {
-        arm_id: arm.id,
+        arm_id: armId,
         role,
         latency_ms: pct(ok.map((s) => s.obs.latency_ms).filter((x): x is number => x !== null)),
         ttft_ms: pct(ok.map((s) => s.obs.ttft_ms).filter((x): x is number => x !== null)),
@@ -422,7 +421,12 @@ export function foldReport(input: FoldInput): FoldResult {
         retries: all.reduce((a, s) => a + Math.max(0, s.obs.attempts - 1), 0),
       };
     };
-    runTimes.push({ call_type: ct, arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate'))] });
+    const times = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): RunArmTimes => timesOf(arm.id, role, armObs(arm.id, role));
+    const aaTimes: RunArmTimes[] = [];
+    const aaByArm = new Map<string, ScoredObs[]>();
+    for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaByArm.set(s.obs.arm_id, [...(aaByArm.get(s.obs.arm_id) ?? []), s]);
+    for (const id of [...aaByArm.keys()].sort()) aaTimes.push(timesOf(id, 'incumbent_aa', aaByArm.get(id)!));
+    runTimes.push({ call_type: ct, arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate')), ...aaTimes] });
     const incView = arms[0]!;
 
     // 6. comparisons
