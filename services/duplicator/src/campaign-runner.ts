@@ -64,8 +64,14 @@ export const ItemClaim = z
   .strict();
 export type ItemClaim = z.infer<typeof ItemClaim>;
 
-/** Items admitted per call type, `<campaign>._n.<call_type>`, incremented by CAS up to max_items. */
-const Counter = z.object({ count: z.number().int().nonnegative() }).strict();
+/**
+ * Items admitted per call type, `<campaign>._n.<call_type>`, incremented by CAS up to max_items.
+ * `recent` holds the first 16 hex chars of the last {@link RECENT_ADMITTED} admitted items, so a
+ * redelivery after a crash between counting and the claim update does not count an item twice
+ * (the redelivery comes within ack_wait + lease TTL, long before 256 more items are admitted).
+ */
+const Counter = z.object({ count: z.number().int().nonnegative(), recent: z.array(z.string()).optional() }).strict();
+const RECENT_ADMITTED = 256;
 
 /** One arm as dispatched for a campaign: the spec arm plus its role and resolved provider. */
 interface ArmSlot {
@@ -368,10 +374,16 @@ export class CampaignRunner {
     const total = Object.values(parts).reduce((a, b) => a + b, 0);
     this.ctx.metrics.reservedUsd.inc(total / 1e6);
     let admitted = false;
+    const tag = env.item_hash.slice(0, 16);
     await this.counters.mutate(counterKey, (cur) => {
       const c = cur?.count ?? 0;
+      const recent = cur?.recent ?? [];
+      if (recent.includes(tag)) {
+        admitted = true; // counted before a crash: do not count again
+        return undefined;
+      }
       admitted = c < spec.max_items;
-      return admitted ? { count: c + 1 } : undefined;
+      return admitted ? { count: c + 1, recent: [...recent.slice(-(RECENT_ADMITTED - 1)), tag] } : undefined;
     });
     if (!admitted) {
       await this.ctx.ledger.settle(this.id, { ids: Object.keys(parts) }, 0);
@@ -553,21 +565,25 @@ export class CampaignRunner {
         // callOnce never throws, so the limiter failed before any call: nothing was sent
         if (started) throw e;
         this.log.warn({ err: e, armId: p.slot.armId }, 'rate limiter failed before the call; attempt withdrawn');
-        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
-        reserved -= p.boundMicroUsd;
         if (n === 1) {
-          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
-          return null; // like a closed gate: the item is retried, its other arms are recorded
-        }
-        break;
-      }
-      if (out === null) {
-        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
-        reserved -= p.boundMicroUsd;
-        if (n === 1) {
+          // like a closed gate: the item is retried later, its other arms are recorded. The first
+          // attempt's reservation stays (the item is admitted), so completion waits for it.
           await this.ctx.dispatchKv.delete(key).catch(() => undefined);
           return null;
         }
+        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
+        reserved -= p.boundMicroUsd;
+        break;
+      }
+      if (out === null) {
+        if (n === 1) {
+          // paid_dispatch went off before the first call: nothing was sent; the record is
+          // withdrawn and the item retried later. The reservation stays (see above).
+          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
+          return null;
+        }
+        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
+        reserved -= p.boundMicroUsd;
         break;
       }
       attempts.push(out);
