@@ -160,13 +160,21 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .action(async (cid: string, o: { html?: string; bundle?: string; provisional: boolean; gate: boolean; candidate?: string }) => {
       const c = client();
       const q = o.provisional ? '&provisional=true' : '';
-      const r = await c.get<{ report_id: string; provisional: boolean; report: { verdict_text?: string[] } }>(`/v1/campaigns/${id(cid)}/report?format=json${q}`);
+      const r = await c.get<{
+        report_id: string;
+        provisional: boolean;
+        report: { verdict_text?: string[] };
+        run_record_id?: string | null;
+        run_record?: { campaign_id?: string; campaign_state?: string | null; window?: { first_started_at: string | null; last_ended_at: string | null } } | null;
+      }>(`/v1/campaigns/${id(cid)}/report?format=json${q}`);
+      const run = r.run_record ?? null;
       if (o.html) writeOutput(o.html, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=html`)).text);
       if (o.bundle) writeOutput(o.bundle, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=bundle`)).text);
       const gate = o.gate ? evaluateGate(r.report, r.provisional, o.candidate) : null;
       print(gate ? { ...r, gate } : r, () =>
         [
           `report ${r.report_id}${r.provisional ? ' (provisional)' : ''}`,
+          ...(r.run_record_id && run ? [`run record ${r.run_record_id}: campaign ${run.campaign_id ?? '?'} ${run.campaign_state ?? ''}, window ${run.window?.first_started_at ?? '—'} → ${run.window?.last_ended_at ?? '—'}`] : []),
           ...(r.report.verdict_text ?? []),
           ...(o.html ? [`html written to ${o.html}`] : []),
           ...(o.bundle ? [`bundle written to ${o.bundle}`] : []),
