@@ -47,4 +47,16 @@ describe('end to end: the demo flow on a small slice', () => {
     // nothing the demo started is left running
     expect(r.pids).toEqual([]);
   }, 330_000);
+
+  it('a second run with the same seed gives the same report id, byte for byte, and its own run record', async () => {
+    if (runs.length === 0) await run();
+    const { r, out } = await run();
+    const first = runs[0]!;
+    expect(r.campaignId).not.toBe(first.campaignId);
+    expect(r.reportId).toBe(first.reportId);
+    expect(r.runRecordId).not.toBe(first.runRecordId);
+    expect((r.runRecord as { report_id: string }).report_id).toBe(r.reportId);
+    expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).report_id).toBe(first.reportId);
+    expect(r.pids).toEqual([]);
+  }, 330_000);
 });
