@@ -303,6 +303,15 @@ export class CampaignService {
   }
 
   private async launchNow(spec: CampaignSpec, opts: LaunchOptions): Promise<Campaign> {
+    // The duplicator reserves each arm's worst case at its rate card before any call; an arm
+    // without one cannot be bounded, would never be dispatched, and would silently be missing
+    // from the report. Refuse it here, naming the arm, before anything is written.
+    const unpriced = [['incumbent', spec.incumbent] as const, ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const)].filter(([, a]) => a.rate_card === undefined);
+    if (unpriced.length > 0) {
+      throw new ShadowplaneError('invalid_request', `every arm needs a rate_card to bound its spend: ${unpriced.map(([p]) => `${p}.rate_card`).join(', ')}`, {
+        details: { issues: unpriced.map(([p]) => ({ path: `${p}.rate_card`, message: 'required for a live launch: the budget reserves each call at its rate card' })) },
+      });
+    }
     const key = comparisonKey(spec);
     const runIndex = await this.nextRunIndex(key);
     if (opts.requirePower) {

@@ -122,6 +122,16 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect([tiny.would_launch, tiny.estimate.items_affordable]).toEqual([false, 0]);
   });
 
+  it('a live launch with an arm that has no rate card is refused with 400 naming it, writing nothing', async () => {
+    await f.setFlag(true);
+    const before = await f.snapshot();
+    const res = await post(f, '/v1/campaigns', validSpec({ call_types: ['fresh'], candidates: [{ id: 'medium', provider: 'sim-openai', model: 'sim-medium' }] }));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('invalid_request');
+    expect(res.json().error.details.issues.map((i: { path: string }) => i.path)).toEqual(['candidates.0.rate_card']);
+    expect(await f.snapshot()).toEqual(before);
+  });
+
   it('require_power refuses an underpowered plan with 422 naming the call type, writing nothing', async () => {
     // α_adj = 0.05·6/π² = 0.030396 (run 1, one candidate); z(1−α_adj) + z(0.8) = 1.8753 + 0.8416 = 2.7169;
     // MDE = 100 · 2.7169 · √0.5 / √n: n = 1400 → 5.13 pp > 5 (underpowered); n = 1500 → 4.96 pp ≤ 5 (powered)
@@ -156,10 +166,10 @@ describe('campaign launch, kill switch and lifecycle', () => {
   });
 
   it('numbers repeated runs of the same comparison (run_index) and a budget of $0.10 is 100,000 micro-USD exactly', async () => {
-    const again = CampaignStatus.parse((await post(f, '/v1/campaigns', validSpec({ name: 'second run', max_cost_usd: 0.1, candidates: [{ id: 'cand', provider: 'sim-openai', model: 'sim-medium' }] }))).json());
+    const again = CampaignStatus.parse((await post(f, '/v1/campaigns', validSpec({ name: 'second run', max_cost_usd: 0.1, candidates: [{ id: 'cand', provider: 'sim-openai', model: 'sim-medium', rate_card: { input: 0.4, output: 1.6 } }] }))).json());
     expect(again.campaign.run_index).toBe(2);
     expect(again.spend?.limit_micro_usd).toBe(100_000);
-    const other = CampaignStatus.parse((await post(f, '/v1/campaigns', validSpec({ candidates: [{ id: 'small', provider: 'sim-openai', model: 'sim-small' }] }))).json());
+    const other = CampaignStatus.parse((await post(f, '/v1/campaigns', validSpec({ candidates: [{ id: 'small', provider: 'sim-openai', model: 'sim-small', rate_card: { input: 0.1, output: 0.4 } }] }))).json());
     expect(other.campaign.run_index).toBe(1);
   });
 
