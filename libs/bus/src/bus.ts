@@ -16,11 +16,10 @@ export interface BusOptions {
   /** isolation prefix for every stream/bucket/subject name (default '' = standard names) */
   prefix?: string;
   /**
-   * When true (the sidecar), resolve immediately even if NATS is down and keep trying in the
-   * background; publishes fail fast meanwhile. Default false: wait for the first connection.
+   * ms to wait for the first connection (default 10,000). nats.js resolves `connect()` only once
+   * connected, so a role that must serve while NATS is down (the sidecar) retries connectBus in
+   * its own cancellable loop; after the first connection the client reconnects by itself.
    */
-  background?: boolean;
-  /** ms to wait for the first connection when not `background` (default 10,000) */
   connectTimeoutMs?: number;
 }
 
@@ -37,8 +36,9 @@ export interface Bus {
 }
 
 /**
- * Connects to NATS (reconnecting forever) and returns JetStream handles plus the name set.
- * @throws Error when the first connection fails within `connectTimeoutMs` (non-background)
+ * Connects to NATS (reconnecting forever after the first connection) and returns JetStream
+ * handles plus the name set.
+ * @throws Error when the first connection fails within `connectTimeoutMs`
  */
 export async function connectBus(opts: BusOptions): Promise<Bus> {
   const servers = opts.url.split(',').map((s) => s.trim()).filter(Boolean);
@@ -47,7 +47,6 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
     name: opts.name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
-    waitOnFirstConnect: opts.background === true,
     timeout: opts.connectTimeoutMs ?? 10_000,
   });
   const js = jetstream(nc);

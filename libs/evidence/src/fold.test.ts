@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, contentHash, type ObsMessage } from '@shadowplane/contracts';
 import { foldReport } from './index.js';
-import { mulberry32, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '../test/synth.js';
+import { seededRandom, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '../test/synth.js';
 
 const CID = 'cmp_0123456789abcdef';
 const campaign = (candidates: string[], over = {}) => ({ campaign_id: CID, spec: synthSpec(candidates, over), run_index: 1, state: 'completed' });
@@ -34,7 +34,7 @@ describe('fold: verdicts against a known ground truth (GSM8K outputs)', () => {
   });
   it('gives the same report id for the same messages in another order, and the stored text is canonical', () => {
     const shuffled = [...msgs];
-    const rnd = mulberry32(3);
+    const rnd = seededRandom(3);
     for (let i = shuffled.length - 1; i > 0; i--) {
       const j = Math.floor(rnd() * (i + 1));
       [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
@@ -259,7 +259,7 @@ describe('fold: reproducible report, per-run record', () => {
     return msgs;
   };
   const runB = (): ObsMessage[] => {
-    const rnd = mulberry32(99);
+    const rnd = seededRandom(99);
     const day = 86_400_000;
     const out = evidence('cmp_bbbbbbbbbbbbbbbb').map((m): ObsMessage => {
       if (m.schema === 'shadow.item_event/v1') return { ...m, envelope_id: uuidFrom(`b-${m.envelope_id}`), at: new Date(Date.parse(m.at) + day).toISOString() };

@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { itemHash, type CampaignSpec, type CampaignSpecInput, type ItemEvent, type Observation, type ObsMessage } from '@shadowplane/contracts';
 import { CampaignSpec as CampaignSpecSchema } from '@shadowplane/contracts';
+import { createRng } from '@shadowplane/stats';
 
 /** GSM8K rows from examples/data: question and the gold final answer. */
 export const GSM8K: { question: string; answer: number }[] = readFileSync(new URL('../../../examples/data/gsm8k-test.jsonl', import.meta.url), 'utf8')
@@ -112,24 +113,15 @@ export function synthEvent(campaignId: string, i: number, kind: ItemEvent['kind'
   return { schema: 'shadow.item_event/v1', campaign_id: campaignId, item_hash: o.item_hash, call_type: 'math', envelope_id: uuidFrom(`ev-${campaignId}-${i}-${kind}-${n}`), kind, reason, at: o.started_at };
 }
 
-/** Small seeded PRNG (mulberry32) for deciding correctness in tests. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded uniform [0, 1) draws for deciding correctness in tests: libs/stats' xoshiro128**. */
+export const seededRandom = createRng;
 
 /**
  * A whole campaign: `n` items; the incumbent is correct with probability `incAcc`; each candidate
  * either copies the incumbent's correctness (`'same'`) or is correct with its own probability.
  */
 export function synthCampaign(campaignId: string, n: number, incAcc: number, candidates: Record<string, number | 'same'>, seed = 7): ObsMessage[] {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const out: ObsMessage[] = [];
   for (let i = 0; i < n; i++) {
     const incCorrect = rnd() < incAcc;

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Api, RateCard } from '@shadowplane/contracts';
 import { classifyError, createResponseParser, createSseDecoder, parseResponse, resolveCost } from './index.js';
 import type { ParsedResponse, ResponseMeta, SseEvent } from './index.js';
+import { createRng } from '@shadowplane/stats';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/providers/', import.meta.url));
 const EXPECTED = JSON.parse(readFileSync(new URL('../test/fixture-expectations.json', import.meta.url), 'utf8')) as {
@@ -100,17 +101,6 @@ function parseChunks(api: Api, meta: ResponseMeta, chunks: Uint8Array[]): Parsed
   return p.end();
 }
 
-/** Deterministic PRNG (mulberry32) so a failing split can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('chunk boundaries', () => {
   for (const exp of EXPECTED.bodies) {
@@ -132,7 +122,7 @@ describe('chunk boundaries', () => {
           if (JSON.stringify(evs) !== wholeEventsText) expect({ offset: i, evs }).toEqual({ offset: i, evs: wholeEvents });
         }
       }
-      const rand = rng(bytes.length);
+      const rand = createRng(bytes.length);
       for (let round = 0; round < 12; round++) {
         const chunks: Uint8Array[] = [];
         for (let i = 0; i < bytes.length; ) {
