@@ -232,17 +232,8 @@ class ResponseParser implements StreamParser {
       this.complete = true;
       return;
     }
-    let j: unknown;
-    try {
-      j = JSON.parse(data);
-    } catch {
-      this.malformed++;
-      return;
-    }
-    if (!isObj(j)) {
-      this.malformed++;
-      return;
-    }
+    const j = this.parseObject(data);
+    if (j === null) return;
     if (this.api === 'anthropic.messages') this.anthropicEvent(ev.event, j);
     else if (this.api === 'openai.responses') this.responsesEvent(ev.event, j);
     else this.chatChunk(j);
@@ -443,18 +434,25 @@ class ResponseParser implements StreamParser {
     return new TextDecoder('utf-8', { fatal: false }).decode(all);
   }
 
-  private parseJsonBody(text: string): void {
+  /** Parses a JSON object (an SSE data payload or a whole body); counts anything else as malformed. */
+  private parseObject(text: string): Record<string, unknown> | null {
     let j: unknown;
     try {
       j = JSON.parse(text);
     } catch {
       this.malformed++;
-      return;
+      return null;
     }
     if (!isObj(j)) {
       this.malformed++;
-      return;
+      return null;
     }
+    return j;
+  }
+
+  private parseJsonBody(text: string): void {
+    const j = this.parseObject(text);
+    if (j === null) return;
     this.complete = true;
     const err = errorObjectOf(j);
     if (err !== null) {

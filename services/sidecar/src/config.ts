@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
 import { CommonEnv, ConfigError, EnvBool, parseConfig, readConfigFile } from '@shadowplane/config';
 import { Expectation, SubjectToken, TrafficClass } from '@shadowplane/contracts';
+import type { SamplerOptions } from './sampling.js';
 
 /** `host:port` (host may be an IPv4/IPv6 literal or a name; `[::1]:8080` for IPv6). */
 const HostPort = z
@@ -146,17 +147,8 @@ export interface SidecarConfig {
   logLevel: SidecarEnv['SHADOWPLANE_LOG_LEVEL'];
   sidecarId: string;
   routes: RouteSpec[];
-  sampling: {
-    rate: number;
-    suite: string;
-    stickyHeader: string | null;
-    stickySalt: string | null;
-    optIn: boolean;
-    optInRate: number;
-    rules: SamplingRuleSpec[];
-    expectations: Expectation[];
-    retentionConsent: boolean;
-  };
+  /** the sampler's settings (see `SamplerOptions` in sampling.ts for each field) */
+  sampling: Omit<SamplerOptions, 'random'>;
   capture: {
     inlineMaxBytes: number;
     captureMaxBytes: number;
