@@ -25,6 +25,12 @@ export const ERROR_CODES = {
   config_invalid: { httpStatus: 500, retryable: false, message: 'The configuration failed validation at start.' },
   internal: { httpStatus: 500, retryable: false, message: 'An unexpected error; see the logs by request id.' },
   bundle_invalid: { httpStatus: 422, retryable: false, message: 'An evidence bundle failed verification.' },
+  malformed_http: { httpStatus: 400, retryable: false, message: 'The HTTP/1.1 message is malformed or ambiguous (framing, header syntax); the proxy refuses it rather than guess.' },
+  request_timeout: { httpStatus: 408, retryable: true, message: 'The request head did not arrive in time.' },
+  expectation_failed: { httpStatus: 417, retryable: false, message: 'An Expect value other than 100-continue.' },
+  headers_too_large: { httpStatus: 431, retryable: false, message: 'The request head is larger than the proxy accepts.' },
+  not_implemented: { httpStatus: 501, retryable: false, message: 'A method or transfer coding the proxy does not relay (CONNECT, codings other than chunked).' },
+  upstream_invalid_response: { httpStatus: 502, retryable: true, message: 'The upstream answered with something that is not valid HTTP/1.1.' },
   report_empty: { httpStatus: 422, retryable: false, message: 'Nothing was scored and nothing was refused: an empty report cannot be written.' },
 } as const satisfies Record<string, { httpStatus: number; retryable: boolean; message: string }>;
 

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Outcome of one proxied request (label of `shadowplane_sidecar_requests_total`). */
-export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'upstream_cut' | 'client_aborted' | 'no_route' | 'shutting_down';
+export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'upstream_cut' | 'client_aborted' | 'no_route' | 'bad_request' | 'shutting_down';
 
 /**
  * Outcome of a capture (label `outcome` of `shadowplane_sidecar_captures_total`):
@@ -34,7 +34,7 @@ export class SidecarMetrics {
   constructor(registry: Registry) {
     this.requests = new Counter({
       name: 'shadowplane_sidecar_requests_total',
-      help: 'Proxied requests by outcome (ok, upstream_error, upstream_timeout, upstream_cut, client_aborted, no_route, shutting_down).',
+      help: 'Proxied requests by outcome (ok, upstream_error, upstream_timeout, upstream_cut, client_aborted, no_route, bad_request, shutting_down).',
       labelNames: ['outcome'],
       registers: [registry],
     });

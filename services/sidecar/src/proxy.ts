@@ -1,11 +1,11 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, connect as netConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Pool, type Dispatcher } from 'undici';
+import { connect as tlsConnect } from 'node:tls';
 import type { NatsNames } from '@shadowplane/contracts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { RouteSpec, SidecarConfig } from './config.js';
 import type { CaptureInput, TeedResponse } from './capture.js';
+import { ChunkedDecoder, HttpSyntaxError, isChunkedOnly, parseContentLength, parseFieldLines, parseRequestLine, parseStatusLine } from './http1.js';
 import type { CaptureProcessor } from './processor.js';
 import type { CapturePublisher } from './publisher.js';
 import { Sampler, type RequestHead, type SampleDecision } from './sampling.js';
@@ -17,19 +17,42 @@ export const CAPTURE_HEADER = 'x-shadow-capture';
 /**
  * Hop-by-hop request/response fields never forwarded (RFC 9110 §7.6.1: Connection and the fields
  * it lists, Proxy-Connection, Keep-Alive, TE, Transfer-Encoding, Upgrade; plus Trailer, which
- * describes a chunked framing we do not forward, and Expect, which Node answers itself).
+ * describes a framing the proxy re-applies itself, and Expect, which the proxy answers itself).
  */
 const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'expect']);
+
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
+/** Largest request head accepted (Node's default `maxHeaderSize`), bytes; larger → 431. */
+const MAX_REQUEST_HEAD = 16 * 1024;
+/** Largest upstream response head accepted, bytes; larger → 502. */
+const MAX_RESPONSE_HEAD = 64 * 1024;
+/** ms a client may take to send a complete request head (slow-loris guard, as Node's default). */
+const CLIENT_HEADERS_TIMEOUT_MS = 60_000;
+/** ms an idle upstream connection is kept for reuse (undici's default; an upstream Keep-Alive hint lowers it). */
+const UPSTREAM_IDLE_MS = 4_000;
+/** A request whose bytes fit here is kept until its response starts, to replay it once on a fresh connection when a reused one turns out stale. */
+const REPLAY_MAX_BYTES = 64 * 1024;
+/** Request bytes buffered while waiting for an upstream connection before the client is paused. */
+const PENDING_MAX_BYTES = 1024 * 1024;
+/** Small writes are joined into one buffer (one syscall) below this size. */
+const JOIN_MAX_BYTES = 16 * 1024;
+
+const enum Framing {
+  None,
+  Length,
+  Chunked,
+  Close,
+}
 
 interface CompiledRoute {
   pathPrefix: string;
   host: string | null;
-  origin: string;
   basePath: string;
   stripPrefix: boolean;
   preserveHost: boolean;
   placement: 'ingress' | 'egress';
-  pool: Pool;
+  pool: UpstreamPool;
 }
 
 /** Dependencies of {@link SidecarProxy}, built by the composition root (main.ts) or a test. */
@@ -45,53 +68,56 @@ export interface ProxyDeps {
 }
 
 /**
- * The transparent streaming reverse proxy. Every request goes to the upstream of the first route
- * whose Host and path prefix match (never anywhere else), method/path/query/headers (minus
- * hop-by-hop and `x-shadow-*`) and body streamed with backpressure through an undici Pool per
- * upstream origin; the response is streamed back chunk by chunk (SSE included, never buffered).
+ * The transparent streaming reverse proxy: HTTP/1.1 on `node:net`, with its own strict message
+ * framing (http1.ts) and keep-alive upstream pools. Every request goes to the upstream of the
+ * first route whose Host and path prefix match (never anywhere else); method, target, headers
+ * (minus hop-by-hop and `x-shadow-*`) and body are forwarded streaming with backpressure, the
+ * response streamed back as it arrives (SSE included, never buffered). Bodies are relayed as the
+ * bytes that arrived — a chunked body keeps its chunking — so the proxy's work per request is one
+ * head parse and one head write each way.
+ *
+ * Why not undici or node:http: on this hot path their per-request work cost 4–8× the CPU of nginx
+ * with `mirror` (loadtests/sidecar-bench.ts); piping bytes through `node:net` costs ~1.2–1.5×.
+ * Parsing the heads ourselves is what keeps the sidecar near that floor.
  *
  * Capture never touches the hot path: sampling is decided from the head; a sampled request's body
- * chunks and the response chunks are kept by reference (bounded: per-request ceiling and a global
+ * and the decoded response body are kept by reference (bounded: per-request ceilings and a global
  * byte budget), and parsing, redaction, envelope building and publishing happen after the response
- * ended (CaptureProcessor: a later event-loop turn for small bodies, a worker thread for large
- * ones; then the publisher's bounded queue).
+ * ended (CaptureProcessor, then the publisher's bounded queue).
  *
- * Errors: no route → 404 `not_found`; upstream unreachable/reset before headers → 502
- * `upstream_unavailable`; connect or headers timeout → 504 `upstream_timeout` (bodies
- * `{error:{code,message}}`); a failure after the response head was sent destroys the client
- * connection so the client sees the same cut; a client abort aborts the upstream call.
+ * Answers of its own (body `{error:{code,message}}`, header `x-shadow-capture`): malformed HTTP →
+ * 400 `malformed_http`, 431 `headers_too_large`, 501 `not_implemented`, 417 `expectation_failed`
+ * (connection closed after); no route → 404 `not_found`; upstream unreachable or reset before its
+ * response head → 502 `upstream_unavailable`; an unparseable upstream head → 502
+ * `upstream_invalid_response`; connect or headers timeout → 504 `upstream_timeout`. A failure after
+ * the response head was sent destroys the client connection so the client sees the same cut; a
+ * client abort destroys the upstream connection.
  */
 export class SidecarProxy {
   readonly server: Server;
   private readonly routes: CompiledRoute[];
-  private readonly pools: Pool[] = [];
+  private readonly pools: UpstreamPool[] = [];
+  private readonly clients = new Set<ClientConn>();
   private readonly sampler: Sampler;
   private readonly reqOutcome: Record<RequestOutcome, { inc(): void }>;
   private inflight = 0;
   private draining = false;
   private drainWaiters: (() => void)[] = [];
 
-  constructor(private readonly d: ProxyDeps) {
+  constructor(readonly d: ProxyDeps) {
     const c = d.config;
-    const pools = new Map<string, Pool>();
+    const pools = new Map<string, UpstreamPool>();
     this.routes = c.routes.map((r: RouteSpec) => {
       const u = new URL(r.upstream);
       let pool = pools.get(u.origin);
       if (!pool) {
-        pool = new Pool(u.origin, {
-          connections: c.upstream.connections,
-          pipelining: 1,
-          headersTimeout: c.upstream.headersTimeoutMs,
-          bodyTimeout: c.upstream.bodyTimeoutMs,
-          connect: { timeout: c.upstream.connectTimeoutMs },
-        });
+        pool = new UpstreamPool(u, c.upstream);
         pools.set(u.origin, pool);
         this.pools.push(pool);
       }
       return {
         pathPrefix: r.path_prefix,
         host: r.host ? r.host.toLowerCase() : null,
-        origin: u.origin,
         basePath: u.pathname.replace(/\/+$/, ''),
         stripPrefix: r.strip_prefix,
         preserveHost: r.preserve_host,
@@ -101,10 +127,17 @@ export class SidecarProxy {
     });
     this.sampler = new Sampler({ ...c.sampling, ...(d.random ? { random: d.random } : {}) });
     const m = d.metrics.requests;
-    const outcomes: RequestOutcome[] = ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'no_route', 'shutting_down'];
+    const outcomes: RequestOutcome[] = ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'no_route', 'bad_request', 'shutting_down'];
     this.reqOutcome = Object.fromEntries(outcomes.map((o) => [o, m.labels({ outcome: o })])) as Record<RequestOutcome, { inc(): void }>;
-    this.server = createServer({ keepAliveTimeout: c.keepAliveTimeoutMs, requestTimeout: 0 }, (req, res) => this.handle(req, res));
-    this.server.headersTimeout = 60_000;
+    this.server = createServer({ noDelay: true, allowHalfOpen: true }, (sock) => {
+      if (this.draining) {
+        sock.destroy();
+        return;
+      }
+      const conn = new ClientConn(this, sock);
+      this.clients.add(conn);
+      sock.once('close', () => this.clients.delete(conn));
+    });
   }
 
   /** Listens on `host:port` (port 0 = ephemeral) and resolves with the base URL. */
@@ -125,6 +158,11 @@ export class SidecarProxy {
     return !this.draining;
   }
 
+  /** True while draining: every response closes its connection. */
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
   /** Requests in flight. */
   get inflightCount(): number {
     return this.inflight;
@@ -132,24 +170,26 @@ export class SidecarProxy {
 
   /**
    * Graceful stop: refuses new connections, closes idle keep-alive connections, waits up to
-   * `timeoutMs` for in-flight requests, then closes every connection and the upstream pools.
+   * `timeoutMs` for in-flight requests (their responses say `connection: close`), then closes
+   * every connection and the upstream pools.
    */
   async drain(timeoutMs: number): Promise<void> {
     this.draining = true;
     const closed = new Promise<void>((r) => this.server.close(() => r()));
-    this.server.closeIdleConnections();
+    for (const c of this.clients) c.closeIfIdle();
     if (this.inflight > 0) {
       await Promise.race([
         new Promise<void>((r) => this.drainWaiters.push(r)),
         new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),
       ]);
     }
-    this.server.closeAllConnections();
+    for (const c of this.clients) c.sock.destroy();
     await closed;
-    await Promise.all(this.pools.map((p) => p.close().catch(() => undefined)));
+    for (const p of this.pools) p.close();
   }
 
-  private done(outcome: RequestOutcome): void {
+  /** Counts a request's outcome and wakes a drain waiting for the last one. */
+  done(outcome: RequestOutcome): void {
     this.reqOutcome[outcome].inc();
     this.inflight--;
     if (this.inflight === 0 && this.drainWaiters.length > 0) {
@@ -168,126 +208,152 @@ export class SidecarProxy {
     return undefined;
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
-    const t0 = performance.now();
+  /**
+   * Starts one exchange from a complete request head (`head`: latin1 text without the final
+   * CRLFCRLF). Returns the exchange, or null when the proxy answered itself (the connection is
+   * then closing, unless the request had no body and may be followed by another).
+   */
+  begin(conn: ClientConn, head: string, t0: number): Exchange | null {
     this.inflight++;
-    res.sendDate = false;
-    if (this.draining) res.shouldKeepAlive = false;
+    try {
+      return this.prepare(conn, head, t0);
+    } catch (err) {
+      if (!(err instanceof HttpSyntaxError)) throw err;
+      conn.answer(err.status, err.code, err.message, 'not_sampled', true);
+      this.done('bad_request');
+      return null;
+    }
+  }
 
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const query = q === -1 ? '' : url.slice(q);
+  private prepare(conn: ClientConn, head: string, t0: number): Exchange | null {
+    const line = parseRequestLine(head);
+    const raw: string[] = [];
+    parseFieldLines(head, line.fieldsAt, raw);
+    let target = line.target;
+    let absoluteHost: string | null = null;
+    if (target.charCodeAt(0) !== 0x2f) {
+      // absolute-form (RFC 9112 §3.2.2): its authority replaces Host
+      const m = /^https?:\/\/([^/?#]+)(.*)$/i.exec(target);
+      if (m === null) throw new HttpSyntaxError(400, 'malformed_http', 'request target must be origin-form or absolute-form');
+      absoluteHost = m[1]!;
+      target = m[2] === '' ? '/' : m[2]!.charCodeAt(0) === 0x2f ? m[2]! : `/${m[2]!}`;
+    }
+    const q = target.indexOf('?');
+    const path = q === -1 ? target : target.slice(0, q);
+    const query = q === -1 ? '' : target.slice(q);
 
-    // one pass over the raw headers: forwarded set, sampling inputs, framing facts
-    const raw = req.rawHeaders;
+    // one pass over the fields: forwarded set, sampling inputs, framing facts
     const fwd: string[] = [];
-    let host = '';
     let hostRaw: string | null = null;
-    let contentLength: string | null = null;
-    let chunked = false;
+    let hosts = 0;
+    let contentLength = -1;
+    let te: string | null = null;
     let contentType: string | null = null;
     let contentEncoding: string | null = null;
     let connectionTokens: string | null = null;
+    let expect: string | null = null;
     let shadowHeaders = false;
     const wanted = this.sampler.headerNames;
-    const head: RequestHead = { method: req.method ?? 'GET', path, host: '', headers: new Map() };
+    const sampleHead: RequestHead = { method: line.method, path, host: '', headers: new Map() };
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i]!;
       const value = raw[i + 1]!;
       const lower = name.toLowerCase();
       if (lower === 'host') {
         hostRaw = value;
-        const h = value.toLowerCase();
-        const colon = h.startsWith('[') ? h.indexOf(']') + 1 : h.indexOf(':');
-        host = colon > 0 ? h.slice(0, colon) : h;
+        hosts++;
         continue;
       }
       if (lower.startsWith('x-shadow-')) {
         shadowHeaders = true;
-        if (!head.headers.has(lower)) head.headers.set(lower, value);
+        if (!sampleHead.headers.has(lower)) sampleHead.headers.set(lower, value);
         continue;
       }
       if (HOP_BY_HOP.has(lower)) {
-        if (lower === 'transfer-encoding') chunked = true;
+        if (lower === 'transfer-encoding') te = te === null ? value : `${te},${value}`;
         else if (lower === 'connection') connectionTokens = connectionTokens === null ? value : `${connectionTokens},${value}`;
+        else if (lower === 'expect') expect = value;
         continue;
       }
-      if (lower === 'content-length') contentLength = value;
-      else if (lower === 'content-type') contentType = value;
+      if (lower === 'content-length') {
+        const n = parseContentLength(value);
+        if (n < 0 || (contentLength >= 0 && n !== contentLength)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
+        contentLength = n;
+      } else if (lower === 'content-type') contentType = value;
       else if (lower === 'content-encoding') contentEncoding = value;
-      if (wanted.has(lower) && !head.headers.has(lower)) head.headers.set(lower, value);
+      if (wanted.has(lower) && !sampleHead.headers.has(lower)) sampleHead.headers.set(lower, value);
       fwd.push(name, value);
     }
-    head.host = host;
-    if (connectionTokens !== null) stripConnectionListed(fwd, connectionTokens);
+    // RFC 9112 §3.2: exactly one Host in HTTP/1.1
+    if (hosts > 1 || (hosts === 0 && line.minor === 1 && absoluteHost === null)) throw new HttpSyntaxError(400, 'malformed_http', 'a request needs exactly one host header');
+    const hostValue = absoluteHost ?? hostRaw ?? '';
+    const hl = hostValue.toLowerCase();
+    const colon = hl.startsWith('[') ? hl.indexOf(']') + 1 : hl.indexOf(':');
+    sampleHead.host = colon > 0 ? hl.slice(0, colon) : hl;
 
-    const route = this.route(path, host);
-    if (route === undefined) {
-      sendError(res, 404, 'not_found', 'no upstream route matches this request', 'not_sampled');
-      res.on('close', () => this.done('no_route'));
-      return;
+    // request body framing (RFC 9112 §6.3); both headers at once is how smuggling starts
+    let framing = Framing.None;
+    if (te !== null) {
+      if (contentLength >= 0) throw new HttpSyntaxError(400, 'malformed_http', 'both transfer-encoding and content-length');
+      if (line.minor === 0) throw new HttpSyntaxError(400, 'malformed_http', 'transfer-encoding in an HTTP/1.0 request');
+      if (!isChunkedOnly(te)) throw new HttpSyntaxError(400, 'malformed_http', 'chunked must be the final transfer coding');
+      framing = Framing.Chunked;
+    } else if (contentLength > 0) framing = Framing.Length;
+    let sendContinue = false;
+    if (expect !== null) {
+      if (expect.toLowerCase() !== '100-continue') throw new HttpSyntaxError(417, 'expectation_failed', 'only 100-continue is supported');
+      sendContinue = line.minor === 1 && framing !== Framing.None;
     }
-    if (route.preserveHost && hostRaw !== null) fwd.push('host', hostRaw);
+    let keepAlive = line.minor === 1;
+    if (connectionTokens !== null) {
+      const listed = connectionTokens.toLowerCase();
+      if (listed.includes('close') && /(^|,)\s*close\s*(,|$)/.test(listed)) keepAlive = false;
+      stripConnectionListed(fwd, listed);
+    }
+    if (line.method === 'CONNECT') throw new HttpSyntaxError(501, 'not_implemented', 'CONNECT is not proxied');
+
+    const route = this.route(path, sampleHead.host);
+    const ex = new Exchange(this, conn, line.method, line.minor, keepAlive && !this.draining, framing, contentLength, t0);
+    if (route === undefined) {
+      ex.noRoute();
+      return null;
+    }
+    ex.route = route;
 
     // sampling, from the head only
     let decision: SampleDecision;
     if (this.sampler.idle && !shadowHeaders) decision = NOT_SAMPLED;
-    else decision = this.sampler.decide(head);
+    else decision = this.sampler.decide(sampleHead);
     const upstreamPath = route.basePath + (route.stripPrefix ? ensureSlash(path.slice(route.pathPrefix.length)) : path);
+    ex.upstreamPath = upstreamPath;
 
-    let capture: Capture | null = null;
-    let echo: string;
     if (decision.kind === 'sampled') {
       const cap = this.d.config.capture;
-      if (contentLength !== null && Number(contentLength) > cap.captureMaxBytes) {
-        echo = 'skipped:too_large';
+      if (contentLength > cap.captureMaxBytes) {
+        ex.echo = 'skipped:too_large';
         this.d.metrics.capture('skipped', 'too_large');
       } else {
-        capture = new Capture(decision, this.d.publisher, this.d.metrics, cap.captureMaxBytes, cap.responseCaptureMaxBytes, t0);
-        capture.contentType = contentType;
-        capture.contentEncoding = contentEncoding;
-        echo = 'queued';
+        const c = new Capture(decision, this.d.publisher, this.d.metrics, cap.captureMaxBytes, cap.responseCaptureMaxBytes, t0);
+        c.contentType = contentType;
+        c.contentEncoding = contentEncoding;
+        if (framing === Framing.None) c.requestComplete = true;
+        ex.capture = c;
+        ex.echo = 'queued';
         this.d.metrics.capture('queued');
       }
     } else if (decision.kind === 'skipped') {
-      echo = `skipped:${decision.reason}`;
+      ex.echo = `skipped:${decision.reason}`;
       this.d.metrics.capture('skipped', decision.reason);
     } else {
-      echo = 'not_sampled';
       this.d.metrics.capture('not_sampled');
     }
 
-    const hasBody = chunked || (contentLength !== null && contentLength !== '0');
-    if (capture !== null) {
-      if (hasBody) {
-        const cap = capture;
-        req.on('data', (chunk: Buffer) => cap.pushRequest(chunk));
-        // keep the stream paused: undici resumes it when it starts writing the body upstream
-        req.pause();
-      } else {
-        capture.requestComplete = true;
-      }
-    }
-
-    const ex = new Exchange(this, req, res, capture, echo, t0);
-    const opts: Dispatcher.DispatchOptions = {
-      path: upstreamPath + query,
-      method: head.method as Dispatcher.HttpMethod,
-      headers: fwd,
-      body: hasBody ? req : null,
-    };
-    try {
-      route.pool.dispatch(opts, ex);
-    } catch (err) {
-      ex.onError(err as Error);
-      return;
-    }
-    ex.dispatchedAt = performance.now();
-    ex.route = route;
-    ex.upstreamPath = upstreamPath;
-
-    res.on('close', () => ex.onClientClose());
+    let out = `${line.method} ${upstreamPath}${query} HTTP/1.1\r\nhost: ${route.preserveHost && hostValue !== '' ? hostValue : route.pool.hostHeader}\r\n`;
+    for (let i = 0; i < fwd.length; i += 2) out += `${fwd[i]!}: ${fwd[i + 1]!}\r\n`;
+    if (framing === Framing.Chunked) out += 'transfer-encoding: chunked\r\n';
+    ex.upstreamHead = `${out}\r\n`;
+    if (sendContinue) conn.write(CONTINUE);
+    return ex;
   }
 
   /** Called by an exchange when it ends, to account and hand the capture off. */
@@ -296,10 +362,10 @@ export class SidecarProxy {
     const cap = ex.capture;
     if (cap === null) return;
     if (outcome !== 'ok' && outcome !== 'upstream_cut') {
-      cap.abandon(outcome === 'client_aborted' ? 'client_aborted' : 'upstream_failed');
+      cap.abandon(outcome === 'client_aborted' ? 'client_aborted' : outcome === 'bad_request' ? 'request_incomplete' : 'upstream_failed');
       return;
     }
-    if (!cap.requestComplete && !ex.req.complete) {
+    if (!cap.requestComplete && !ex.requestDone) {
       cap.abandon('request_incomplete');
       return;
     }
@@ -309,7 +375,7 @@ export class SidecarProxy {
     const cfg = this.d.config;
     const input: CaptureInput = {
       decision: cap.decision,
-      method: ex.req.method ?? 'POST',
+      method: ex.method,
       path: ex.upstreamPath,
       contentType: cap.contentType,
       contentEncoding: cap.contentEncoding,
@@ -354,6 +420,11 @@ export class SidecarProxy {
   observeAdded(seconds: number): void {
     this.d.metrics.addedLatency.observe(seconds);
   }
+
+  /** The client keep-alive timeout, ms. */
+  get keepAliveTimeoutMs(): number {
+    return this.d.config.keepAliveTimeoutMs;
+  }
 }
 
 const NOT_SAMPLED: SampleDecision = Object.freeze({ kind: 'not_sampled' });
@@ -362,11 +433,12 @@ function ensureSlash(p: string): string {
   return p.startsWith('/') ? p : `/${p}`;
 }
 
+/** Removes the fields a Connection header lists (lowercased token list) from a flat name/value list. */
 function stripConnectionListed(fwd: string[], tokens: string): void {
   const listed = new Set(
     tokens
       .split(',')
-      .map((t) => t.trim().toLowerCase())
+      .map((t) => t.trim())
       .filter((t) => t !== '' && t !== 'keep-alive' && t !== 'close'),
   );
   if (listed.size === 0) return;
@@ -375,10 +447,817 @@ function stripConnectionListed(fwd: string[], tokens: string): void {
   }
 }
 
-function sendError(res: ServerResponse, status: number, code: string, message: string, echo: string): void {
-  const body = JSON.stringify({ error: { code, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [CAPTURE_HEADER]: echo });
-  res.end(body);
+/** Writes `head` (latin1) and `parts` to `sock` in one write when small, else corked. Returns write()'s verdict. */
+function writeJoined(sock: Socket, head: string | null, parts: Buffer[] | null): boolean {
+  let total = head === null ? 0 : head.length;
+  if (parts !== null) for (const p of parts) total += p.length;
+  if (total <= JOIN_MAX_BYTES) {
+    const buf = Buffer.allocUnsafe(total);
+    let at = head === null ? 0 : buf.write(head, 0, 'latin1');
+    if (parts !== null) for (const p of parts) at += p.copy(buf, at);
+    return sock.write(buf);
+  }
+  sock.cork();
+  let ok = true;
+  if (head !== null) ok = sock.write(Buffer.from(head, 'latin1'));
+  if (parts !== null) for (const p of parts) ok = sock.write(p);
+  sock.uncork();
+  return ok;
+}
+
+/** Sets a socket's idle timeout only when it changes (each call allocates a timer). */
+function setIdle(sock: Socket, holder: { timeoutMs: number }, ms: number): void {
+  if (holder.timeoutMs === ms) return;
+  holder.timeoutMs = ms;
+  sock.setTimeout(ms);
+}
+
+/**
+ * One client connection: parses request heads, runs one exchange at a time (pipelined requests
+ * wait their turn, bytes kept), applies the keep-alive and head timeouts.
+ */
+class ClientConn {
+  timeoutMs = -1;
+  private buf: Buffer | null = null;
+  private ex: Exchange | null = null;
+  private headStartedAt = 0;
+  private ended = false;
+  private closing = false;
+  private stashPaused = false;
+
+  constructor(
+    private readonly proxy: SidecarProxy,
+    readonly sock: Socket,
+  ) {
+    sock.on('data', (d: Buffer) => this.onData(d));
+    sock.on('end', () => this.onEnd());
+    sock.on('error', () => undefined);
+    sock.on('close', () => this.ex?.onClientGone());
+    sock.on('timeout', () => this.onTimeout());
+    sock.on('drain', () => this.ex?.onClientDrain());
+    setIdle(sock, this, proxy.keepAliveTimeoutMs);
+  }
+
+  /** Writes to the client; false when its buffer is full (wait for drain). */
+  write(b: Buffer): boolean {
+    return this.sock.write(b);
+  }
+
+  /** Destroys the connection when no request is in flight or half-read (drain). */
+  closeIfIdle(): void {
+    if (this.ex === null && this.buf === null) this.sock.destroy();
+  }
+
+  private onData(d: Buffer): void {
+    const ex = this.ex;
+    if (ex !== null) {
+      let rest = d;
+      if (!ex.requestDone) {
+        const end = ex.feed(d, 0);
+        if (end === -1 || end === d.length) return;
+        rest = d.subarray(end);
+      }
+      this.stash(rest);
+      return;
+    }
+    if (this.closing) return;
+    this.parse(d);
+  }
+
+  /** Keeps bytes that arrived during an exchange (a pipelined request), bounded. */
+  private stash(b: Buffer): void {
+    this.buf = this.buf === null ? b : Buffer.concat([this.buf, b]);
+    if (this.buf.length > MAX_REQUEST_HEAD && !this.stashPaused) {
+      this.stashPaused = true;
+      this.sock.pause();
+    }
+  }
+
+  private parse(d: Buffer | null): void {
+    let b = this.buf === null ? d : d === null ? this.buf : Buffer.concat([this.buf, d]);
+    this.buf = null;
+    if (b === null) return;
+    let off = 0;
+    for (;;) {
+      // RFC 9112 §2.2: empty lines before a request line are ignored
+      while (off + 1 < b.length && b[off] === 0x0d && b[off + 1] === 0x0a) off += 2;
+      if (off >= b.length) return;
+      const i = b.indexOf(CRLFCRLF, off);
+      if (i === -1) {
+        if (b.length - off > MAX_REQUEST_HEAD) {
+          this.answer(431, 'headers_too_large', 'the request head is larger than 16 KiB', 'not_sampled', true);
+          return;
+        }
+        this.buf = off === 0 ? b : b.subarray(off);
+        if (this.headStartedAt === 0) {
+          this.headStartedAt = performance.now();
+          setIdle(this.sock, this, CLIENT_HEADERS_TIMEOUT_MS);
+        }
+        return;
+      }
+      if (i - off > MAX_REQUEST_HEAD) {
+        this.answer(431, 'headers_too_large', 'the request head is larger than 16 KiB', 'not_sampled', true);
+        return;
+      }
+      const t0 = performance.now();
+      this.headStartedAt = 0;
+      const ex = this.proxy.begin(this, b.toString('latin1', off, i), t0);
+      if (ex === null) {
+        if (this.closing) return;
+        off = i + 4;
+        continue;
+      }
+      this.ex = ex;
+      setIdle(this.sock, this, 0);
+      const end = ex.start(b, i + 4);
+      if (end === -1 || end === b.length) return;
+      if (this.ex !== null) {
+        this.stash(b.subarray(end));
+        return;
+      }
+      if (this.closing) return;
+      off = end;
+    }
+  }
+
+  /** An exchange finished its response; `close` says the connection must end now. */
+  exchangeDone(close: boolean): void {
+    this.ex = null;
+    if (close || this.ended || this.proxy.isDraining) {
+      this.closing = true;
+      this.sock.end();
+      return;
+    }
+    setIdle(this.sock, this, this.proxy.keepAliveTimeoutMs);
+    if (this.stashPaused) {
+      this.stashPaused = false;
+      this.sock.resume();
+    }
+    if (this.buf !== null) this.parse(null);
+  }
+
+  /** Answers a request itself with a JSON error body; `close` ends the connection after it. */
+  answer(status: number, code: string, message: string, echo: string, close: boolean): void {
+    const body = JSON.stringify({ error: { code, message } });
+    const head =
+      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `${CAPTURE_HEADER}: ${echo}\r\n${close ? 'connection: close\r\n' : ''}\r\n`;
+    this.sock.write(Buffer.from(head + body, 'latin1'));
+    if (close) {
+      this.closing = true;
+      this.buf = null;
+      this.sock.end();
+      // a client that keeps sending after the answer must not hold the socket open
+      setIdle(this.sock, this, 5_000);
+    }
+  }
+
+  private onEnd(): void {
+    this.ended = true;
+    // a client that half-closes during an exchange has gone (as Node's http server treats it):
+    // its upstream call is aborted rather than left running for nobody
+    if (this.ex !== null) this.sock.destroy();
+    else this.sock.end();
+  }
+
+  private onTimeout(): void {
+    if (this.ex !== null) return;
+    if (this.buf !== null && this.headStartedAt !== 0) {
+      this.answer(408, 'request_timeout', 'the request head was not received in time', 'not_sampled', true);
+      return;
+    }
+    this.sock.destroy();
+  }
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  404: 'Not Found',
+  408: 'Request Timeout',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  504: 'Gateway Timeout',
+};
+
+/**
+ * Keep-alive HTTP/1.1 connections to one upstream origin (TCP, or TLS for https), at most
+ * `connections` at once; exchanges wait in FIFO order beyond that. Idle connections are reused
+ * newest first and closed after {@link UPSTREAM_IDLE_MS} (or the upstream's Keep-Alive hint).
+ */
+class UpstreamPool {
+  readonly hostHeader: string;
+  readonly hostname: string;
+  readonly port: number;
+  readonly tls: boolean;
+  private readonly idle: UpstreamConn[] = [];
+  private readonly waiters: Exchange[] = [];
+  private total = 0;
+  private closed = false;
+
+  constructor(
+    url: URL,
+    readonly opts: { connections: number; connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number },
+  ) {
+    this.hostHeader = url.host;
+    this.hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    this.tls = url.protocol === 'https:';
+    this.port = url.port === '' ? (this.tls ? 443 : 80) : Number(url.port);
+  }
+
+  /** Gives `ex` a connection now or when one frees up; `fresh` skips idle ones (a replay). */
+  acquire(ex: Exchange, fresh = false): void {
+    if (!fresh) {
+      const c = this.idle.pop();
+      if (c !== undefined) {
+        ex.attach(c);
+        return;
+      }
+    }
+    if (this.total < this.opts.connections && !this.closed) {
+      this.total++;
+      ex.attach(new UpstreamConn(this));
+      return;
+    }
+    this.waiters.push(ex);
+  }
+
+  /** Forgets a waiting exchange (its client left). */
+  cancel(ex: Exchange): void {
+    const i = this.waiters.indexOf(ex);
+    if (i !== -1) this.waiters.splice(i, 1);
+  }
+
+  /** Returns a connection whose exchange completed cleanly. */
+  release(c: UpstreamConn): void {
+    const w = this.waiters.shift();
+    if (w !== undefined) {
+      c.reused = true;
+      w.attach(c);
+      return;
+    }
+    if (this.closed) {
+      c.sock.destroy();
+      return;
+    }
+    c.reused = true;
+    c.setTimer(c.idleMs);
+    this.idle.push(c);
+  }
+
+  /** A connection closed: forget it, and open a new one for a waiter if any. */
+  discard(c: UpstreamConn): void {
+    this.total--;
+    const i = this.idle.indexOf(c);
+    if (i !== -1) this.idle.splice(i, 1);
+    const w = this.waiters.shift();
+    if (w !== undefined) this.acquire(w, true);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const c of this.idle.splice(0)) c.sock.destroy();
+  }
+}
+
+/** One upstream connection; routes its socket events to the exchange it serves. */
+class UpstreamConn {
+  readonly sock: Socket;
+  ex: Exchange | null = null;
+  reused = false;
+  connected = false;
+  idleMs = UPSTREAM_IDLE_MS;
+  timeoutMs = -1;
+  error: Error | null = null;
+
+  constructor(readonly pool: UpstreamPool) {
+    const o = pool.opts;
+    if (pool.tls) {
+      this.sock = tlsConnect({ host: pool.hostname, port: pool.port, servername: isIp(pool.hostname) ? '' : pool.hostname, ALPNProtocols: ['http/1.1'] });
+      this.sock.once('secureConnect', () => this.onConnect());
+    } else {
+      this.sock = netConnect({ host: pool.hostname, port: pool.port, noDelay: true });
+      this.sock.once('connect', () => this.onConnect());
+    }
+    this.setTimer(o.connectTimeoutMs);
+    this.sock.on('data', (d: Buffer) => {
+      if (this.ex !== null) this.ex.onUpstreamData(d);
+      else this.sock.destroy(); // bytes nobody asked for: the connection is unusable
+    });
+    this.sock.on('end', () => this.ex?.onUpstreamEnd());
+    this.sock.on('error', (e: Error) => (this.error = e));
+    this.sock.on('timeout', () => {
+      if (this.ex !== null) this.ex.onUpstreamTimeout();
+      else this.sock.destroy();
+    });
+    this.sock.on('drain', () => this.ex?.onUpstreamDrain());
+    this.sock.once('close', () => {
+      const ex = this.ex;
+      this.ex = null;
+      this.pool.discard(this);
+      ex?.onUpstreamClose(this);
+    });
+  }
+
+  private onConnect(): void {
+    this.connected = true;
+    if (this.pool.tls) this.sock.setNoDelay(true);
+    if (this.ex !== null) this.setTimer(this.pool.opts.headersTimeoutMs);
+  }
+
+  setTimer(ms: number): void {
+    setIdle(this.sock, this, ms);
+  }
+}
+
+function isIp(h: string): boolean {
+  return /^[\d.]+$/.test(h) || h.includes(':');
+}
+
+/**
+ * One proxied request/response. Request side: head written upstream with the body as it
+ * arrives (Content-Length or chunked, relayed as received). Response side: head parsed,
+ * filtered and written to the client with the body as it arrives.
+ */
+class Exchange {
+  route: CompiledRoute | null = null;
+  upstreamPath = '';
+  upstreamHead = '';
+  capture: Capture | null = null;
+  echo = 'not_sampled';
+  requestDone = false;
+  private reqRemaining: number;
+  private reqDecoder: ChunkedDecoder | null = null;
+  private pending: Buffer[] | null = [];
+  private pendingBytes = 0;
+  private replay: Buffer[] | null = [];
+  private replayBytes = 0;
+  private retried = false;
+  private conn: UpstreamConn | null = null;
+  private clientPausedForUpstream = false;
+  private clientPausedForPending = false;
+  private dispatchedAt = 0;
+  // response side
+  private resState: 0 | 1 | 2 = 0; // head, body, done
+  private resBuf: Buffer | null = null;
+  private resFraming = Framing.None;
+  private resRemaining = 0;
+  private resDecoder: ChunkedDecoder | null = null;
+  private dechunk = false;
+  private closeAfter = false;
+  private upstreamKeepAlive = true;
+  private finished = false;
+  private readonly onReqData: ((b: Buffer) => void) | null = null;
+  private onResData: ((b: Buffer) => void) | null = null;
+
+  constructor(
+    private readonly proxy: SidecarProxy,
+    private readonly client: ClientConn,
+    readonly method: string,
+    private readonly minor: 0 | 1,
+    private readonly keepAlive: boolean,
+    private readonly reqFraming: Framing,
+    contentLength: number,
+    private readonly t0: number,
+  ) {
+    this.reqRemaining = contentLength > 0 ? contentLength : 0;
+    if (reqFraming === Framing.Chunked) {
+      this.reqDecoder = new ChunkedDecoder();
+      this.onReqData = (b) => this.capture?.pushRequest(b);
+    }
+    if (reqFraming === Framing.None) this.requestDone = true;
+  }
+
+  /** No route matched: answer 404 (closing when a body would follow, as it is not read). */
+  noRoute(): void {
+    this.finished = true;
+    const close = this.reqFraming !== Framing.None || !this.keepAlive;
+    this.client.answer(404, 'not_found', 'no upstream route matches this request', 'not_sampled', close);
+    this.proxy.done('no_route');
+  }
+
+  /**
+   * Starts the exchange with the bytes after the head (`b[off…]`). Returns the index just past
+   * the request's end within `b`, or -1 when its body continues in later reads.
+   */
+  start(b: Buffer, off: number): number {
+    const end = this.feed(b, off);
+    this.route!.pool.acquire(this);
+    this.dispatchedAt = performance.now();
+    return end;
+  }
+
+  /**
+   * Relays request body bytes `b[off…]` upstream (queued until a connection is attached).
+   * Returns the index past the request's end, or -1 when more is to come.
+   */
+  feed(b: Buffer, off: number): number {
+    if (this.finished) return -1;
+    let stop: number;
+    let end: number;
+    if (this.reqFraming === Framing.Length) {
+      const take = Math.min(this.reqRemaining, b.length - off);
+      stop = off + take;
+      this.reqRemaining -= take;
+      if (take > 0 && this.capture !== null) this.capture.pushRequest(take === b.length ? b : b.subarray(off, stop));
+      end = this.reqRemaining === 0 ? stop : -1;
+    } else if (this.reqFraming === Framing.Chunked) {
+      try {
+        end = this.reqDecoder!.push(b, off, this.capture !== null ? this.onReqData : null);
+      } catch (err) {
+        this.requestMalformed(err as HttpSyntaxError);
+        return -1;
+      }
+      stop = end === -1 ? b.length : end;
+    } else {
+      return off;
+    }
+    if (end !== -1) {
+      this.requestDone = true;
+      if (this.capture !== null) this.capture.requestComplete = true;
+    }
+    if (stop > off) this.sendUp(off === 0 && stop === b.length ? b : b.subarray(off, stop));
+    return end;
+  }
+
+  private sendUp(part: Buffer): void {
+    if (this.replay !== null) {
+      this.replayBytes += part.length;
+      if (this.replayBytes <= REPLAY_MAX_BYTES) this.replay.push(part);
+      else this.replay = null;
+    }
+    const c = this.conn;
+    if (c === null) {
+      this.pending!.push(part);
+      this.pendingBytes += part.length;
+      if (this.pendingBytes > PENDING_MAX_BYTES && !this.clientPausedForPending) {
+        this.clientPausedForPending = true;
+        this.client.sock.pause();
+      }
+      return;
+    }
+    if (!c.sock.write(part) && !this.clientPausedForUpstream) {
+      this.clientPausedForUpstream = true;
+      this.client.sock.pause();
+    }
+  }
+
+  /** The pool handed over a connection: write the head and what the body has so far. */
+  attach(c: UpstreamConn): void {
+    if (this.finished) {
+      // the client left while this exchange waited: give the connection back untouched
+      c.pool.release(c);
+      return;
+    }
+    this.conn = c;
+    c.ex = this;
+    const parts = this.pending;
+    this.pending = null;
+    this.pendingBytes = 0;
+    if (c.connected) c.setTimer(c.pool.opts.headersTimeoutMs);
+    const ok = writeJoined(c.sock, this.upstreamHead, parts !== null && parts.length > 0 ? parts : null);
+    if (this.clientPausedForPending) {
+      this.clientPausedForPending = false;
+      if (ok) this.client.sock.resume();
+      else this.clientPausedForUpstream = true;
+    } else if (!ok && !this.requestDone && !this.clientPausedForUpstream) {
+      this.clientPausedForUpstream = true;
+      this.client.sock.pause();
+    }
+  }
+
+  onUpstreamDrain(): void {
+    if (this.clientPausedForUpstream) {
+      this.clientPausedForUpstream = false;
+      this.client.sock.resume();
+    }
+  }
+
+  onClientDrain(): void {
+    this.conn?.sock.resume();
+  }
+
+  onUpstreamData(d: Buffer): void {
+    if (this.resState === 2) {
+      // bytes after the response end: the connection cannot be trusted again
+      this.upstreamKeepAlive = false;
+      return;
+    }
+    let off = 0;
+    let b = d;
+    if (this.resState === 0) {
+      if (this.resBuf !== null) {
+        b = Buffer.concat([this.resBuf, d]);
+        this.resBuf = null;
+      }
+      for (;;) {
+        const i = b.indexOf(CRLFCRLF, off);
+        if (i === -1) {
+          if (b.length - off > MAX_RESPONSE_HEAD) return this.upstreamInvalid('the upstream response head is larger than 64 KiB');
+          this.resBuf = off === 0 ? b : b.subarray(off);
+          return;
+        }
+        const tHead = performance.now();
+        let more: boolean;
+        try {
+          more = this.responseHead(b.toString('latin1', off, i));
+        } catch (err) {
+          return this.upstreamInvalid((err as Error).message);
+        }
+        off = i + 4;
+        if (more) continue; // an interim 1xx response; the final one follows
+        this.replay = null;
+        this.resState = 1;
+        const body = this.takeBody(b, off);
+        const ok = writeJoined(this.client.sock, this.clientHead, body);
+        this.clientHead = null;
+        this.proxy.observeAdded((this.dispatchedAt - this.t0 + (performance.now() - tHead)) / 1000);
+        if (this.responseEnded) this.complete();
+        else if (!ok) this.conn?.sock.pause();
+        return;
+      }
+    }
+    const body = this.takeBody(b, off);
+    if (body !== null) {
+      let ok = true;
+      for (const p of body) ok = this.client.sock.write(p);
+      if (!ok && !this.responseEnded) this.conn?.sock.pause();
+    }
+    if (this.responseEnded) this.complete();
+  }
+
+  private clientHead: string | null = null;
+
+  /** True once the response body's framing says it ended (takeBody moves resState there). */
+  private get responseEnded(): boolean {
+    return this.resState === 2;
+  }
+
+  /** Parses a response head; returns true for an interim (1xx) response to skip. */
+  private responseHead(head: string): boolean {
+    const sl = parseStatusLine(head);
+    const raw: string[] = [];
+    parseFieldLines(head, sl.fieldsAt, raw);
+    if (sl.status < 200) {
+      if (sl.status === 101) throw new Error('the upstream switched protocols, which was not asked for');
+      return true;
+    }
+    const out: string[] = [];
+    let contentLength = -1;
+    let te: string | null = null;
+    let connectionTokens: string | null = null;
+    let keepAliveHint: string | null = null;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!;
+      const value = raw[i + 1]!;
+      const lower = name.toLowerCase();
+      if (HOP_BY_HOP.has(lower)) {
+        if (lower === 'transfer-encoding') te = te === null ? value : `${te},${value}`;
+        else if (lower === 'connection') connectionTokens = connectionTokens === null ? value : `${connectionTokens},${value}`;
+        else if (lower === 'keep-alive') keepAliveHint = value;
+        continue;
+      }
+      if (lower === CAPTURE_HEADER) continue;
+      if (lower === 'content-length') {
+        const n = parseContentLength(value);
+        if (n < 0 || (contentLength >= 0 && n !== contentLength)) throw new Error('the upstream sent an invalid content-length');
+        contentLength = n;
+      }
+      out.push(name, value);
+    }
+    if (connectionTokens !== null) {
+      const listed = connectionTokens.toLowerCase();
+      if (/(^|,)\s*close\s*(,|$)/.test(listed)) this.upstreamKeepAlive = false;
+      stripConnectionListed(out, listed);
+    }
+    if (sl.minor === 0) this.upstreamKeepAlive = false;
+    if (keepAliveHint !== null && this.conn !== null) {
+      const m = /timeout\s*=\s*(\d+)/i.exec(keepAliveHint);
+      if (m) this.conn.idleMs = Math.max(0, Math.min(UPSTREAM_IDLE_MS, Number(m[1]) * 1000 - 1000));
+    }
+
+    // response framing (RFC 9112 §6.3)
+    const status = sl.status;
+    let framing: Framing;
+    if (this.method === 'HEAD' || status === 204 || status === 304) framing = Framing.None;
+    else if (te !== null) {
+      let chunked = false;
+      try {
+        chunked = isChunkedOnly(te);
+      } catch {
+        chunked = false;
+      }
+      framing = chunked ? Framing.Chunked : Framing.Close;
+      // transfer-encoding overrides content-length, which must not reach the client
+      if (contentLength >= 0) for (let i = out.length - 2; i >= 0; i -= 2) if (out[i]!.toLowerCase() === 'content-length') out.splice(i, 2);
+      if (!chunked) throw new Error('the upstream used a transfer coding other than chunked');
+    } else if (contentLength >= 0) framing = contentLength === 0 ? Framing.None : Framing.Length;
+    else framing = Framing.Close;
+    this.resFraming = framing;
+    this.resRemaining = contentLength;
+    if (framing === Framing.Chunked) this.resDecoder = new ChunkedDecoder();
+    if (framing === Framing.Close) this.upstreamKeepAlive = false;
+
+    const cap = this.capture;
+    let echo = this.echo;
+    if (cap !== null && !cap.active) echo = 'skipped:too_large';
+    if (cap !== null && cap.active) {
+      const pairs: [string, string][] = [];
+      for (let i = 0; i < out.length; i += 2) pairs.push([out[i]!, out[i + 1]!]);
+      cap.startResponse(status, pairs);
+      this.onResData = (x) => cap.pushResponse(x);
+    }
+    this.closeAfter = !this.keepAlive || framing === Framing.Close || this.proxy.isDraining;
+    if (framing === Framing.Chunked && this.minor === 0) {
+      this.dechunk = true;
+      this.closeAfter = true;
+    }
+
+    let h = `HTTP/1.1 ${status} ${sl.reason}\r\n`;
+    for (let i = 0; i < out.length; i += 2) h += `${out[i]!}: ${out[i + 1]!}\r\n`;
+    if (framing === Framing.Chunked && !this.dechunk) h += 'transfer-encoding: chunked\r\n';
+    h += `${CAPTURE_HEADER}: ${echo}\r\n`;
+    if (this.closeAfter) h += 'connection: close\r\n';
+    this.clientHead = `${h}\r\n`;
+    if (this.conn !== null && framing !== Framing.None) this.conn.setTimer(this.conn.pool.opts.bodyTimeoutMs);
+    return false;
+  }
+
+  /** Takes the response body bytes in `b[off…]` per the framing; sets resState 2 at the end. */
+  private takeBody(b: Buffer, off: number): Buffer[] | null {
+    const f = this.resFraming;
+    if (f === Framing.None) {
+      this.resState = 2;
+      if (off < b.length) this.upstreamKeepAlive = false;
+      return null;
+    }
+    if (off >= b.length) return null;
+    if (f === Framing.Length) {
+      const take = Math.min(this.resRemaining, b.length - off);
+      this.resRemaining -= take;
+      const part = off === 0 && take === b.length ? b : b.subarray(off, off + take);
+      this.onResData?.(part);
+      if (this.resRemaining === 0) {
+        this.resState = 2;
+        if (off + take < b.length) this.upstreamKeepAlive = false;
+      }
+      return [part];
+    }
+    if (f === Framing.Chunked) {
+      let end: number;
+      if (this.dechunk) {
+        const parts: Buffer[] = [];
+        end = this.resDecoder!.push(b, off, (x) => {
+          parts.push(x);
+          this.onResData?.(x);
+        });
+        if (end !== -1) {
+          this.resState = 2;
+          if (end < b.length) this.upstreamKeepAlive = false;
+        }
+        return parts;
+      }
+      end = this.resDecoder!.push(b, off, this.onResData);
+      const stop = end === -1 ? b.length : end;
+      if (end !== -1) {
+        this.resState = 2;
+        if (end < b.length) this.upstreamKeepAlive = false;
+      }
+      return [off === 0 && stop === b.length ? b : b.subarray(off, stop)];
+    }
+    // close-delimited: everything until the upstream closes
+    const part = off === 0 ? b : b.subarray(off);
+    this.onResData?.(part);
+    return [part];
+  }
+
+  /** The response ended cleanly. */
+  private complete(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.resState = 2;
+    const c = this.conn;
+    this.conn = null;
+    if (c !== null) {
+      c.ex = null;
+      if (this.upstreamKeepAlive && this.requestDone && c.sock.readable) {
+        c.sock.resume();
+        c.pool.release(c);
+      } else c.sock.destroy();
+    }
+    this.client.exchangeDone(this.closeAfter || !this.requestDone);
+    this.proxy.finish(this, 'ok');
+  }
+
+  /** The request body's chunked framing broke: 400 if nothing was answered yet, else a cut. */
+  private requestMalformed(err: HttpSyntaxError): void {
+    this.dropUpstream();
+    if (this.resState === 0) {
+      this.finished = true;
+      this.client.answer(400, err.code, err.message, this.echo, true);
+      this.client.exchangeDone(true);
+      this.proxy.finish(this, 'bad_request');
+    } else this.cutClient('bad_request');
+  }
+
+  onUpstreamEnd(): void {
+    if (this.resState === 1 && this.resFraming === Framing.Close) {
+      this.resState = 2;
+      this.upstreamKeepAlive = false;
+      this.complete();
+    }
+  }
+
+  onUpstreamTimeout(): void {
+    if (this.finished) return;
+    if (this.resState === 0) this.fail('upstream_timeout');
+    else this.cutClient('upstream_cut');
+  }
+
+  onUpstreamClose(c: UpstreamConn): void {
+    if (this.finished || this.conn !== c) return;
+    this.conn = null;
+    if (this.resState === 1 && this.resFraming === Framing.Close) {
+      this.resState = 2;
+      this.complete();
+      return;
+    }
+    if (this.resState !== 0) {
+      this.cutClient('upstream_cut');
+      return;
+    }
+    // a reused keep-alive connection the upstream had closed: replay once on a fresh one
+    if (c.reused && !this.retried && this.replay !== null && this.requestDone && this.resBuf === null) {
+      this.retried = true;
+      this.pending = this.replay;
+      this.replay = null;
+      this.replayBytes = 0;
+      this.route!.pool.acquire(this, true);
+      return;
+    }
+    const code = (c.error as { code?: string } | null)?.code;
+    this.fail(code === 'ETIMEDOUT' ? 'upstream_timeout' : 'upstream_error');
+  }
+
+  private upstreamInvalid(message: string): void {
+    this.dropUpstream();
+    if (this.finished) return;
+    if (this.resState !== 0) {
+      this.cutClient('upstream_cut');
+      return;
+    }
+    this.finished = true;
+    this.proxy.d.log.warn({ path: this.upstreamPath, reason: message }, 'invalid upstream response');
+    this.client.answer(502, 'upstream_invalid_response', 'The upstream sent a response that is not valid HTTP/1.1.', this.echo, !this.requestDone || !this.keepAlive);
+    this.client.exchangeDone(!this.requestDone || !this.keepAlive);
+    this.proxy.finish(this, 'upstream_error');
+  }
+
+  /** Fails before any response byte reached the client: 502/504 with a JSON body. */
+  private fail(outcome: 'upstream_error' | 'upstream_timeout'): void {
+    this.dropUpstream();
+    if (this.finished) return;
+    this.finished = true;
+    const timeout = outcome === 'upstream_timeout';
+    const close = !this.requestDone || !this.keepAlive;
+    this.client.answer(
+      timeout ? 504 : 502,
+      timeout ? 'upstream_timeout' : 'upstream_unavailable',
+      timeout ? 'The upstream did not answer in time.' : 'The upstream could not be reached or failed before responding.',
+      this.echo,
+      close,
+    );
+    this.client.exchangeDone(close);
+    this.proxy.finish(this, outcome);
+  }
+
+  /** Fails after the response head went out: the client must see the same cut, never a clean end. */
+  private cutClient(outcome: RequestOutcome): void {
+    this.dropUpstream();
+    if (this.finished) return;
+    this.finished = true;
+    this.client.sock.destroy();
+    this.proxy.finish(this, outcome);
+  }
+
+  /** The client connection closed. */
+  onClientGone(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.dropUpstream();
+    this.route?.pool.cancel(this);
+    this.proxy.finish(this, 'client_aborted');
+  }
+
+  private dropUpstream(): void {
+    const c = this.conn;
+    this.conn = null;
+    if (c !== null) {
+      c.ex = null;
+      c.sock.destroy();
+    }
+  }
 }
 
 /**
@@ -449,125 +1328,5 @@ class Capture {
     this.chunks = [];
     this.response = null;
     this.metrics.capture(reason === 'queue_full' ? 'dropped' : 'excluded', reason);
-  }
-}
-
-/**
- * One proxied exchange, as an undici dispatch handler. It uses undici 7's callback interface
- * (onConnect/onHeaders/onData/onComplete/onError — the core's native one in 7.x, marked deprecated
- * in its types in favour of the controller interface): it hands over the raw header buffers, so
- * names, order and duplicates pass through unchanged and no header object is parsed per response.
- */
-class Exchange implements Dispatcher.DispatchHandler {
-  dispatchedAt = 0;
-  route: CompiledRoute | null = null;
-  upstreamPath = '';
-  private abortUpstream: ((err: Error) => void) | null = null;
-  private resumeUpstream: (() => void) | null = null;
-  private finished = false;
-  private clientGone = false;
-  private cut = false;
-
-  constructor(
-    private readonly proxy: SidecarProxy,
-    readonly req: IncomingMessage,
-    private readonly res: ServerResponse,
-    readonly capture: Capture | null,
-    private readonly echo: string,
-    private readonly t0: number,
-  ) {}
-
-  onConnect(abort: (err?: Error) => void): void {
-    this.abortUpstream = abort;
-    if (this.clientGone) abort(new Error('client aborted'));
-  }
-
-  onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void, statusText: string): boolean {
-    if (statusCode < 200) return true; // informational responses are not relayed
-    const tHeaders = performance.now();
-    this.resumeUpstream = resume;
-    const out: string[] = [];
-    const pairs: [string, string][] | null = this.capture?.active ? [] : null;
-    let connectionTokens: string | null = null;
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      const name = rawHeaders[i]!.toString('latin1');
-      const value = rawHeaders[i + 1]!.toString('latin1');
-      const lower = name.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) {
-        if (lower === 'connection') connectionTokens = value;
-        continue;
-      }
-      if (lower === CAPTURE_HEADER) continue;
-      out.push(name, value);
-      pairs?.push([name, value]);
-    }
-    if (connectionTokens !== null) stripConnectionListed(out, connectionTokens);
-    let echo = this.echo;
-    if (this.capture !== null && !this.capture.active) echo = 'skipped:too_large';
-    out.push(CAPTURE_HEADER, echo);
-    try {
-      this.res.writeHead(statusCode, statusText, out);
-    } catch (err) {
-      // a header Node refuses to write: answer as an unusable upstream response
-      this.abortUpstream?.(err as Error);
-      return false;
-    }
-    if (pairs !== null) this.capture!.startResponse(statusCode, pairs);
-    this.proxy.observeAdded((this.dispatchedAt - this.t0 + (performance.now() - tHeaders)) / 1000);
-    return true;
-  }
-
-  onData(chunk: Buffer): boolean {
-    if (this.capture !== null) this.capture.pushResponse(chunk);
-    if (this.res.write(chunk)) return true;
-    const resume = this.resumeUpstream;
-    if (resume) this.res.once('drain', resume);
-    return false;
-  }
-
-  onComplete(): void {
-    if (this.finished) return;
-    this.finished = true;
-    this.res.end();
-    this.proxy.finish(this, 'ok');
-  }
-
-  onError(err: Error): void {
-    if (this.finished) return;
-    this.finished = true;
-    const code = (err as { code?: string }).code;
-    if (this.clientGone) {
-      this.proxy.finish(this, 'client_aborted');
-      return;
-    }
-    if (this.res.headersSent) {
-      // mid-response failure: the client must see the same cut, never a clean end
-      this.cut = true;
-      this.res.destroy(err);
-      this.proxy.finish(this, 'upstream_cut');
-      return;
-    }
-    // undici destroys the request body stream on failure (detaching it from the socket first),
-    // so only the client socket itself says whether the client is gone
-    const sock = this.res.socket;
-    if (sock === null || sock.destroyed) {
-      this.proxy.finish(this, 'client_aborted');
-      return;
-    }
-    const timeout = code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT';
-    sendError(
-      this.res,
-      timeout ? 504 : 502,
-      timeout ? 'upstream_timeout' : 'upstream_unavailable',
-      timeout ? 'The upstream did not answer in time.' : 'The upstream could not be reached or failed before responding.',
-      this.echo,
-    );
-    this.proxy.finish(this, timeout ? 'upstream_timeout' : 'upstream_error');
-  }
-
-  onClientClose(): void {
-    if (this.res.writableFinished || this.cut) return;
-    this.clientGone = true;
-    this.abortUpstream?.(new Error('client aborted'));
   }
 }
