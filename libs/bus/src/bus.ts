@@ -21,6 +21,13 @@ export interface BusOptions {
    * its own cancellable loop; after the first connection the client reconnects by itself.
    */
   connectTimeoutMs?: number;
+  /**
+   * Capture a stack trace at every request/publish so a later failure points at its caller
+   * (nats.js `noAsyncTraces: false`; default true). Each trace is an Error built up front: for
+   * the sidecar, which publishes per sampled request on the hot path, that was the largest
+   * single cost of a capture, so it turns them off.
+   */
+  asyncTraces?: boolean;
 }
 
 /** A NATS connection with JetStream handles and Shadowplane's names. */
@@ -48,6 +55,7 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
     timeout: opts.connectTimeoutMs ?? 10_000,
+    noAsyncTraces: !(opts.asyncTraces ?? true),
   });
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc, { checkAPI: false });
