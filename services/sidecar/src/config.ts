@@ -51,6 +51,9 @@ export const SidecarEnv = CommonEnv.extend({
   SHADOWPLANE_SIDECAR_CAPTURE_OFFLOAD_BYTES: Int(0, 1024 * MiB)
     .default(64 * 1024)
     .describe('captures with more teed bytes than this are built on a worker thread instead of the event loop'),
+  SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: Int(0, 5_000)
+    .default(100)
+    .describe('most ms a small capture waits so captures are built and published in batches (less CPU per capture; 0 = at once)'),
   SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: Int(1, 1_000_000).default(1000).describe('most envelopes waiting to publish; more are dropped (queue_full / nats_down)'),
   SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES: Int(1024, 4096 * MiB).default(128 * MiB).describe('most bytes held by captures in flight (teed bodies plus queued envelopes)'),
   SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: Int(10, 600_000).default(2000).describe('JetStream publish / object-store put timeout, ms'),
@@ -154,6 +157,7 @@ export interface SidecarConfig {
     captureMaxBytes: number;
     responseCaptureMaxBytes: number;
     offloadBytes: number;
+    batchMs: number;
     queueMax: number;
     queueMaxBytes: number;
     publishTimeoutMs: number;
@@ -298,6 +302,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         captureMaxBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_MAX_BYTES,
         responseCaptureMaxBytes: e.SHADOWPLANE_SIDECAR_RESPONSE_CAPTURE_MAX_BYTES,
         offloadBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_OFFLOAD_BYTES,
+        batchMs: e.SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS,
         queueMax: e.SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX,
         queueMaxBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES,
         publishTimeoutMs: e.SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS,

@@ -103,6 +103,7 @@ export class SidecarProxy {
   private inflight = 0;
   private draining = false;
   private drainWaiters: (() => void)[] = [];
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(readonly d: ProxyDeps) {
     const c = d.config;
@@ -129,6 +130,11 @@ export class SidecarProxy {
     const m = d.metrics.requests;
     const outcomes: RequestOutcome[] = ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'no_route', 'bad_request', 'shutting_down'];
     this.reqOutcome = Object.fromEntries(outcomes.map((o) => [o, m.labels({ outcome: o })])) as Record<RequestOutcome, { inc(): void }>;
+    // one periodic sweep enforces every timeout (a deadline number per connection) instead of a
+    // timer per socket re-armed several times per request; a timeout fires up to one period late
+    const shortest = Math.min(c.upstream.connectTimeoutMs, c.upstream.headersTimeoutMs, c.upstream.bodyTimeoutMs, c.keepAliveTimeoutMs, UPSTREAM_IDLE_MS);
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(1000, Math.floor(shortest / 4))));
+    this.sweeper.unref();
     this.server = createServer({ noDelay: true, allowHalfOpen: true }, (sock) => {
       if (this.draining) {
         sock.destroy();
@@ -185,7 +191,15 @@ export class SidecarProxy {
     }
     for (const c of this.clients) c.sock.destroy();
     await closed;
+    clearInterval(this.sweeper);
     for (const p of this.pools) p.close();
+  }
+
+  /** Fires the timeouts whose deadline passed. */
+  private sweep(): void {
+    const now = performance.now();
+    for (const c of this.clients) if (c.deadline < now) c.onTimeout();
+    for (const p of this.pools) p.sweep(now);
   }
 
   /** Counts a request's outcome and wakes a drain waiting for the last one. */
@@ -389,6 +403,8 @@ export class SidecarProxy {
       inlineMaxBytes: cfg.capture.inlineMaxBytes,
       maxBodyBytes: cfg.capture.captureMaxBytes,
       bodyStore: this.d.names.captureBodies,
+      // now, not when the (batched) build runs
+      capturedAt: new Date().toISOString(),
     };
     const teed = cap.heldBytes;
     cap.chunks = [];
@@ -465,19 +481,14 @@ function writeJoined(sock: Socket, head: string | null, parts: Buffer[] | null):
   return ok;
 }
 
-/** Sets a socket's idle timeout only when it changes (each call allocates a timer). */
-function setIdle(sock: Socket, holder: { timeoutMs: number }, ms: number): void {
-  if (holder.timeoutMs === ms) return;
-  holder.timeoutMs = ms;
-  sock.setTimeout(ms);
-}
 
 /**
  * One client connection: parses request heads, runs one exchange at a time (pipelined requests
  * wait their turn, bytes kept), applies the keep-alive and head timeouts.
  */
 class ClientConn {
-  timeoutMs = -1;
+  /** performance.now() ms after which the sweep times this connection out (Infinity: never) */
+  deadline: number;
   private buf: Buffer | null = null;
   private ex: Exchange | null = null;
   private headStartedAt = 0;
@@ -493,9 +504,8 @@ class ClientConn {
     sock.on('end', () => this.onEnd());
     sock.on('error', () => undefined);
     sock.on('close', () => this.ex?.onClientGone());
-    sock.on('timeout', () => this.onTimeout());
     sock.on('drain', () => this.ex?.onClientDrain());
-    setIdle(sock, this, proxy.keepAliveTimeoutMs);
+    this.deadline = performance.now() + proxy.keepAliveTimeoutMs;
   }
 
   /** Writes to the client; false when its buffer is full (wait for drain). */
@@ -551,7 +561,7 @@ class ClientConn {
         this.buf = off === 0 ? b : b.subarray(off);
         if (this.headStartedAt === 0) {
           this.headStartedAt = performance.now();
-          setIdle(this.sock, this, CLIENT_HEADERS_TIMEOUT_MS);
+          this.deadline = this.headStartedAt + CLIENT_HEADERS_TIMEOUT_MS;
         }
         return;
       }
@@ -568,7 +578,7 @@ class ClientConn {
         continue;
       }
       this.ex = ex;
-      setIdle(this.sock, this, 0);
+      this.deadline = Infinity;
       const end = ex.start(b, i + 4);
       if (end === -1 || end === b.length) return;
       if (this.ex !== null) {
@@ -588,7 +598,7 @@ class ClientConn {
       this.sock.end();
       return;
     }
-    setIdle(this.sock, this, this.proxy.keepAliveTimeoutMs);
+    this.deadline = performance.now() + this.proxy.keepAliveTimeoutMs;
     if (this.stashPaused) {
       this.stashPaused = false;
       this.sock.resume();
@@ -608,7 +618,7 @@ class ClientConn {
       this.buf = null;
       this.sock.end();
       // a client that keeps sending after the answer must not hold the socket open
-      setIdle(this.sock, this, 5_000);
+      this.deadline = performance.now() + 5_000;
     }
   }
 
@@ -620,7 +630,9 @@ class ClientConn {
     else this.sock.end();
   }
 
-  private onTimeout(): void {
+  /** The deadline passed: an idle keep-alive connection closes, a half-sent head gets 408. */
+  onTimeout(): void {
+    this.deadline = Infinity;
     if (this.ex !== null) return;
     if (this.buf !== null && this.headStartedAt !== 0) {
       this.answer(408, 'request_timeout', 'the request head was not received in time', 'not_sampled', true);
@@ -652,6 +664,7 @@ class UpstreamPool {
   readonly port: number;
   readonly tls: boolean;
   private readonly idle: UpstreamConn[] = [];
+  private readonly all = new Set<UpstreamConn>();
   private readonly waiters: Exchange[] = [];
   private total = 0;
   private closed = false;
@@ -677,7 +690,9 @@ class UpstreamPool {
     }
     if (this.total < this.opts.connections && !this.closed) {
       this.total++;
-      ex.attach(new UpstreamConn(this));
+      const c = new UpstreamConn(this);
+      this.all.add(c);
+      ex.attach(c);
       return;
     }
     this.waiters.push(ex);
@@ -702,13 +717,14 @@ class UpstreamPool {
       return;
     }
     c.reused = true;
-    c.setTimer(c.idleMs);
+    c.deadline = performance.now() + c.idleMs;
     this.idle.push(c);
   }
 
   /** A connection closed: forget it, and open a new one for a waiter if any. */
   discard(c: UpstreamConn): void {
     this.total--;
+    this.all.delete(c);
     const i = this.idle.indexOf(c);
     if (i !== -1) this.idle.splice(i, 1);
     const w = this.waiters.shift();
@@ -719,6 +735,16 @@ class UpstreamPool {
     this.closed = true;
     for (const c of this.idle.splice(0)) c.sock.destroy();
   }
+
+  /** Times out the connections whose deadline passed. */
+  sweep(now: number): void {
+    for (const c of this.all) {
+      if (c.deadline >= now) continue;
+      c.deadline = Infinity;
+      if (c.ex !== null) c.ex.onUpstreamTimeout();
+      else c.sock.destroy();
+    }
+  }
 }
 
 /** One upstream connection; routes its socket events to the exchange it serves. */
@@ -728,7 +754,8 @@ class UpstreamConn {
   reused = false;
   connected = false;
   idleMs = UPSTREAM_IDLE_MS;
-  timeoutMs = -1;
+  /** performance.now() ms after which the sweep times this connection out (Infinity: never) */
+  deadline: number;
   error: Error | null = null;
 
   constructor(readonly pool: UpstreamPool) {
@@ -740,17 +767,13 @@ class UpstreamConn {
       this.sock = netConnect({ host: pool.hostname, port: pool.port, noDelay: true });
       this.sock.once('connect', () => this.onConnect());
     }
-    this.setTimer(o.connectTimeoutMs);
+    this.deadline = performance.now() + o.connectTimeoutMs;
     this.sock.on('data', (d: Buffer) => {
       if (this.ex !== null) this.ex.onUpstreamData(d);
       else this.sock.destroy(); // bytes nobody asked for: the connection is unusable
     });
     this.sock.on('end', () => this.ex?.onUpstreamEnd());
     this.sock.on('error', (e: Error) => (this.error = e));
-    this.sock.on('timeout', () => {
-      if (this.ex !== null) this.ex.onUpstreamTimeout();
-      else this.sock.destroy();
-    });
     this.sock.on('drain', () => this.ex?.onUpstreamDrain());
     this.sock.once('close', () => {
       const ex = this.ex;
@@ -763,11 +786,7 @@ class UpstreamConn {
   private onConnect(): void {
     this.connected = true;
     if (this.pool.tls) this.sock.setNoDelay(true);
-    if (this.ex !== null) this.setTimer(this.pool.opts.headersTimeoutMs);
-  }
-
-  setTimer(ms: number): void {
-    setIdle(this.sock, this, ms);
+    if (this.ex !== null) this.deadline = performance.now() + this.pool.opts.headersTimeoutMs;
   }
 }
 
@@ -897,6 +916,8 @@ class Exchange {
       }
       return;
     }
+    // an upload in progress keeps the headers timeout from running out
+    if (this.resState === 0) c.deadline = performance.now() + c.pool.opts.headersTimeoutMs;
     if (!c.sock.write(part) && !this.clientPausedForUpstream) {
       this.clientPausedForUpstream = true;
       this.client.sock.pause();
@@ -915,7 +936,7 @@ class Exchange {
     const parts = this.pending;
     this.pending = null;
     this.pendingBytes = 0;
-    if (c.connected) c.setTimer(c.pool.opts.headersTimeoutMs);
+    if (c.connected) c.deadline = performance.now() + c.pool.opts.headersTimeoutMs;
     const ok = writeJoined(c.sock, this.upstreamHead, parts !== null && parts.length > 0 ? parts : null);
     if (this.clientPausedForPending) {
       this.clientPausedForPending = false;
@@ -935,7 +956,18 @@ class Exchange {
   }
 
   onClientDrain(): void {
-    this.conn?.sock.resume();
+    const c = this.conn;
+    if (c === null || !c.sock.isPaused()) return;
+    c.deadline = performance.now() + c.pool.opts.bodyTimeoutMs;
+    c.sock.resume();
+  }
+
+  /** The client cannot take more: stop reading the upstream (its body timeout waits too). */
+  private pauseUpstream(): void {
+    const c = this.conn;
+    if (c === null) return;
+    c.deadline = Infinity;
+    c.sock.pause();
   }
 
   onUpstreamData(d: Buffer): void {
@@ -974,7 +1006,7 @@ class Exchange {
         this.clientHead = null;
         this.proxy.observeAdded((this.dispatchedAt - this.t0 + (performance.now() - tHead)) / 1000);
         if (this.responseEnded) this.complete();
-        else if (!ok) this.conn?.sock.pause();
+        else if (!ok) this.pauseUpstream();
         return;
       }
     }
@@ -982,7 +1014,8 @@ class Exchange {
     if (body !== null) {
       let ok = true;
       for (const p of body) ok = this.client.sock.write(p);
-      if (!ok && !this.responseEnded) this.conn?.sock.pause();
+      if (!ok && !this.responseEnded) this.pauseUpstream();
+      else if (this.conn !== null) this.conn.deadline = performance.now() + this.conn.pool.opts.bodyTimeoutMs;
     }
     if (this.responseEnded) this.complete();
   }
@@ -1080,7 +1113,7 @@ class Exchange {
     h += `${CAPTURE_HEADER}: ${echo}\r\n`;
     if (this.closeAfter) h += 'connection: close\r\n';
     this.clientHead = `${h}\r\n`;
-    if (this.conn !== null && framing !== Framing.None) this.conn.setTimer(this.conn.pool.opts.bodyTimeoutMs);
+    if (this.conn !== null) this.conn.deadline = framing === Framing.None ? Infinity : performance.now() + this.conn.pool.opts.bodyTimeoutMs;
     return false;
   }
 

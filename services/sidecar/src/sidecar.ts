@@ -54,7 +54,8 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
   const log =
     opts.logger ??
     createLogger({ service: 'sidecar', version: SIDECAR_VERSION, level: config.logLevel, destination: pino.destination({ fd: 2, sync: false }) });
-  const registry = opts.registry ?? createMetricsRegistry({ prefix: 'shadowplane_sidecar_' });
+  // event-loop delay sampled once a second, not 100 times: each sample is a wake-up on the hot path
+  const registry = opts.registry ?? createMetricsRegistry({ prefix: 'shadowplane_sidecar_', eventLoopMonitoringPrecisionMs: 1000 });
   const metrics = new SidecarMetrics(registry);
   const names = natsNames(config.natsPrefix);
   const publisher = new CapturePublisher(
@@ -68,7 +69,7 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     metrics,
     log,
   );
-  const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics);
+  const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics, config.capture.batchMs);
   const proxy = new SidecarProxy({ config, metrics, log, publisher, processor, names, ...(opts.random ? { random: opts.random } : {}) });
   const url = await proxy.listen(config.listen.host, config.listen.port);
   let ops: OpsServer;
@@ -93,6 +94,7 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
           name: `shadowplane-sidecar-${config.sidecarId}`,
           prefix: config.natsPrefix,
           connectTimeoutMs: opts.natsConnectTimeoutMs ?? 2000,
+          asyncTraces: false,
         });
         if (stopped) {
           await b.close();
@@ -125,7 +127,9 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     async stop() {
       log.info({ inflight: proxy.inflightCount }, 'draining');
       await proxy.drain(config.drainTimeoutMs);
-      // the last responses' captures are built in the next event-loop turns; let them reach the queue
+      // the last responses' captures: build the waiting batch now, let worker builds and the
+      // resulting enqueues land, then publish
+      await processor.flush();
       await new Promise((r) => setTimeout(r, 20));
       await publisher.flush(config.flushTimeoutMs);
       await processor.close();
