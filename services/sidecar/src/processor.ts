@@ -58,9 +58,10 @@ export class CaptureProcessor {
     }
   }
 
-  private schedule(): void {
+  /** Arms the next build: a turn away when a batch is full (or `now`), else the window timer. */
+  private schedule(now = false): void {
     if (this.immediate !== null) return;
-    if (this.batch.length >= BATCH_MAX || this.batchMs === 0) {
+    if (now || this.batch.length >= BATCH_MAX || this.batchMs === 0) {
       if (this.timer !== null) {
         clearTimeout(this.timer);
         this.timer = null;
@@ -87,8 +88,8 @@ export class CaptureProcessor {
     const jobs = this.batch.length <= BATCH_MAX ? this.batch : this.batch.slice(0, BATCH_MAX);
     this.batch = this.batch.length <= BATCH_MAX ? [] : this.batch.slice(BATCH_MAX);
     for (const j of jobs) j.resolve(toPublishable(buildEnvelope(j.input)));
-    // the rest in a later turn, so one batch never holds the event loop for long
-    if (this.batch.length > 0) this.schedule();
+    // the rest (already due) in the next turn, so one batch never holds the event loop for long
+    if (this.batch.length > 0) this.schedule(true);
   }
 
   private offload(input: CaptureInput): Promise<ProcessResult> {
