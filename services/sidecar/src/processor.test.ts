@@ -29,7 +29,7 @@ function input(i: number): CaptureInput {
 
 function processor(batchMs: number): { p: CaptureProcessor; metrics: SidecarMetrics } {
   const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
-  return { p: new CaptureProcessor(64 * 1024, createLogger({ service: 'test', level: 'silent' }), metrics, batchMs), metrics };
+  return { p: new CaptureProcessor(64 * 1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, batchMs), metrics };
 }
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
