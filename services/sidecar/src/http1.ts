@@ -152,23 +152,27 @@ export function parseContentLength(v: string): number {
 }
 
 /**
- * Checks a Transfer-Encoding list: true when its final coding is `chunked` and it is the only one
- * (the proxy does not apply or remove other codings, RFC 9112 §6.1). Returns false for `chunked`
- * not last; throws for codings it cannot frame.
- * @throws HttpSyntaxError 501 `not_implemented` for a coding other than chunked
+ * Checks a request's Transfer-Encoding list: passes when it is exactly `chunked` (the proxy
+ * neither applies nor removes other codings, RFC 9112 §6.1).
+ * @throws HttpSyntaxError 400 `malformed_http` when chunked is not the final coding, or appears
+ *   twice — the body length cannot be determined (RFC 9112 §6.3); 501 `not_implemented` when
+ *   chunked is final but another coding precedes it (RFC 9112 §6.1)
  */
-export function isChunkedOnly(te: string): boolean {
+export function assertChunkedOnly(te: string): void {
   const codings = te
     .split(',')
     .map((t) => t.trim().toLowerCase())
     .filter((t) => t !== '');
-  if (codings.length === 1 && codings[0] === 'chunked') return true;
-  if (codings.every((c) => c === 'chunked')) return false;
+  if (codings.length === 1 && codings[0] === 'chunked') return;
+  if (codings.length === 0 || codings[codings.length - 1] !== 'chunked' || codings.filter((c) => c === 'chunked').length > 1) {
+    throw new HttpSyntaxError(400, 'malformed_http', 'chunked must be the final transfer coding, once');
+  }
   throw new HttpSyntaxError(501, 'not_implemented', `transfer coding ${JSON.stringify(codings.join(', ').slice(0, 64))} is not supported`);
 }
 
 const enum CS {
   Size,
+  SizeWs,
   Ext,
   SizeLf,
   Data,
@@ -199,6 +203,8 @@ export class ChunkedDecoder {
   private digits = 0;
   private lineBytes = 0;
   private trailerBytes = 0;
+  /** within a trailer line: 0 = in the name, 1 = after the colon */
+  private trailerPart = 0;
 
   /** True once the last chunk and the trailer section have been read. */
   get done(): boolean {
@@ -234,11 +240,23 @@ export class ChunkedDecoder {
             throw bad('a chunk without a size');
           } else if (c === 0x0d) {
             this.state = CS.SizeLf;
-          } else if (c === 0x3b || c === 0x20 || c === 0x09) {
+          } else if (c === 0x3b) {
             this.state = CS.Ext;
+          } else if (c === 0x20 || c === 0x09) {
+            this.state = CS.SizeWs;
           } else {
             throw bad('an invalid chunk size');
           }
+          if (++this.lineBytes > MAX_CHUNK_LINE) throw bad('a chunk-size line too long');
+          i++;
+          continue;
+        }
+        case CS.SizeWs: {
+          // BWS before a chunk extension (RFC 9112 §7.1.1): only ";" or the line end may follow
+          const c = buf[i]!;
+          if (c === 0x3b) this.state = CS.Ext;
+          else if (c === 0x0d) this.state = CS.SizeLf;
+          else if (c !== 0x20 && c !== 0x09) throw bad('junk after a chunk size');
           if (++this.lineBytes > MAX_CHUNK_LINE) throw bad('a chunk-size line too long');
           i++;
           continue;
@@ -275,16 +293,22 @@ export class ChunkedDecoder {
           const c = buf[i]!;
           i++;
           if (c === 0x0d) this.state = CS.EndLf;
-          else if (c === 0x0a) throw bad('a bare LF in the trailer section');
-          else this.state = CS.TrailerLine;
+          else if (TCHAR[c] === 1) {
+            this.state = CS.TrailerLine;
+            this.trailerPart = 0;
+          } else throw bad('a trailer line that is not a header field');
           if (++this.trailerBytes > MAX_TRAILERS) throw bad('a trailer section too large');
           continue;
         }
         case CS.TrailerLine: {
+          // a field line (RFC 9112 §7.1.2 → §5): token name, colon, value without controls
           const c = buf[i]!;
           i++;
-          if (c === 0x0d) this.state = CS.TrailerLf;
-          else if (c === 0x0a || c === 0) throw bad('a bare LF or NUL in a trailer field');
+          if (this.trailerPart === 0) {
+            if (c === 0x3a) this.trailerPart = 1;
+            else if (TCHAR[c] !== 1) throw bad('an invalid trailer field name');
+          } else if (c === 0x0d) this.state = CS.TrailerLf;
+          else if ((c < 0x20 && c !== 0x09) || c === 0x7f) throw bad('control characters in a trailer field');
           if (++this.trailerBytes > MAX_TRAILERS) throw bad('a trailer section too large');
           continue;
         }

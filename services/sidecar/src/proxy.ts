@@ -5,7 +5,7 @@ import type { NatsNames } from '@shadowplane/contracts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { RouteSpec, SidecarConfig } from './config.js';
 import type { CaptureInput, TeedResponse } from './capture.js';
-import { ChunkedDecoder, HttpSyntaxError, isChunkedOnly, parseContentLength, parseFieldLines, parseRequestLine, parseStatusLine } from './http1.js';
+import { ChunkedDecoder, HttpSyntaxError, assertChunkedOnly, parseContentLength, parseFieldLines, parseRequestLine, parseStatusLine } from './http1.js';
 import type { CaptureProcessor } from './processor.js';
 import type { CapturePublisher } from './publisher.js';
 import { Sampler, type RequestHead, type SampleDecision } from './sampling.js';
@@ -22,6 +22,8 @@ export const CAPTURE_HEADER = 'x-shadow-capture';
 const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'expect']);
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+/** Methods a proxy may retry on its own (RFC 9110 §9.2.2). */
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
 /** Largest request head accepted (Node's default `maxHeaderSize`), bytes; larger → 431. */
 const MAX_REQUEST_HEAD = 16 * 1024;
@@ -112,7 +114,7 @@ export class SidecarProxy {
       const u = new URL(r.upstream);
       let pool = pools.get(u.origin);
       if (!pool) {
-        pool = new UpstreamPool(u, c.upstream);
+        pool = new UpstreamPool(u, c.upstream, d.log);
         pools.set(u.origin, pool);
         this.pools.push(pool);
       }
@@ -241,6 +243,7 @@ export class SidecarProxy {
 
   private prepare(conn: ClientConn, head: string, t0: number): Exchange | null {
     const line = parseRequestLine(head);
+    if (line.method === 'CONNECT') throw new HttpSyntaxError(501, 'not_implemented', 'CONNECT is not proxied');
     const raw: string[] = [];
     parseFieldLines(head, line.fieldsAt, raw);
     let target = line.target;
@@ -266,6 +269,7 @@ export class SidecarProxy {
     let contentEncoding: string | null = null;
     let connectionTokens: string | null = null;
     let expect: string | null = null;
+    let clRepeated = false;
     let shadowHeaders = false;
     const wanted = this.sampler.headerNames;
     const sampleHead: RequestHead = { method: line.method, path, host: '', headers: new Map() };
@@ -286,12 +290,14 @@ export class SidecarProxy {
       if (HOP_BY_HOP.has(lower)) {
         if (lower === 'transfer-encoding') te = te === null ? value : `${te},${value}`;
         else if (lower === 'connection') connectionTokens = connectionTokens === null ? value : `${connectionTokens},${value}`;
-        else if (lower === 'expect') expect = value;
+        else if (lower === 'expect') expect = expect === null ? value : `${expect},${value}`;
         continue;
       }
       if (lower === 'content-length') {
         const n = parseContentLength(value);
         if (n < 0 || (contentLength >= 0 && n !== contentLength)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
+        // repeated or listed equal values are accepted only as one field (RFC 9110 §8.6)
+        if (contentLength >= 0 || value.includes(',')) clRepeated = true;
         contentLength = n;
       } else if (lower === 'content-type') contentType = value;
       else if (lower === 'content-encoding') contentEncoding = value;
@@ -310,12 +316,14 @@ export class SidecarProxy {
     if (te !== null) {
       if (contentLength >= 0) throw new HttpSyntaxError(400, 'malformed_http', 'both transfer-encoding and content-length');
       if (line.minor === 0) throw new HttpSyntaxError(400, 'malformed_http', 'transfer-encoding in an HTTP/1.0 request');
-      if (!isChunkedOnly(te)) throw new HttpSyntaxError(400, 'malformed_http', 'chunked must be the final transfer coding');
+      assertChunkedOnly(te);
       framing = Framing.Chunked;
     } else if (contentLength > 0) framing = Framing.Length;
+    if (clRepeated) replaceContentLength(fwd, contentLength);
     let sendContinue = false;
     if (expect !== null) {
-      if (expect.toLowerCase() !== '100-continue') throw new HttpSyntaxError(417, 'expectation_failed', 'only 100-continue is supported');
+      // every listed expectation, across repeated lines, must be 100-continue (RFC 9110 §10.1.1)
+      if (!expect.split(',').every((e) => e.trim().toLowerCase() === '100-continue')) throw new HttpSyntaxError(417, 'expectation_failed', 'only 100-continue is supported');
       sendContinue = line.minor === 1 && framing !== Framing.None;
     }
     let keepAlive = line.minor === 1;
@@ -324,7 +332,6 @@ export class SidecarProxy {
       if (listed.includes('close') && /(^|,)\s*close\s*(,|$)/.test(listed)) keepAlive = false;
       stripConnectionListed(fwd, listed);
     }
-    if (line.method === 'CONNECT') throw new HttpSyntaxError(501, 'not_implemented', 'CONNECT is not proxied');
 
     const route = this.route(path, sampleHead.host);
     const ex = new Exchange(this, conn, line.method, line.minor, keepAlive && !this.draining, framing, contentLength, t0);
@@ -463,6 +470,12 @@ function stripConnectionListed(fwd: string[], tokens: string): void {
   }
 }
 
+/** Replaces every Content-Length field of a flat name/value list by one `content-length: n`. */
+function replaceContentLength(fields: string[], n: number): void {
+  for (let i = fields.length - 2; i >= 0; i -= 2) if (fields[i]!.toLowerCase() === 'content-length') fields.splice(i, 2);
+  fields.push('content-length', String(n));
+}
+
 /** Writes `head` (latin1) and `parts` to `sock` in one write when small, else corked. Returns write()'s verdict. */
 function writeJoined(sock: Socket, head: string | null, parts: Buffer[] | null): boolean {
   let total = head === null ? 0 : head.length;
@@ -500,7 +513,15 @@ class ClientConn {
     private readonly proxy: SidecarProxy,
     readonly sock: Socket,
   ) {
-    sock.on('data', (d: Buffer) => this.onData(d));
+    sock.on('data', (d: Buffer) => {
+      try {
+        this.onData(d);
+      } catch (err) {
+        // a defect here must cost one connection, never the process
+        proxy.d.log.error({ err }, 'proxy error on a client connection; dropped it');
+        sock.destroy();
+      }
+    });
     sock.on('end', () => this.onEnd());
     sock.on('error', () => undefined);
     sock.on('close', () => this.ex?.onClientGone());
@@ -672,6 +693,7 @@ class UpstreamPool {
   constructor(
     url: URL,
     readonly opts: { connections: number; connectTimeoutMs: number; headersTimeoutMs: number; bodyTimeoutMs: number },
+    readonly log: Logger,
   ) {
     this.hostHeader = url.host;
     this.hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -682,10 +704,14 @@ class UpstreamPool {
   /** Gives `ex` a connection now or when one frees up; `fresh` skips idle ones (a replay). */
   acquire(ex: Exchange, fresh = false): void {
     if (!fresh) {
-      const c = this.idle.pop();
-      if (c !== undefined) {
-        ex.attach(c);
-        return;
+      // newest first; one past its idle deadline may already be closed by the upstream
+      const now = performance.now();
+      for (let c = this.idle.pop(); c !== undefined; c = this.idle.pop()) {
+        if (c.deadline > now) {
+          ex.attach(c);
+          return;
+        }
+        c.sock.destroy();
       }
     }
     if (this.total < this.opts.connections && !this.closed) {
@@ -769,8 +795,17 @@ class UpstreamConn {
     }
     this.deadline = performance.now() + o.connectTimeoutMs;
     this.sock.on('data', (d: Buffer) => {
-      if (this.ex !== null) this.ex.onUpstreamData(d);
-      else this.sock.destroy(); // bytes nobody asked for: the connection is unusable
+      if (this.ex === null) {
+        this.sock.destroy(); // bytes nobody asked for: the connection is unusable
+        return;
+      }
+      try {
+        this.ex.onUpstreamData(d);
+      } catch (err) {
+        // a defect here must cost one exchange (502 or a cut, via close), never the process
+        pool.log.error({ err }, 'proxy error on an upstream connection; dropped it');
+        this.sock.destroy();
+      }
     });
     this.sock.on('end', () => this.ex?.onUpstreamEnd());
     this.sock.on('error', (e: Error) => (this.error = e));
@@ -810,7 +845,7 @@ class Exchange {
   private reqDecoder: ChunkedDecoder | null = null;
   private pending: Buffer[] | null = [];
   private pendingBytes = 0;
-  private replay: Buffer[] | null = [];
+  private replay: Buffer[] | null;
   private replayBytes = 0;
   private retried = false;
   private conn: UpstreamConn | null = null;
@@ -841,6 +876,7 @@ class Exchange {
     private readonly t0: number,
   ) {
     this.reqRemaining = contentLength > 0 ? contentLength : 0;
+    this.replay = IDEMPOTENT.has(method) ? [] : null;
     if (reqFraming === Framing.Chunked) {
       this.reqDecoder = new ChunkedDecoder();
       this.onReqData = (b) => this.capture?.pushRequest(b);
@@ -862,6 +898,7 @@ class Exchange {
    */
   start(b: Buffer, off: number): number {
     const end = this.feed(b, off);
+    if (this.finished) return end; // refused while reading the first body bytes
     this.route!.pool.acquire(this);
     this.dispatchedAt = performance.now();
     return end;
@@ -985,8 +1022,10 @@ class Exchange {
       }
       for (;;) {
         const i = b.indexOf(CRLFCRLF, off);
+        if (i === -1 ? b.length - off > MAX_RESPONSE_HEAD : i - off > MAX_RESPONSE_HEAD) return this.upstreamInvalid('the upstream response head is larger than 64 KiB');
+        // not HTTP at all: no need to wait for a blank line that may never come
+        if (b.length - off >= 5 && b.toString('latin1', off, off + 5) !== 'HTTP/') return this.upstreamInvalid('the upstream did not answer with HTTP');
         if (i === -1) {
-          if (b.length - off > MAX_RESPONSE_HEAD) return this.upstreamInvalid('the upstream response head is larger than 64 KiB');
           this.resBuf = off === 0 ? b : b.subarray(off);
           return;
         }
@@ -1001,7 +1040,14 @@ class Exchange {
         if (more) continue; // an interim 1xx response; the final one follows
         this.replay = null;
         this.resState = 1;
-        const body = this.takeBody(b, off);
+        let body: Buffer[] | null;
+        try {
+          body = this.takeBody(b, off);
+        } catch (err) {
+          // broken chunked framing before anything reached the client: still a clean 502
+          this.resState = 0;
+          return this.upstreamInvalid((err as Error).message);
+        }
         const ok = writeJoined(this.client.sock, this.clientHead, body);
         this.clientHead = null;
         this.proxy.observeAdded((this.dispatchedAt - this.t0 + (performance.now() - tHead)) / 1000);
@@ -1010,7 +1056,12 @@ class Exchange {
         return;
       }
     }
-    const body = this.takeBody(b, off);
+    let body: Buffer[] | null;
+    try {
+      body = this.takeBody(b, off);
+    } catch (err) {
+      return this.upstreamInvalid((err as Error).message);
+    }
     if (body !== null) {
       let ok = true;
       for (const p of body) ok = this.client.sock.write(p);
@@ -1041,6 +1092,7 @@ class Exchange {
     let te: string | null = null;
     let connectionTokens: string | null = null;
     let keepAliveHint: string | null = null;
+    let clRepeated = false;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i]!;
       const value = raw[i + 1]!;
@@ -1055,6 +1107,7 @@ class Exchange {
       if (lower === 'content-length') {
         const n = parseContentLength(value);
         if (n < 0 || (contentLength >= 0 && n !== contentLength)) throw new Error('the upstream sent an invalid content-length');
+        if (contentLength >= 0 || value.includes(',')) clRepeated = true;
         contentLength = n;
       }
       out.push(name, value);
@@ -1075,17 +1128,15 @@ class Exchange {
     let framing: Framing;
     if (this.method === 'HEAD' || status === 204 || status === 304) framing = Framing.None;
     else if (te !== null) {
-      let chunked = false;
-      try {
-        chunked = isChunkedOnly(te);
-      } catch {
-        chunked = false;
-      }
-      framing = chunked ? Framing.Chunked : Framing.Close;
+      // only chunked alone is relayed; other codings would need decoding to find the end
+      if (te.trim().toLowerCase() !== 'chunked') assertChunkedOnly(te);
+      framing = Framing.Chunked;
       // transfer-encoding overrides content-length, which must not reach the client
       if (contentLength >= 0) for (let i = out.length - 2; i >= 0; i -= 2) if (out[i]!.toLowerCase() === 'content-length') out.splice(i, 2);
-      if (!chunked) throw new Error('the upstream used a transfer coding other than chunked');
-    } else if (contentLength >= 0) framing = contentLength === 0 ? Framing.None : Framing.Length;
+    } else if (contentLength >= 0) {
+      framing = contentLength === 0 ? Framing.None : Framing.Length;
+      if (clRepeated) replaceContentLength(out, contentLength);
+    }
     else framing = Framing.Close;
     this.resFraming = framing;
     this.resRemaining = contentLength;
@@ -1220,8 +1271,10 @@ class Exchange {
       this.cutClient('upstream_cut');
       return;
     }
-    // a reused keep-alive connection the upstream had closed: replay once on a fresh one
-    if (c.reused && !this.retried && this.replay !== null && this.requestDone && this.resBuf === null) {
+    // a reused keep-alive connection the upstream had closed: replay once on a fresh one, for
+    // idempotent methods only — a POST may have been received and acted on (billed) before the
+    // close, and a proxy must not retry it (RFC 9110 §9.2.2)
+    if (c.reused && !this.retried && this.replay !== null && this.requestDone && this.resBuf === null && IDEMPOTENT.has(this.method)) {
       this.retried = true;
       this.pending = this.replay;
       this.replay = null;
