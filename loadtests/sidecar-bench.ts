@@ -1,8 +1,9 @@
 // Sidecar hot-path overhead benchmark: `npm run bench:sidecar`.
 //
 // Side by side, in one run, against the same fast upstream: direct; the sidecar at sampling 0%,
-// 10% and 100% (publishing to a local JetStream); a bare node:http + undici proxy (the floor of a
-// Node proxy); nginx `proxy_pass`; nginx `proxy_pass` + `mirror` to a capture endpoint. The generator (this process) and the upstream/NATS are pinned to CPU 0,
+// 10% and 100% (publishing to a local JetStream); a bare node:http + undici proxy; bytes piped
+// through node:net with no HTTP parsing (the floor of any Node proxy); nginx `proxy_pass`; nginx
+// `proxy_pass` + `mirror` to a capture endpoint. The generator (this process) and the upstream/NATS are pinned to CPU 0,
 // every proxy to CPU 1. Arms are interleaved in a seeded shuffled order and repeated.
 //
 // Measured: CPU seconds per 1,000 requests of the proxy process (/proc/<pid>/stat) at a fixed
@@ -89,6 +90,9 @@ async function main(): Promise<number> {
     const bare = await startProc('bare undici', process.execPath, ['--import', 'tsx', 'loadtests/bare-proxy.ts', '0', upstreamUrl], { cpu: proxyCpu });
     started.push(bare);
     arms.push({ name: 'bare undici', url: bare.info['url']!, proc: bare });
+    const pipe = await startProc('node:net pipe', process.execPath, ['--import', 'tsx', 'loadtests/pipe-proxy.ts', '0', upstreamUrl], { cpu: proxyCpu });
+    started.push(pipe);
+    arms.push({ name: 'node:net pipe', url: pipe.info['url']!, proc: pipe });
     const ngx = nginxBinary();
     let ngxVer: string | null = null;
     if (ngx) {
@@ -231,6 +235,16 @@ async function main(): Promise<number> {
           ].join(' | '),
         );
       }
+    }
+    // target: sampled requests no slower than unsampled ones (same run, same reps)
+    for (const mode of ['json', 'stream'] as const) {
+      const s0 = acc.get(key('sidecar 0%', mode));
+      const s1 = acc.get(key('sidecar 100%', mode));
+      if (!s0 || !s1) continue;
+      const diffs = s1.repP50.map((x, i) => x - (s0.repP50[i] ?? NaN));
+      lines.push(
+        `sampled (100%) − unsampled (0%), ${mode}: p50 ${fmt(median(s1.total) - median(s0.total))} ms, p99 ${fmt(quantile(s1.total, 0.99) - quantile(s0.total, 0.99))} ms, per-rep p50 ${diffs.map((d) => fmt(d)).join(' ')}`,
+      );
     }
     lines.push('');
     lines.push(`RSS with ${STREAMS} concurrent open streams`);
