@@ -12,7 +12,8 @@
 //
 // Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4),
 // BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4; 0 skips saturation), BENCH_SAT_CONNECTIONS (default 32),
-// BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root). Output: a table on stdout and JSON in
+// BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root),
+// BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept). Output: a table on stdout and JSON in
 // loadtests/out/.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -31,6 +32,7 @@ const SAT_SECONDS = env('BENCH_SAT_SECONDS', 4);
 const SAT_CONN = env('BENCH_SAT_CONNECTIONS', 32);
 const STREAMS = env('BENCH_STREAMS', 1000);
 const SEED = env('BENCH_SEED', 1);
+const ARMS = process.env.BENCH_ARMS ? process.env.BENCH_ARMS.split(',').map((a) => a.trim()) : null;
 
 type Autocannon = (o: Record<string, unknown>) => Promise<{ requests: { average: number }; errors: number; non2xx: number; latency: { p50: number } }>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -105,6 +107,12 @@ async function main(): Promise<number> {
       process.stderr.write('nginx not found (Debian: apt-get install -y nginx): the nginx arms are left out\n');
     }
 
+    // BENCH_ARMS (comma-separated names) keeps a subset, for a quick look at a few arms
+    if (ARMS !== null) {
+      const keep = arms.filter((a) => a.name === 'direct' || ARMS.includes(a.name));
+      arms.splice(0, arms.length, ...keep);
+    }
+
     // sanity + warm-up (JIT, keep-alive pools)
     for (const arm of arms) {
       for (const s of Object.values(SHAPES)) {
@@ -117,7 +125,7 @@ async function main(): Promise<number> {
     }
 
     // 1. fixed rate: latency + CPU per 1k requests, interleaved and repeated
-    type Acc = { total: number[]; first: number[]; cpu: number; sent: number; errors: number; repP50: number[]; repFirstP50: number[] };
+    type Acc = { total: number[]; first: number[]; cpu: number; sent: number; errors: number; repP50: number[]; repFirstP50: number[]; repCpuPer1k: number[] };
     const acc = new Map<string, Acc>();
     const key = (arm: string, mode: string) => `${arm}|${mode}`;
     let order = 0;
@@ -128,10 +136,11 @@ async function main(): Promise<number> {
           const c0 = cpuSeconds(pid);
           const run = await fixedRate(arm.url, SHAPES[mode], RATE, SECONDS * 1000);
           const c1 = cpuSeconds(pid);
-          const a = acc.get(key(arm.name, mode)) ?? { total: [], first: [], cpu: 0, sent: 0, errors: 0, repP50: [], repFirstP50: [] };
+          const a = acc.get(key(arm.name, mode)) ?? { total: [], first: [], cpu: 0, sent: 0, errors: 0, repP50: [], repFirstP50: [], repCpuPer1k: [] };
           a.total.push(...run.total);
           a.first.push(...run.first);
           a.cpu += c1 - c0;
+          a.repCpuPer1k.push(((c1 - c0) / run.sent) * 1000);
           a.sent += run.sent;
           a.errors += run.errors;
           a.repP50.push(median(run.total));
@@ -196,7 +205,7 @@ async function main(): Promise<number> {
 
     // report
     const direct = (mode: string) => acc.get(key('direct', mode))!;
-    const ref = ngx ? 'nginx+mirror' : null;
+    const ref = ngx && arms.some((a) => a.name === 'nginx+mirror') ? 'nginx+mirror' : null;
     const cpuPer1k = (name: string, mode: string) => {
       const a = acc.get(key(name, mode))!;
       return (a.cpu / a.sent) * 1000;
@@ -211,12 +220,15 @@ async function main(): Promise<number> {
       const d = direct(mode);
       lines.push('');
       lines.push(mode === 'json' ? 'non-streaming, 1 KB JSON request → ~1 KB JSON response' : 'streaming (SSE, 18 events)');
-      const hdr = ['arm', 'CPU s/1k req', `× ${ref ?? 'ref'}`, 'p50 ms', 'p99 ms', 'added p50', 'added p99', 'rep-spread p50', mode === 'stream' ? 'added TTFT p50' : 'TTFB p50', 'sat req/s', 'errors'];
+      const hdr = ['arm', 'CPU s/1k req', `× ${ref ?? 'ref'}`, 'per-rep × (median, min…max)', 'p50 ms', 'p99 ms', 'added p50', 'added p99', 'rep-spread p50', mode === 'stream' ? 'added TTFT p50' : 'TTFB p50', 'sat req/s', 'errors'];
       lines.push(hdr.join(' | '));
       for (const arm of arms) {
         const a = acc.get(key(arm.name, mode))!;
         const c = arm.proc ? cpuPer1k(arm.name, mode) : NaN;
         const r = ref && arm.proc ? c / cpuPer1k(ref, mode) : NaN;
+        // the same rep's slices ran minutes apart at most: their ratio cancels slow drifts of the machine
+        const refReps = ref ? acc.get(key(ref, mode))!.repCpuPer1k : [];
+        const repRatios = ref && arm.proc ? a.repCpuPer1k.map((x, i) => x / refReps[i]!) : [];
         const repDiff = a.repP50.map((x, i) => x - (d.repP50[i] ?? NaN));
         const s = sat.get(key(arm.name, mode));
         lines.push(
@@ -224,6 +236,7 @@ async function main(): Promise<number> {
             arm.name,
             fmt(c, 4),
             fmt(r, 2),
+            repRatios.length > 0 ? `${fmt(median(repRatios), 2)} (${fmt(Math.min(...repRatios), 2)}…${fmt(Math.max(...repRatios), 2)})` : '—',
             fmt(median(a.total)),
             fmt(quantile(a.total, 0.99)),
             arm.proc ? fmt(median(a.total) - median(d.total)) : '—',
@@ -267,7 +280,7 @@ async function main(): Promise<number> {
           seconds: SECONDS,
           reps: REPS,
           arms: arms.map((a) => a.name),
-          fixedRate: Object.fromEntries([...acc].map(([k, a]) => [k, { p50: median(a.total), p99: quantile(a.total, 0.99), firstP50: median(a.first), cpuPer1k: (a.cpu / a.sent) * 1000, sent: a.sent, errors: a.errors, repP50: a.repP50 }])),
+          fixedRate: Object.fromEntries([...acc].map(([k, a]) => [k, { p50: median(a.total), p99: quantile(a.total, 0.99), firstP50: median(a.first), cpuPer1k: (a.cpu / a.sent) * 1000, repCpuPer1k: a.repCpuPer1k, sent: a.sent, errors: a.errors, repP50: a.repP50 }])),
           saturation: Object.fromEntries(sat),
           rss: Object.fromEntries(rss),
           published,

@@ -13,17 +13,26 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
  * @returns null for anything else
  */
 export function detectApi(path: string, host?: string): Api | null {
-  let p = path.split('?')[0] ?? '';
-  p = p.split('#')[0] ?? '';
+  // string checks, not regexes: the sidecar runs this on every request head
+  let p = path;
+  const q = p.indexOf('?');
+  if (q !== -1) p = p.slice(0, q);
+  const f = p.indexOf('#');
+  if (f !== -1) p = p.slice(0, f);
   while (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
-  const h = (host ?? '').toLowerCase().split(':')[0] ?? '';
-  if (/\/chat\/completions$/.test(p)) {
-    if (/(^|\/)api\/v1\/chat\/completions$/.test(p) || h === 'openrouter.ai' || h.endsWith('.openrouter.ai')) return 'openrouter.chat';
+  if (p.endsWith('/chat/completions')) {
+    const h = (host ?? '').toLowerCase().split(':')[0] ?? '';
+    if (endsWithSegment(p, 'api/v1/chat/completions') || h === 'openrouter.ai' || h.endsWith('.openrouter.ai')) return 'openrouter.chat';
     return 'openai.chat';
   }
-  if (/(^|\/)v1\/responses$/.test(p)) return 'openai.responses';
-  if (/(^|\/)v1\/messages$/.test(p)) return 'anthropic.messages';
+  if (endsWithSegment(p, 'v1/responses')) return 'openai.responses';
+  if (endsWithSegment(p, 'v1/messages')) return 'anthropic.messages';
   return null;
+}
+
+/** True when `p` is `tail` or ends with `/` + `tail`. */
+function endsWithSegment(p: string, tail: string): boolean {
+  return p === tail || (p.endsWith(tail) && p.charCodeAt(p.length - tail.length - 1) === 0x2f);
 }
 
 /** Text of a message `content`: a string, or the `text` of text-like parts of an array. */

@@ -124,12 +124,14 @@ export function parseStatusLine(head: string): StatusLine {
   if (eol < 12 || !head.startsWith('HTTP/1.') || head.charCodeAt(8) !== 0x20) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status line');
   const mc = head.charCodeAt(7);
   if (mc !== 0x30 && mc !== 0x31) throw new HttpSyntaxError(400, 'malformed_http', 'an unsupported response version');
-  const code = head.slice(9, 12);
-  if (!/^[1-9]\d\d$/.test(code)) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status code');
+  const d0 = head.charCodeAt(9) - 0x30;
+  const d1 = head.charCodeAt(10) - 0x30;
+  const d2 = head.charCodeAt(11) - 0x30;
+  if (d0 < 1 || d0 > 9 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status code');
   if (eol > 12 && head.charCodeAt(12) !== 0x20) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status line');
   const reason = eol > 13 ? head.slice(13, eol) : '';
   if (!isFieldValue(reason)) throw new HttpSyntaxError(400, 'malformed_http', 'control characters in the reason phrase');
-  return { status: Number(code), reason, minor: mc === 0x31 ? 1 : 0, fieldsAt: eol + 2 };
+  return { status: d0 * 100 + d1 * 10 + d2, reason, minor: mc === 0x31 ? 1 : 0, fieldsAt: eol + 2 };
 }
 
 /**

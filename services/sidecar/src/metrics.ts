@@ -20,6 +20,10 @@ export type CaptureOutcome = 'not_sampled' | 'queued' | 'skipped' | 'excluded' |
 /**
  * The sidecar's Prometheus metrics, registered on an injected registry. Names follow
  * `shadowplane_sidecar_<thing>_<unit>`; labels are closed sets.
+ *
+ * The two per-request counters are plain numbers on the hot path, handed to prom-client when it
+ * collects (a scrape): prom-client hashes and validates the label set on every `inc`, which
+ * profiled at a few per cent of the proxy's CPU per request.
  */
 export class SidecarMetrics {
   readonly requests: Counter<'outcome'>;
@@ -32,11 +36,15 @@ export class SidecarMetrics {
   readonly builds: Counter<'where'>;
 
   constructor(registry: Registry) {
+    const self = this;
     this.requests = new Counter({
       name: 'shadowplane_sidecar_requests_total',
       help: 'Proxied requests by outcome (ok, upstream_error, upstream_timeout, upstream_cut, client_aborted, no_route, bad_request, shutting_down).',
       labelNames: ['outcome'],
       registers: [registry],
+      collect() {
+        self.flushRequests();
+      },
     });
     this.addedLatency = new Histogram({
       name: 'shadowplane_sidecar_added_latency_seconds',
@@ -49,6 +57,9 @@ export class SidecarMetrics {
       help: 'Capture decisions and fates by outcome (not_sampled, skipped, excluded, dropped, published) and reason.',
       labelNames: ['outcome', 'reason'],
       registers: [registry],
+      collect() {
+        self.flushCaptures();
+      },
     });
     this.queueDepth = new Gauge({
       name: 'shadowplane_sidecar_capture_queue_depth',
@@ -76,22 +87,53 @@ export class SidecarMetrics {
       labelNames: ['where'],
       registers: [registry],
     });
+    // every outcome is exported from the start (0), so a rate() over it exists before the first one
+    for (const outcome of ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'no_route', 'bad_request', 'shutting_down'] as const) this.requests.inc({ outcome }, 0);
     this.lastPublish.set(0);
     this.natsConnected.set(0);
     this.queueDepth.set(0);
     this.queueBytes.set(0);
   }
 
-  private readonly bound = new Map<string, { inc(): void }>();
+  private readonly requestCounts = new Map<RequestOutcome, number>();
+  private readonly requestsReported = new Map<RequestOutcome, number>();
+  private notSampled = 0;
+  private notSampledReported = 0;
+  private readonly captureCounts = new Map<string, { outcome: CaptureOutcome; reason: string; n: number; reported: number }>();
 
-  /** Counts one capture outcome (label children are cached: this runs once per request). */
+  /** Counts one proxied request by outcome (a number now; prom-client sees it at collect). */
+  request(outcome: RequestOutcome): void {
+    this.requestCounts.set(outcome, (this.requestCounts.get(outcome) ?? 0) + 1);
+  }
+
+  /** Counts one capture outcome (numbers now; prom-client sees them at collect). */
   capture(outcome: CaptureOutcome, reason = ''): void {
-    const k = `${outcome}|${reason}`;
-    let c = this.bound.get(k);
-    if (!c) {
-      c = this.captures.labels({ outcome, reason });
-      this.bound.set(k, c);
+    if (outcome === 'not_sampled') {
+      this.notSampled++;
+      return;
     }
-    c.inc();
+    const k = `${outcome}|${reason}`;
+    const c = this.captureCounts.get(k);
+    if (c !== undefined) c.n++;
+    else this.captureCounts.set(k, { outcome, reason, n: 1, reported: 0 });
+  }
+
+  private flushRequests(): void {
+    for (const [outcome, n] of this.requestCounts) {
+      const delta = n - (this.requestsReported.get(outcome) ?? 0);
+      if (delta > 0) this.requests.inc({ outcome }, delta);
+      this.requestsReported.set(outcome, n);
+    }
+  }
+
+  private flushCaptures(): void {
+    if (this.notSampled > this.notSampledReported) {
+      this.captures.inc({ outcome: 'not_sampled', reason: '' }, this.notSampled - this.notSampledReported);
+      this.notSampledReported = this.notSampled;
+    }
+    for (const c of this.captureCounts.values()) {
+      if (c.n > c.reported) this.captures.inc({ outcome: c.outcome, reason: c.reason }, c.n - c.reported);
+      c.reported = c.n;
+    }
   }
 }

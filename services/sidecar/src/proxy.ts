@@ -101,7 +101,6 @@ export class SidecarProxy {
   private readonly pools: UpstreamPool[] = [];
   private readonly clients = new Set<ClientConn>();
   private readonly sampler: Sampler;
-  private readonly reqOutcome: Record<RequestOutcome, { inc(): void }>;
   private inflight = 0;
   private draining = false;
   private drainWaiters: (() => void)[] = [];
@@ -129,9 +128,6 @@ export class SidecarProxy {
       };
     });
     this.sampler = new Sampler({ ...c.sampling, ...(d.random ? { random: d.random } : {}) });
-    const m = d.metrics.requests;
-    const outcomes: RequestOutcome[] = ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'no_route', 'bad_request', 'shutting_down'];
-    this.reqOutcome = Object.fromEntries(outcomes.map((o) => [o, m.labels({ outcome: o })])) as Record<RequestOutcome, { inc(): void }>;
     // one periodic sweep enforces every timeout (a deadline number per connection) instead of a
     // timer per socket re-armed several times per request; a timeout fires up to one period late
     const shortest = Math.min(c.upstream.connectTimeoutMs, c.upstream.headersTimeoutMs, c.upstream.bodyTimeoutMs, c.keepAliveTimeoutMs, UPSTREAM_IDLE_MS);
@@ -206,7 +202,7 @@ export class SidecarProxy {
 
   /** Counts a request's outcome and wakes a drain waiting for the last one. */
   done(outcome: RequestOutcome): void {
-    this.reqOutcome[outcome].inc();
+    this.d.metrics.request(outcome);
     this.inflight--;
     if (this.inflight === 0 && this.drainWaiters.length > 0) {
       const w = this.drainWaiters;
@@ -327,11 +323,7 @@ export class SidecarProxy {
       sendContinue = line.minor === 1 && framing !== Framing.None;
     }
     let keepAlive = line.minor === 1;
-    if (connectionTokens !== null) {
-      const listed = connectionTokens.toLowerCase();
-      if (listed.includes('close') && /(^|,)\s*close\s*(,|$)/.test(listed)) keepAlive = false;
-      stripConnectionListed(fwd, listed);
-    }
+    if (connectionTokens !== null && applyConnection(fwd, connectionTokens)) keepAlive = false;
 
     const route = this.route(path, sampleHead.host);
     const ex = new Exchange(this, conn, line.method, line.minor, keepAlive && !this.draining, framing, contentLength, t0);
@@ -456,18 +448,26 @@ function ensureSlash(p: string): string {
   return p.startsWith('/') ? p : `/${p}`;
 }
 
-/** Removes the fields a Connection header lists (lowercased token list) from a flat name/value list. */
-function stripConnectionListed(fwd: string[], tokens: string): void {
-  const listed = new Set(
-    tokens
-      .split(',')
-      .map((t) => t.trim())
-      .filter((t) => t !== '' && t !== 'keep-alive' && t !== 'close'),
-  );
-  if (listed.size === 0) return;
-  for (let i = fwd.length - 2; i >= 0; i -= 2) {
-    if (listed.has(fwd[i]!.toLowerCase())) fwd.splice(i, 2);
+/**
+ * Applies a Connection field value (RFC 9110 §7.6.1): removes the fields it lists from a flat
+ * name/value list and returns true when it says `close`. The usual values (`keep-alive`,
+ * `close`) take a fast path: no split, no set.
+ */
+function applyConnection(fields: string[], value: string): boolean {
+  const v = value.toLowerCase();
+  if (v === 'keep-alive') return false;
+  if (v === 'close') return true;
+  let close = false;
+  const listed = new Set<string>();
+  for (const raw of v.split(',')) {
+    const t = raw.trim();
+    if (t === 'close') close = true;
+    else if (t !== '' && t !== 'keep-alive') listed.add(t);
   }
+  if (listed.size > 0) {
+    for (let i = fields.length - 2; i >= 0; i -= 2) if (listed.has(fields[i]!.toLowerCase())) fields.splice(i, 2);
+  }
+  return close;
 }
 
 /** Replaces every Content-Length field of a flat name/value list by one `content-length: n`. */
@@ -825,6 +825,22 @@ class UpstreamConn {
   }
 }
 
+let lastHint = '';
+let lastHintIdleMs = UPSTREAM_IDLE_MS;
+
+/**
+ * ms an idle upstream connection may be kept, from the upstream's `Keep-Alive: timeout=N`
+ * (N − 1 s, at most {@link UPSTREAM_IDLE_MS}). Upstreams repeat the same value on every response,
+ * so the last one is remembered.
+ */
+function idleFromHint(hint: string): number {
+  if (hint === lastHint) return lastHintIdleMs;
+  const m = /timeout\s*=\s*(\d+)/i.exec(hint);
+  lastHint = hint;
+  lastHintIdleMs = m ? Math.max(0, Math.min(UPSTREAM_IDLE_MS, Number(m[1]) * 1000 - 1000)) : UPSTREAM_IDLE_MS;
+  return lastHintIdleMs;
+}
+
 function isIp(h: string): boolean {
   return /^[\d.]+$/.test(h) || h.includes(':');
 }
@@ -1112,16 +1128,9 @@ class Exchange {
       }
       out.push(name, value);
     }
-    if (connectionTokens !== null) {
-      const listed = connectionTokens.toLowerCase();
-      if (/(^|,)\s*close\s*(,|$)/.test(listed)) this.upstreamKeepAlive = false;
-      stripConnectionListed(out, listed);
-    }
+    if (connectionTokens !== null && applyConnection(out, connectionTokens)) this.upstreamKeepAlive = false;
     if (sl.minor === 0) this.upstreamKeepAlive = false;
-    if (keepAliveHint !== null && this.conn !== null) {
-      const m = /timeout\s*=\s*(\d+)/i.exec(keepAliveHint);
-      if (m) this.conn.idleMs = Math.max(0, Math.min(UPSTREAM_IDLE_MS, Number(m[1]) * 1000 - 1000));
-    }
+    if (keepAliveHint !== null && this.conn !== null) this.conn.idleMs = idleFromHint(keepAliveHint);
 
     // response framing (RFC 9112 §6.3)
     const status = sl.status;

@@ -119,11 +119,13 @@ describe('Sampler', () => {
     expect(s.decide(head({ 'x-shadow-retention-consent': '0' }))).toMatchObject({ retentionConsent: false });
   });
 
-  it('is idle (no work on the hot path) only when every rate is 0 and opt-in is off or at 0', () => {
-    expect(new Sampler({ ...base, optIn: false }).idle).toBe(true);
-    expect(new Sampler({ ...base, optInRate: 0 }).idle).toBe(true);
-    expect(new Sampler(base).idle).toBe(false);
-    expect(new Sampler({ ...base, optIn: false, rules: [{ rate: 0.1 }] }).idle).toBe(false);
+  it('is idle (the proxy skips the decision unless an x-shadow-* header is present) exactly when every rate is 0', () => {
+    expect(new Sampler({ ...base, rate: 0, optIn: false }).idle).toBe(true);
+    expect(new Sampler({ ...base, rate: 0 }).idle).toBe(true);
+    expect(new Sampler({ ...base, rate: 0.1 }).idle).toBe(false);
+    expect(new Sampler({ ...base, rate: 0, rules: [{ rate: 0.1 }] }).idle).toBe(false);
+    // idle still samples an opted-in request: the proxy calls decide() when x-shadow-* is present
+    expect(new Sampler({ ...base, rate: 0 }).decide(head({ 'x-shadow-suite': 'x' })).kind).toBe('sampled');
   });
 });
 

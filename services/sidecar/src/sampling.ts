@@ -90,7 +90,10 @@ export class Sampler {
   /** lowercased header names the proxy must collect into {@link RequestHead.headers} */
   readonly headerNames: ReadonlySet<string>;
   private readonly random: () => number;
-  /** true when nothing can ever be sampled except by opt-in: the hot path skips all work */
+  /**
+   * true when nothing can be sampled without an `x-shadow-*` opt-in header (rate 0, every rule
+   * rate 0): the hot path skips the decision for requests that carry none
+   */
   readonly idle: boolean;
 
   constructor(private readonly o: SamplerOptions) {
@@ -102,7 +105,7 @@ export class Sampler {
       for (const h of Object.keys(r.headers ?? {})) names.add(h);
     }
     this.headerNames = names;
-    this.idle = o.rate === 0 && o.rules.every((r) => r.rate === 0) && (!o.optIn || o.optInRate === 0);
+    this.idle = o.rate === 0 && o.rules.every((r) => r.rate === 0);
   }
 
   /** Decides for one request head; never throws. */
