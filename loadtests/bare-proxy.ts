@@ -1,6 +1,6 @@
-// The floor a Node reverse proxy cannot go below here: node:http server + undici Pool, streaming
-// both ways, hop-by-hop headers dropped, nothing else (no sampling, no metrics, no capture).
-// A reference arm for sidecar-bench.ts. Run: node --import tsx loadtests/bare-proxy.ts <port> <upstream>
+// A bare node:http server + undici Pool proxy, streaming both ways, hop-by-hop headers dropped,
+// nothing else (no sampling, no metrics, no capture): what a Node proxy on the standard stack
+// costs. A reference arm for sidecar-bench.ts (the floor of any Node proxy is pipe-proxy.ts). Run: node --import tsx loadtests/bare-proxy.ts <port> <upstream>
 import { createServer } from 'node:http';
 import { pipeline } from 'node:stream';
 import { Pool } from 'undici';
