@@ -2,10 +2,10 @@
 // and RSS from /proc, generate an nginx proxy_pass (+ mirror) config. Loopback only.
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { canConnect } from '@shadowplane/testkit';
 
 export const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -116,16 +116,6 @@ export async function startProc(
   };
 }
 
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = connect({ host: '127.0.0.1', port });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
 
 /**
  * CPU seconds (user + system) a process has used so far, in nanosecond resolution: the sum of

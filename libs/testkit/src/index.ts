@@ -1,5 +1,5 @@
 // Private test kit: real processes and sockets for tests. Named exports only.
-export { startNatsServer, natsServerBinary } from './nats-server.js';
+export { startNatsServer, natsServerBinary, canConnect } from './nats-server.js';
 export type { NatsServerHandle } from './nats-server.js';
 export { freePort } from './ports.js';
 export { randomPrefix, testNames } from './names.js';

@@ -81,7 +81,8 @@ export async function startNatsServer(opts: { port?: number; storeDir?: string }
   };
 }
 
-function canConnect(port: number): Promise<boolean> {
+/** True when something accepts TCP connections on 127.0.0.1:`port` (one connect attempt). */
+export function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = connect({ host: '127.0.0.1', port });
     s.once('connect', () => {
