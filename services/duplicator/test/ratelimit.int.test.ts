@@ -6,6 +6,8 @@ import type { ChildProcess } from 'node:child_process';
 
 const WINDOW_MS = 3000; // the "minute" scaled down to three seconds: 400 RPM ≙ 20 per window
 const RPM = 20;
+/** Worker-to-sim delivery delay the arrival check tolerates, ms. */
+const DELIVERY_JITTER_MS = 250;
 
 /** Largest number of calls starting in any half-open window (t − w, t]. */
 function maxInWindow(starts: number[], w: number): number {
@@ -61,10 +63,13 @@ describe('rate limits', () => {
     const calls = rig.sim.calls();
     const large = calls.filter((c) => c.model === 'sim-large');
     expect(large).toHaveLength(N);
-    // no sliding window of arrivals at the sim held more than RPM calls. (The sim's own limiter
-    // records a request when it is served, so latency jitter can make it refuse a call whose
-    // arrival was within the limit; those refusals are reported, not asserted.)
-    expect(maxInWindow(large.map((c) => c.startedAtMs), WINDOW_MS)).toBeLessThanOrEqual(RPM);
+    // no sliding window of arrivals at the sim held more than RPM calls. The limiter admits calls
+    // when they are reserved; each arrives at the sim a delivery delay later (ms, more on a loaded
+    // machine), so two calls reserved a full window apart can land closer: the window checked is
+    // shortened by the delivery jitter allowed. (The sim's own limiter records a request when it
+    // is served, so it can refuse a call whose arrival was within the limit; those refusals are
+    // reported, not asserted.)
+    expect(maxInWindow(large.map((c) => c.startedAtMs), WINDOW_MS - DELIVERY_JITTER_MS)).toBeLessThanOrEqual(RPM);
     const simRefusals = large.filter((c) => c.status === 429).length;
     expect(simRefusals).toBeLessThanOrEqual(3);
     // and the limit was actually binding (50 calls at ≤ 20 per window take more than two windows)
