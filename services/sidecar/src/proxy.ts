@@ -617,13 +617,15 @@ class ClientConn {
     if (close || this.ended || this.proxy.isDraining) {
       this.closing = true;
       this.sock.end();
+      // a client that never closes its side must not hold the socket open
+      this.deadline = performance.now() + 5_000;
       return;
     }
     this.deadline = performance.now() + this.proxy.keepAliveTimeoutMs;
-    if (this.stashPaused) {
-      this.stashPaused = false;
-      this.sock.resume();
-    }
+    // reading may have been paused for this exchange (upstream backpressure, a long stash): the
+    // next request on the connection must be read whatever ended the exchange
+    this.stashPaused = false;
+    if (this.sock.isPaused()) this.sock.resume();
     if (this.buf !== null) this.parse(null);
   }
 
@@ -721,6 +723,7 @@ class UpstreamPool {
       ex.attach(c);
       return;
     }
+    ex.waitDeadline = performance.now() + this.opts.connectTimeoutMs;
     this.waiters.push(ex);
   }
 
@@ -770,6 +773,8 @@ class UpstreamPool {
       if (c.ex !== null) c.ex.onUpstreamTimeout();
       else c.sock.destroy();
     }
+    // an exchange waiting for a free connection gets the connect timeout, then a 504
+    while (this.waiters.length > 0 && this.waiters[0]!.waitDeadline < now) this.waiters.shift()!.onUpstreamTimeout();
   }
 }
 
@@ -852,6 +857,8 @@ function isIp(h: string): boolean {
  */
 class Exchange {
   route: CompiledRoute | null = null;
+  /** performance.now() ms until which it may wait in the pool's queue for a connection */
+  waitDeadline = Infinity;
   upstreamPath = '';
   upstreamHead = '';
   capture: Capture | null = null;
@@ -1015,12 +1022,13 @@ class Exchange {
     c.sock.resume();
   }
 
-  /** The client cannot take more: stop reading the upstream (its body timeout waits too). */
+  /**
+   * The client cannot take more: stop reading the upstream. The body deadline keeps running, so a
+   * client that stops reading altogether is cut after the body timeout instead of pinning an
+   * upstream connection forever; each drain (the client read) moves the deadline on.
+   */
   private pauseUpstream(): void {
-    const c = this.conn;
-    if (c === null) return;
-    c.deadline = Infinity;
-    c.sock.pause();
+    this.conn?.sock.pause();
   }
 
   onUpstreamData(d: Buffer): void {
@@ -1154,14 +1162,15 @@ class Exchange {
 
     const cap = this.capture;
     let echo = this.echo;
-    if (cap !== null && !cap.active) echo = 'skipped:too_large';
+    if (cap !== null && !cap.active) echo = `skipped:${cap.abandonedFor ?? 'too_large'}`;
     if (cap !== null && cap.active) {
       const pairs: [string, string][] = [];
       for (let i = 0; i < out.length; i += 2) pairs.push([out[i]!, out[i + 1]!]);
       cap.startResponse(status, pairs);
       this.onResData = (x) => cap.pushResponse(x);
     }
-    this.closeAfter = !this.keepAlive || framing === Framing.Close || this.proxy.isDraining;
+    // a request body still arriving when the answer starts is not read to its end: say close
+    this.closeAfter = !this.keepAlive || framing === Framing.Close || this.proxy.isDraining || !this.requestDone;
     if (framing === Framing.Chunked && this.minor === 0) {
       this.dechunk = true;
       this.closeAfter = true;
@@ -1369,6 +1378,8 @@ class Capture {
   contentType: string | null = null;
   contentEncoding: string | null = null;
   response: TeedResponse | null = null;
+  /** why the tee was given up, for the echo header */
+  abandonedFor: string | null = null;
   private responseBytes = 0;
 
   constructor(
@@ -1418,6 +1429,7 @@ class Capture {
   abandon(reason: 'too_large' | 'queue_full' | 'client_aborted' | 'request_incomplete' | 'upstream_failed'): void {
     if (!this.active) return;
     this.active = false;
+    this.abandonedFor = reason;
     this.publisher.release(this.heldBytes);
     this.heldBytes = 0;
     this.chunks = [];
