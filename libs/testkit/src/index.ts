@@ -4,3 +4,4 @@ export type { NatsServerHandle } from './nats-server.js';
 export { freePort } from './ports.js';
 export { randomPrefix, testNames } from './names.js';
 export { sharedNatsUrl } from './shared-nats.js';
+export { chatEnvelope } from './envelopes.js';

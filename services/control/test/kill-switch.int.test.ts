@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { generateKey } from '@shadowplane/artifacts';
-import { itemHash, type Envelope, type ProviderEntry } from '@shadowplane/contracts';
+import type { Envelope, ProviderEntry } from '@shadowplane/contracts';
 import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
 import { startProviderSim, type ProviderSim } from '@shadowplane/provider-sim';
-import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
+import { chatEnvelope, randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import { auth, fixture, KEYS, type Fixture } from './helpers.js';
 
 // The kill switch end to end: a campaign launched through the control API, a real duplicator
@@ -15,25 +15,7 @@ import { auth, fixture, KEYS, type Fixture } from './helpers.js';
 // nothing written.
 
 function envelope(i: number): Envelope {
-  const body = { model: 'gpt-prod', messages: [{ role: 'user', content: `Kill-switch item ${i}: what is ${i} + ${i * 3}?` }], max_tokens: 64 };
-  return {
-    schema: 'shadow.envelope/v1',
-    envelope_id: randomUUID(),
-    captured_at: new Date().toISOString(),
-    suite: 'ks',
-    call_type: 'math',
-    api: 'openai.chat',
-    method: 'POST',
-    path: '/v1/chat/completions',
-    request: { body, body_ref: null, bytes: JSON.stringify(body).length, content_type: 'application/json' },
-    item_hash: itemHash('openai.chat', '/v1/chat/completions', body),
-    served: null,
-    traffic_class: 'production',
-    retention: { consent: true },
-    expectations: [],
-    redactions: [],
-    source: { placement: 'egress', sidecar_id: 'test', sticky_key_hash: null },
-  };
+  return chatEnvelope('ks', 'math', `Kill-switch item ${i}: what is ${i} + ${i * 3}?`, { max_tokens: 64 });
 }
 
 describe('kill switch: paid_dispatch off stops provider calls within 1 s', () => {

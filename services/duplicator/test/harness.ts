@@ -1,7 +1,7 @@
 // Test harness for the duplicator: a real nats-server (shared or private), a real provider-sim,
 // real envelopes on CAPTURE, workers in-process or as child processes of the real binary.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,13 +15,12 @@ import {
   FLAG_PAID_DISPATCH,
   ObsMessage,
   contentHash,
-  itemHash,
   type CampaignSpecInput,
   type Envelope,
 } from '@shadowplane/contracts';
 import { generateKey } from '@shadowplane/artifacts';
 import { newLedger } from '@shadowplane/budget';
-import { randomPrefix } from '@shadowplane/testkit';
+import { chatEnvelope, randomPrefix } from '@shadowplane/testkit';
 import { startProviderSim, type ProviderSim, type SimConfigInput } from '@shadowplane/provider-sim';
 import { startDuplicator, type DuplicatorConfig, type DuplicatorHandle } from '../src/index.js';
 import pino from 'pino';
@@ -114,28 +113,8 @@ export async function launchCampaign(bus: Bus, input: CampaignSpecInput): Promis
   return { id, spec };
 }
 
-/** A chat-completions envelope for a prompt. */
-export function chatEnvelope(suite: string, callType: string, prompt: string, extra: Record<string, unknown> = {}): Envelope {
-  const body = { model: 'gpt-prod', messages: [{ role: 'user', content: prompt }], max_tokens: 200, ...extra };
-  return {
-    schema: 'shadow.envelope/v1',
-    envelope_id: randomUUID(),
-    captured_at: new Date().toISOString(),
-    suite,
-    call_type: callType,
-    api: 'openai.chat',
-    method: 'POST',
-    path: '/v1/chat/completions',
-    request: { body, body_ref: null, bytes: JSON.stringify(body).length, content_type: 'application/json' },
-    item_hash: itemHash('openai.chat', '/v1/chat/completions', body),
-    served: null,
-    traffic_class: 'production',
-    retention: { consent: true },
-    expectations: [],
-    redactions: [],
-    source: { placement: 'egress', sidecar_id: 'test', sticky_key_hash: null },
-  };
-}
+/** A chat-completions envelope for a prompt (the shared test kit's). */
+export { chatEnvelope };
 
 export async function publishEnvelopes(bus: Bus, envs: Envelope[]): Promise<void> {
   for (const e of envs) await bus.js.publish(bus.names.captureSubject(e.suite, e.call_type), JSON.stringify(e), { msgID: e.envelope_id });
