@@ -562,23 +562,17 @@ export class CampaignRunner {
           });
         });
       } catch (e) {
-        // callOnce never throws, so the limiter failed before any call: nothing was sent
+        // callOnce never throws, so the limiter failed before any call: nothing was sent, which
+        // is handled like a closed gate below
         if (started) throw e;
         this.log.warn({ err: e, armId: p.slot.armId }, 'rate limiter failed before the call; attempt withdrawn');
-        if (n === 1) {
-          // like a closed gate: the item is retried later, its other arms are recorded. The first
-          // attempt's reservation stays (the item is admitted), so completion waits for it.
-          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
-          return null;
-        }
-        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
-        reserved -= p.boundMicroUsd;
-        break;
+        out = null;
       }
       if (out === null) {
         if (n === 1) {
-          // paid_dispatch went off before the first call: nothing was sent; the record is
-          // withdrawn and the item retried later. The reservation stays (see above).
+          // paid_dispatch went off (or the limiter failed) before the first call: nothing was
+          // sent; the record is withdrawn and the item retried later, its other arms recorded.
+          // The first attempt's reservation stays (the item is admitted), so completion waits for it.
           await this.ctx.dispatchKv.delete(key).catch(() => undefined);
           return null;
         }
