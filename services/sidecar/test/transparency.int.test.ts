@@ -225,12 +225,12 @@ describe('sidecar transparency (sampling 100%)', () => {
     expect(await waitFor(() => seen.aborted, 3000)).toBe(true);
   });
 
-  it('an unreachable upstream → 502 upstream_unavailable JSON; a silent one → 504 upstream_timeout', async () => {
-    const dead = createServer();
+  it('an upstream that resets every connection → 502 upstream_unavailable JSON; a silent one → 504 upstream_timeout', async () => {
+    // resets rather than a closed port: a port given back can be taken by a test running alongside
+    const dead = createServer((s) => s.resetAndDestroy());
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
     const port = (dead.address() as { port: number }).port;
-    await new Promise<void>((r) => dead.close(() => r()));
-    const sc502 = await startTestSidecar(testConfig(`http://127.0.0.1:${port}`, sharedNatsUrl(), randomPrefix('sct')));
+    const sc502 = await startTestSidecar(testConfig(`http://127.0.0.1:${port}`, sharedNatsUrl(), randomPrefix('sct'), [], { SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: '5000' }));
     const silent = createServer(() => undefined); // accepts, never answers
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     const sc504 = await startTestSidecar(
@@ -247,6 +247,7 @@ describe('sidecar transparency (sampling 100%)', () => {
       await sc502.stop();
       await sc504.stop();
       silent.close();
+      dead.close();
     }
   });
 });
