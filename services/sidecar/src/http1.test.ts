@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from '@shadowplane/stats';
-import { ChunkedDecoder, HttpSyntaxError, assertChunkedOnly, isFieldValue, isToken, parseContentLength, parseFieldLines, parseRequestLine, parseStatusLine } from './http1.js';
+import { ChunkedDecoder, FIELD_CONTENT_LENGTH, FIELD_HOST, FIELD_OTHER, FIELD_SHADOW, FIELD_SHADOW_CAPTURE, FIELD_TRANSFER_ENCODING, FieldScan, HttpSyntaxError, assertChunkedOnly, isFieldValue, isToken, parseContentLength, parseRequestLine, parseStatusLine } from './http1.js';
 
 /** Runs `fn` and returns the HttpSyntaxError it throws (fails the test when it does not). */
 function syntaxError(fn: () => unknown): HttpSyntaxError {
@@ -105,10 +105,14 @@ describe('parseStatusLine', () => {
   });
 });
 
-describe('parseFieldLines', () => {
+describe('FieldScan', () => {
+  /** Scans `text` (latin1; a final CRLF is added when missing) and returns [name, value, …]. */
   const parse = (text: string, from = 0) => {
+    const b = Buffer.from(text === '' || text.endsWith('\r\n') ? text : `${text}\r\n`, 'latin1');
+    const fs = new FieldScan();
+    fs.scan(b, from, b.length);
     const out: string[] = [];
-    parseFieldLines(text, from, out);
+    for (let k = 0; k < fs.n; k++) out.push(fs.name(k), fs.value(k));
     return out;
   };
 
@@ -126,6 +130,30 @@ describe('parseFieldLines', () => {
 
   it('keeps colons inside values', () => {
     expect(parse('Host: [::1]:8080')).toEqual(['Host', '[::1]:8080']);
+  });
+
+  it('names the fields the proxy acts on in any letter case, and gives line bounds for verbatim copies', () => {
+    const text = 'HOST: a\r\ncontent-LENGTH: 12\r\nTransfer-Encoding: chunked\r\nX-Shadow-Suite: s\r\nx-shadow-capture: q\r\nHostx: b\r\nx-shadow-: c\r\n';
+    const b = Buffer.from(text, 'latin1');
+    const fs = new FieldScan();
+    fs.scan(b, 0, b.length);
+    expect(Array.from({ length: fs.n }, (_, k) => fs.id(k))).toEqual([FIELD_HOST, FIELD_CONTENT_LENGTH, FIELD_TRANSFER_ENCODING, FIELD_SHADOW, FIELD_SHADOW_CAPTURE, FIELD_OTHER, FIELD_SHADOW]);
+    expect(b.toString('latin1', fs.lineStart(1), fs.lineEnd(1))).toBe('content-LENGTH: 12\r\n');
+    expect(fs.digits(1)).toBe(12);
+    expect(fs.digits(0)).toBe(-1);
+    expect(fs.valueIs(2, Uint8Array.from('chunked', (c) => c.charCodeAt(0)))).toBe(true);
+  });
+
+  it('is reused from head to head and grows past 64 fields', () => {
+    const fs = new FieldScan();
+    const many = Array.from({ length: 200 }, (_, i) => `F${i}: ${i}\r\n`).join('');
+    fs.scan(Buffer.from(many, 'latin1'), 0, many.length);
+    expect(fs.n).toBe(200);
+    expect(fs.value(199)).toBe('199');
+    const one = 'A: 1\r\n';
+    fs.scan(Buffer.from(one, 'latin1'), 0, one.length);
+    expect(fs.n).toBe(1);
+    expect(fs.name(0)).toBe('A');
   });
 
   it.each([

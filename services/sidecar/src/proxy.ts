@@ -5,7 +5,29 @@ import type { NatsNames } from '@shadowplane/contracts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { RouteSpec, SidecarConfig } from './config.js';
 import type { CaptureInput, TeedResponse } from './capture.js';
-import { ChunkedDecoder, HttpSyntaxError, assertChunkedOnly, parseContentLength, parseFieldLines, parseRequestLine, parseStatusLine } from './http1.js';
+import {
+  ChunkedDecoder,
+  FIELD_CONNECTION,
+  FIELD_CONTENT_ENCODING,
+  FIELD_CONTENT_LENGTH,
+  FIELD_CONTENT_TYPE,
+  FIELD_EXPECT,
+  FIELD_HOST,
+  FIELD_KEEP_ALIVE,
+  FIELD_PROXY_CONNECTION,
+  FIELD_SHADOW,
+  FIELD_SHADOW_CAPTURE,
+  FIELD_TE,
+  FIELD_TRAILER,
+  FIELD_TRANSFER_ENCODING,
+  FIELD_UPGRADE,
+  FieldScan,
+  HttpSyntaxError,
+  assertChunkedOnly,
+  parseContentLength,
+  parseRequestLine,
+  parseStatusLine,
+} from './http1.js';
 import type { CaptureProcessor } from './processor.js';
 import type { CapturePublisher } from './publisher.js';
 import { Sampler, type RequestHead, type SampleDecision } from './sampling.js';
@@ -14,14 +36,13 @@ import type { RequestOutcome, SidecarMetrics } from './metrics.js';
 /** Response header that echoes the capture decision made at response start. */
 export const CAPTURE_HEADER = 'x-shadow-capture';
 
-/**
- * Hop-by-hop request/response fields never forwarded (RFC 9110 §7.6.1: Connection and the fields
- * it lists, Proxy-Connection, Keep-Alive, TE, Transfer-Encoding, Upgrade; plus Trailer, which
- * describes a framing the proxy re-applies itself, and Expect, which the proxy answers itself).
- */
-const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'trailer', 'expect']);
+// Hop-by-hop fields are never forwarded (RFC 9110 §7.6.1): Connection and the fields it lists,
+// Proxy-Connection, Keep-Alive, TE, Transfer-Encoding, Upgrade; plus Trailer, which describes a
+// framing the proxy re-applies itself, and Expect, which the proxy answers itself. prepare() and
+// responseHead() drop them by field id (http1.ts FIELD_*).
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
+const EMPTY = Buffer.alloc(0);
 /** Methods a proxy may retry on its own (RFC 9110 §9.2.2). */
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
@@ -105,6 +126,15 @@ export class SidecarProxy {
   private draining = false;
   private drainWaiters: (() => void)[] = [];
   private readonly sweeper: NodeJS.Timeout;
+  /** the request head being prepared (one at a time: prepare is synchronous) */
+  private readonly reqFields = new FieldScan();
+  /** per field of {@link reqFields}: 1 when forwarded */
+  private reqKeep = new Uint8Array(64);
+  /** the response head being prepared (one at a time: responseHead is synchronous) */
+  readonly resFields = new FieldScan();
+  private resKeep = new Uint8Array(64);
+  /** true when a sampling rule or sticky key reads a header other than `x-shadow-*` */
+  private readonly readsOtherHeaders: boolean;
 
   constructor(readonly d: ProxyDeps) {
     const c = d.config;
@@ -128,6 +158,7 @@ export class SidecarProxy {
       };
     });
     this.sampler = new Sampler({ ...c.sampling, ...(d.random ? { random: d.random } : {}) });
+    this.readsOtherHeaders = [...this.sampler.headerNames].some((h) => !h.startsWith('x-shadow-'));
     // one periodic sweep enforces every timeout (a deadline number per connection) instead of a
     // timer per socket re-armed several times per request; a timeout fires up to one period late
     const shortest = Math.min(c.upstream.connectTimeoutMs, c.upstream.headersTimeoutMs, c.upstream.bodyTimeoutMs, c.keepAliveTimeoutMs, UPSTREAM_IDLE_MS);
@@ -193,6 +224,12 @@ export class SidecarProxy {
     for (const p of this.pools) p.close();
   }
 
+  /** A scratch keep-mask for at least `n` response fields. */
+  resKept(n: number): Uint8Array {
+    if (this.resKeep.length < n) this.resKeep = new Uint8Array(n * 2);
+    return this.resKeep;
+  }
+
   /** Fires the timeouts whose deadline passed. */
   private sweep(): void {
     const now = performance.now();
@@ -221,14 +258,15 @@ export class SidecarProxy {
   }
 
   /**
-   * Starts one exchange from a complete request head (`head`: latin1 text without the final
-   * CRLFCRLF). Returns the exchange, or null when the proxy answered itself (the connection is
-   * then closing, unless the request had no body and may be followed by another).
+   * Starts one exchange from a complete request head: `b[off…end)` holds the request line and
+   * field lines, each ending with CRLF (the head's empty line follows at `end`). Returns the
+   * exchange, or null when the proxy answered itself (the connection is then closing, unless the
+   * request had no body and may be followed by another).
    */
-  begin(conn: ClientConn, head: string, t0: number): Exchange | null {
+  begin(conn: ClientConn, b: Buffer, off: number, end: number, t0: number): Exchange | null {
     this.inflight++;
     try {
-      return this.prepare(conn, head, t0);
+      return this.prepare(conn, b, off, end, t0);
     } catch (err) {
       if (!(err instanceof HttpSyntaxError)) throw err;
       conn.answer(err.status, err.code, err.message, 'not_sampled', true);
@@ -237,11 +275,14 @@ export class SidecarProxy {
     }
   }
 
-  private prepare(conn: ClientConn, head: string, t0: number): Exchange | null {
-    const line = parseRequestLine(head);
+  private prepare(conn: ClientConn, b: Buffer, off: number, end: number, t0: number): Exchange | null {
+    let eol = off;
+    while (b[eol] !== 0x0d) eol++;
+    if (b[eol + 1] !== 0x0a) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed request line');
+    const line = parseRequestLine(b.latin1Slice(off, eol));
     if (line.method === 'CONNECT') throw new HttpSyntaxError(501, 'not_implemented', 'CONNECT is not proxied');
-    const raw: string[] = [];
-    parseFieldLines(head, line.fieldsAt, raw);
+    const fs = this.reqFields;
+    fs.scan(b, eol + 2, end);
     let target = line.target;
     let absoluteHost: string | null = null;
     if (target.charCodeAt(0) !== 0x2f) {
@@ -255,57 +296,88 @@ export class SidecarProxy {
     const path = q === -1 ? target : target.slice(0, q);
     const query = q === -1 ? '' : target.slice(q);
 
-    // one pass over the fields: forwarded set, sampling inputs, framing facts
-    const fwd: string[] = [];
-    let hostRaw: string | null = null;
+    // one pass over the fields: what is forwarded, the sampling inputs, the framing facts
+    let hostField = -1;
     let hosts = 0;
     let contentLength = -1;
     let te: string | null = null;
-    let contentType: string | null = null;
-    let contentEncoding: string | null = null;
+    let contentTypeField = -1;
+    let contentEncodingField = -1;
     let connectionTokens: string | null = null;
+    let connectionClose = false;
     let expect: string | null = null;
     let clRepeated = false;
-    let shadowHeaders = false;
+    let sampleHeaders: Map<string, string> | null = null;
     const wanted = this.sampler.headerNames;
-    const sampleHead: RequestHead = { method: line.method, path, host: '', headers: new Map() };
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i]!;
-      const value = raw[i + 1]!;
-      const lower = name.toLowerCase();
-      if (lower === 'host') {
-        hostRaw = value;
-        hosts++;
-        continue;
+    const n = fs.n;
+    if (this.reqKeep.length < n) this.reqKeep = new Uint8Array(n * 2);
+    const kept = this.reqKeep;
+    for (let k = 0; k < n; k++) {
+      kept[k] = 0;
+      switch (fs.id(k)) {
+        case FIELD_HOST:
+          hostField = k;
+          hosts++;
+          continue;
+        case FIELD_SHADOW:
+        case FIELD_SHADOW_CAPTURE: {
+          sampleHeaders ??= new Map();
+          const lower = fs.name(k).toLowerCase();
+          if (!sampleHeaders.has(lower)) sampleHeaders.set(lower, fs.value(k));
+          continue;
+        }
+        case FIELD_TRANSFER_ENCODING:
+          te = te === null ? fs.value(k) : `${te},${fs.value(k)}`;
+          continue;
+        case FIELD_CONNECTION:
+          if (fs.valueIs(k, V_KEEP_ALIVE)) continue;
+          if (fs.valueIs(k, V_CLOSE)) connectionClose = true;
+          else connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
+          continue;
+        case FIELD_EXPECT:
+          expect = expect === null ? fs.value(k) : `${expect},${fs.value(k)}`;
+          continue;
+        case FIELD_KEEP_ALIVE:
+        case FIELD_PROXY_CONNECTION:
+        case FIELD_TE:
+        case FIELD_UPGRADE:
+        case FIELD_TRAILER:
+          continue;
+        case FIELD_CONTENT_LENGTH: {
+          let cl = fs.digits(k);
+          if (cl < 0) {
+            cl = parseContentLength(fs.value(k));
+            // a list of equal values is accepted only as one field (RFC 9110 §8.6)
+            if (cl >= 0) clRepeated = true;
+          }
+          if (cl < 0 || (contentLength >= 0 && cl !== contentLength)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
+          if (contentLength >= 0) clRepeated = true;
+          contentLength = cl;
+          break;
+        }
+        case FIELD_CONTENT_TYPE:
+          if (contentTypeField === -1) contentTypeField = k;
+          break;
+        case FIELD_CONTENT_ENCODING:
+          if (contentEncodingField === -1) contentEncodingField = k;
+          break;
       }
-      if (lower.startsWith('x-shadow-')) {
-        shadowHeaders = true;
-        if (!sampleHead.headers.has(lower)) sampleHead.headers.set(lower, value);
-        continue;
+      // a field a sampling rule or sticky key reads (x-shadow-* ones were taken above)
+      if (this.readsOtherHeaders) {
+        const lower = fs.name(k).toLowerCase();
+        if (wanted.has(lower)) {
+          sampleHeaders ??= new Map();
+          if (!sampleHeaders.has(lower)) sampleHeaders.set(lower, fs.value(k));
+        }
       }
-      if (HOP_BY_HOP.has(lower)) {
-        if (lower === 'transfer-encoding') te = te === null ? value : `${te},${value}`;
-        else if (lower === 'connection') connectionTokens = connectionTokens === null ? value : `${connectionTokens},${value}`;
-        else if (lower === 'expect') expect = expect === null ? value : `${expect},${value}`;
-        continue;
-      }
-      if (lower === 'content-length') {
-        const n = parseContentLength(value);
-        if (n < 0 || (contentLength >= 0 && n !== contentLength)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
-        // repeated or listed equal values are accepted only as one field (RFC 9110 §8.6)
-        if (contentLength >= 0 || value.includes(',')) clRepeated = true;
-        contentLength = n;
-      } else if (lower === 'content-type') contentType = value;
-      else if (lower === 'content-encoding') contentEncoding = value;
-      if (wanted.has(lower) && !sampleHead.headers.has(lower)) sampleHead.headers.set(lower, value);
-      fwd.push(name, value);
+      kept[k] = 1;
     }
     // RFC 9112 §3.2: exactly one Host in HTTP/1.1
     if (hosts > 1 || (hosts === 0 && line.minor === 1 && absoluteHost === null)) throw new HttpSyntaxError(400, 'malformed_http', 'a request needs exactly one host header');
-    const hostValue = absoluteHost ?? hostRaw ?? '';
+    const hostValue = absoluteHost ?? (hostField >= 0 ? fs.value(hostField) : '');
     const hl = hostValue.toLowerCase();
     const colon = hl.startsWith('[') ? hl.indexOf(']') + 1 : hl.indexOf(':');
-    sampleHead.host = colon > 0 ? hl.slice(0, colon) : hl;
+    const host = colon > 0 ? hl.slice(0, colon) : hl;
 
     // request body framing (RFC 9112 §6.3); both headers at once is how smuggling starts
     let framing = Framing.None;
@@ -315,17 +387,16 @@ export class SidecarProxy {
       assertChunkedOnly(te);
       framing = Framing.Chunked;
     } else if (contentLength > 0) framing = Framing.Length;
-    if (clRepeated) replaceContentLength(fwd, contentLength);
     let sendContinue = false;
     if (expect !== null) {
       // every listed expectation, across repeated lines, must be 100-continue (RFC 9110 §10.1.1)
       if (!expect.split(',').every((e) => e.trim().toLowerCase() === '100-continue')) throw new HttpSyntaxError(417, 'expectation_failed', 'only 100-continue is supported');
       sendContinue = line.minor === 1 && framing !== Framing.None;
     }
-    let keepAlive = line.minor === 1;
-    if (connectionTokens !== null && applyConnection(fwd, connectionTokens)) keepAlive = false;
+    let keepAlive = line.minor === 1 && !connectionClose;
+    if (connectionTokens !== null && applyConnection(fs, kept, connectionTokens)) keepAlive = false;
 
-    const route = this.route(path, sampleHead.host);
+    const route = this.route(path, host);
     const ex = new Exchange(this, conn, line.method, line.minor, keepAlive && !this.draining, framing, contentLength, t0);
     if (route === undefined) {
       ex.noRoute();
@@ -335,8 +406,8 @@ export class SidecarProxy {
 
     // sampling, from the head only
     let decision: SampleDecision;
-    if (this.sampler.idle && !shadowHeaders) decision = NOT_SAMPLED;
-    else decision = this.sampler.decide(sampleHead);
+    if (this.sampler.idle && sampleHeaders === null) decision = NOT_SAMPLED;
+    else decision = this.sampler.decide({ method: line.method, path, host, headers: sampleHeaders ?? NO_HEADERS });
     const upstreamPath = route.basePath + (route.stripPrefix ? ensureSlash(path.slice(route.pathPrefix.length)) : path);
     ex.upstreamPath = upstreamPath;
 
@@ -347,8 +418,8 @@ export class SidecarProxy {
         this.d.metrics.capture('skipped', 'too_large');
       } else {
         const c = new Capture(decision, this.d.publisher, this.d.metrics, cap.captureMaxBytes, cap.responseCaptureMaxBytes, t0);
-        c.contentType = contentType;
-        c.contentEncoding = contentEncoding;
+        c.contentType = contentTypeField >= 0 ? fs.value(contentTypeField) : null;
+        c.contentEncoding = contentEncodingField >= 0 ? fs.value(contentEncodingField) : null;
         if (framing === Framing.None) c.requestComplete = true;
         ex.capture = c;
         ex.echo = 'queued';
@@ -361,10 +432,11 @@ export class SidecarProxy {
       this.d.metrics.capture('not_sampled');
     }
 
-    let out = `${line.method} ${upstreamPath}${query} HTTP/1.1\r\nhost: ${route.preserveHost && hostValue !== '' ? hostValue : route.pool.hostHeader}\r\n`;
-    for (let i = 0; i < fwd.length; i += 2) out += `${fwd[i]!}: ${fwd[i + 1]!}\r\n`;
-    if (framing === Framing.Chunked) out += 'transfer-encoding: chunked\r\n';
-    ex.upstreamHead = `${out}\r\n`;
+    // the forwarded head: a new request line and Host, then the kept field lines as they arrived
+    const start = `${line.method} ${upstreamPath}${query} HTTP/1.1\r\nhost: ${route.preserveHost && hostValue !== '' ? hostValue : route.pool.hostHeader}\r\n`;
+    let tail = framing === Framing.Chunked ? 'transfer-encoding: chunked\r\n\r\n' : '\r\n';
+    if (clRepeated) tail = `content-length: ${contentLength}\r\n${tail}`;
+    ex.upstreamHead = copyHead(start, fs, kept, clRepeated ? FIELD_CONTENT_LENGTH : -1, tail);
     if (sendContinue) conn.write(CONTINUE);
     return ex;
   }
@@ -443,53 +515,70 @@ export class SidecarProxy {
 }
 
 const NOT_SAMPLED: SampleDecision = Object.freeze({ kind: 'not_sampled' });
+/** sampling input for a request that carries no header the sampler reads */
+const NO_HEADERS: ReadonlyMap<string, string> = new Map();
+const V_KEEP_ALIVE = Uint8Array.from('keep-alive', (c) => c.charCodeAt(0));
+const V_CLOSE = Uint8Array.from('close', (c) => c.charCodeAt(0));
 
 function ensureSlash(p: string): string {
   return p.startsWith('/') ? p : `/${p}`;
 }
 
 /**
- * Applies a Connection field value (RFC 9110 §7.6.1): removes the fields it lists from a flat
- * name/value list and returns true when it says `close`. The usual values (`keep-alive`,
- * `close`) take a fast path: no split, no set.
+ * Applies a Connection field value (RFC 9110 §7.6.1): clears `kept[k]` for the fields of `fs` it
+ * lists and returns true when it says `close`.
  */
-function applyConnection(fields: string[], value: string): boolean {
-  const v = value.toLowerCase();
-  if (v === 'keep-alive') return false;
-  if (v === 'close') return true;
+function applyConnection(fs: FieldScan, kept: Uint8Array, value: string): boolean {
   let close = false;
   const listed = new Set<string>();
-  for (const raw of v.split(',')) {
+  for (const raw of value.toLowerCase().split(',')) {
     const t = raw.trim();
     if (t === 'close') close = true;
     else if (t !== '' && t !== 'keep-alive') listed.add(t);
   }
-  if (listed.size > 0) {
-    for (let i = fields.length - 2; i >= 0; i -= 2) if (listed.has(fields[i]!.toLowerCase())) fields.splice(i, 2);
-  }
+  if (listed.size > 0) for (let k = 0; k < fs.n; k++) if (kept[k] === 1 && listed.has(fs.name(k).toLowerCase())) kept[k] = 0;
   return close;
 }
 
-/** Replaces every Content-Length field of a flat name/value list by one `content-length: n`. */
-function replaceContentLength(fields: string[], n: number): void {
-  for (let i = fields.length - 2; i >= 0; i -= 2) if (fields[i]!.toLowerCase() === 'content-length') fields.splice(i, 2);
-  fields.push('content-length', String(n));
+/**
+ * A message head as one buffer: `start` (latin1), the field lines of `fs` with `kept[k]` set —
+ * copied as the bytes that arrived, runs of adjacent lines at once — except those with id
+ * `dropId`, then `tail` (latin1, ending with the empty line).
+ */
+function copyHead(start: string, fs: FieldScan, kept: Uint8Array, dropId: number, tail: string): Buffer {
+  const n = fs.n;
+  let size = start.length + tail.length;
+  for (let k = 0; k < n; k++) if (kept[k] === 1 && fs.id(k) !== dropId) size += fs.lineEnd(k) - fs.lineStart(k);
+  const out = Buffer.allocUnsafe(size);
+  let at = out.latin1Write(start, 0);
+  const src = fs.b;
+  for (let k = 0; k < n; k++) {
+    if (kept[k] !== 1 || fs.id(k) === dropId) continue;
+    const s = fs.lineStart(k);
+    let e = fs.lineEnd(k);
+    while (k + 1 < n && kept[k + 1] === 1 && fs.id(k + 1) !== dropId) e = fs.lineEnd(++k);
+    at += src.copy(out, at, s, e);
+  }
+  out.latin1Write(tail, at);
+  return out;
 }
 
-/** Writes `head` (latin1) and `parts` to `sock` in one write when small, else corked. Returns write()'s verdict. */
-function writeJoined(sock: Socket, head: string | null, parts: Buffer[] | null): boolean {
+/** Writes `head` and `parts` to `sock` in one write when small, else corked. Returns write()'s verdict. */
+function writeJoined(sock: Socket, head: Buffer | null, parts: Buffer[] | null): boolean {
+  if (parts === null) return head === null || sock.write(head);
+  if (head === null && parts.length === 1) return sock.write(parts[0]!);
   let total = head === null ? 0 : head.length;
-  if (parts !== null) for (const p of parts) total += p.length;
+  for (const p of parts) total += p.length;
   if (total <= JOIN_MAX_BYTES) {
     const buf = Buffer.allocUnsafe(total);
-    let at = head === null ? 0 : buf.write(head, 0, 'latin1');
-    if (parts !== null) for (const p of parts) at += p.copy(buf, at);
+    let at = head === null ? 0 : head.copy(buf, 0);
+    for (const p of parts) at += p.copy(buf, at);
     return sock.write(buf);
   }
   sock.cork();
   let ok = true;
-  if (head !== null) ok = sock.write(Buffer.from(head, 'latin1'));
-  if (parts !== null) for (const p of parts) ok = sock.write(p);
+  if (head !== null) ok = sock.write(head);
+  for (const p of parts) ok = sock.write(p);
   sock.uncork();
   return ok;
 }
@@ -592,7 +681,7 @@ class ClientConn {
       }
       const t0 = performance.now();
       this.headStartedAt = 0;
-      const ex = this.proxy.begin(this, b.toString('latin1', off, i), t0);
+      const ex = this.proxy.begin(this, b, off, i + 2, t0);
       if (ex === null) {
         if (this.closing) return;
         off = i + 4;
@@ -860,7 +949,7 @@ class Exchange {
   /** performance.now() ms until which it may wait in the pool's queue for a connection */
   waitDeadline = Infinity;
   upstreamPath = '';
-  upstreamHead = '';
+  upstreamHead: Buffer = EMPTY;
   capture: Capture | null = null;
   echo = 'not_sampled';
   requestDone = false;
@@ -1048,7 +1137,7 @@ class Exchange {
         const i = b.indexOf(CRLFCRLF, off);
         if (i === -1 ? b.length - off > MAX_RESPONSE_HEAD : i - off > MAX_RESPONSE_HEAD) return this.upstreamInvalid('the upstream response head is larger than 64 KiB');
         // not HTTP at all: no need to wait for a blank line that may never come
-        if (b.length - off >= 5 && b.toString('latin1', off, off + 5) !== 'HTTP/') return this.upstreamInvalid('the upstream did not answer with HTTP');
+        if (b.length - off >= 5 && (b[off] !== 0x48 || b[off + 1] !== 0x54 || b[off + 2] !== 0x54 || b[off + 3] !== 0x50 || b[off + 4] !== 0x2f)) return this.upstreamInvalid('the upstream did not answer with HTTP');
         if (i === -1) {
           this.resBuf = off === 0 ? b : b.subarray(off);
           return;
@@ -1056,7 +1145,7 @@ class Exchange {
         const tHead = performance.now();
         let more: boolean;
         try {
-          more = this.responseHead(b.toString('latin1', off, i));
+          more = this.responseHead(b, off, i + 2);
         } catch (err) {
           return this.upstreamInvalid((err as Error).message);
         }
@@ -1095,66 +1184,87 @@ class Exchange {
     if (this.responseEnded) this.complete();
   }
 
-  private clientHead: string | null = null;
+  private clientHead: Buffer | null = null;
 
   /** True once the response body's framing says it ended (takeBody moves resState there). */
   private get responseEnded(): boolean {
     return this.resState === 2;
   }
 
-  /** Parses a response head; returns true for an interim (1xx) response to skip. */
-  private responseHead(head: string): boolean {
-    const sl = parseStatusLine(head);
-    const raw: string[] = [];
-    parseFieldLines(head, sl.fieldsAt, raw);
+  /**
+   * Parses a response head in `b[off…end)` (status line and field lines, each ending with CRLF)
+   * and prepares the head for the client; returns true for an interim (1xx) response to skip.
+   */
+  private responseHead(b: Buffer, off: number, end: number): boolean {
+    let eol = off;
+    while (b[eol] !== 0x0d) eol++;
+    if (b[eol + 1] !== 0x0a) throw new Error('the upstream sent a malformed status line');
+    const sl = parseStatusLine(b.latin1Slice(off, eol));
     if (sl.status < 200) {
       if (sl.status === 101) throw new Error('the upstream switched protocols, which was not asked for');
       return true;
     }
-    const out: string[] = [];
+    const fs = this.proxy.resFields;
+    fs.scan(b, eol + 2, end);
+    const n = fs.n;
+    const kept = this.proxy.resKept(n);
     let contentLength = -1;
     let te: string | null = null;
     let connectionTokens: string | null = null;
-    let keepAliveHint: string | null = null;
     let clRepeated = false;
-    for (let i = 0; i < raw.length; i += 2) {
-      const name = raw[i]!;
-      const value = raw[i + 1]!;
-      const lower = name.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) {
-        if (lower === 'transfer-encoding') te = te === null ? value : `${te},${value}`;
-        else if (lower === 'connection') connectionTokens = connectionTokens === null ? value : `${connectionTokens},${value}`;
-        else if (lower === 'keep-alive') keepAliveHint = value;
-        continue;
+    for (let k = 0; k < n; k++) {
+      kept[k] = 0;
+      switch (fs.id(k)) {
+        case FIELD_TRANSFER_ENCODING:
+          te = te === null ? fs.value(k) : `${te},${fs.value(k)}`;
+          continue;
+        case FIELD_CONNECTION:
+          if (fs.valueIs(k, V_KEEP_ALIVE)) continue;
+          if (fs.valueIs(k, V_CLOSE)) this.upstreamKeepAlive = false;
+          else connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
+          continue;
+        case FIELD_KEEP_ALIVE:
+          if (this.conn !== null) this.conn.idleMs = idleFromHint(fs.value(k));
+          continue;
+        case FIELD_PROXY_CONNECTION:
+        case FIELD_TE:
+        case FIELD_UPGRADE:
+        case FIELD_TRAILER:
+        case FIELD_EXPECT:
+        case FIELD_SHADOW_CAPTURE:
+          continue;
+        case FIELD_CONTENT_LENGTH: {
+          let cl = fs.digits(k);
+          if (cl < 0) {
+            cl = parseContentLength(fs.value(k));
+            if (cl >= 0) clRepeated = true;
+          }
+          if (cl < 0 || (contentLength >= 0 && cl !== contentLength)) throw new Error('the upstream sent an invalid content-length');
+          if (contentLength >= 0) clRepeated = true;
+          contentLength = cl;
+          break;
+        }
       }
-      if (lower === CAPTURE_HEADER) continue;
-      if (lower === 'content-length') {
-        const n = parseContentLength(value);
-        if (n < 0 || (contentLength >= 0 && n !== contentLength)) throw new Error('the upstream sent an invalid content-length');
-        if (contentLength >= 0 || value.includes(',')) clRepeated = true;
-        contentLength = n;
-      }
-      out.push(name, value);
+      kept[k] = 1;
     }
-    if (connectionTokens !== null && applyConnection(out, connectionTokens)) this.upstreamKeepAlive = false;
+    if (connectionTokens !== null && applyConnection(fs, kept, connectionTokens)) this.upstreamKeepAlive = false;
     if (sl.minor === 0) this.upstreamKeepAlive = false;
-    if (keepAliveHint !== null && this.conn !== null) this.conn.idleMs = idleFromHint(keepAliveHint);
 
     // response framing (RFC 9112 §6.3)
     const status = sl.status;
     let framing: Framing;
+    let dropId = -1;
     if (this.method === 'HEAD' || status === 204 || status === 304) framing = Framing.None;
     else if (te !== null) {
       // only chunked alone is relayed; other codings would need decoding to find the end
       if (te.trim().toLowerCase() !== 'chunked') assertChunkedOnly(te);
       framing = Framing.Chunked;
       // transfer-encoding overrides content-length, which must not reach the client
-      if (contentLength >= 0) for (let i = out.length - 2; i >= 0; i -= 2) if (out[i]!.toLowerCase() === 'content-length') out.splice(i, 2);
+      if (contentLength >= 0) dropId = FIELD_CONTENT_LENGTH;
     } else if (contentLength >= 0) {
       framing = contentLength === 0 ? Framing.None : Framing.Length;
-      if (clRepeated) replaceContentLength(out, contentLength);
-    }
-    else framing = Framing.Close;
+      if (clRepeated) dropId = FIELD_CONTENT_LENGTH;
+    } else framing = Framing.Close;
     this.resFraming = framing;
     this.resRemaining = contentLength;
     if (framing === Framing.Chunked) this.resDecoder = new ChunkedDecoder();
@@ -1165,7 +1275,8 @@ class Exchange {
     if (cap !== null && !cap.active) echo = `skipped:${cap.abandonedFor ?? 'too_large'}`;
     if (cap !== null && cap.active) {
       const pairs: [string, string][] = [];
-      for (let i = 0; i < out.length; i += 2) pairs.push([out[i]!, out[i + 1]!]);
+      for (let k = 0; k < n; k++) if (kept[k] === 1 && fs.id(k) !== dropId) pairs.push([fs.name(k), fs.value(k)]);
+      if (dropId !== -1 && framing !== Framing.Chunked) pairs.push(['content-length', String(contentLength)]);
       cap.startResponse(status, pairs);
       this.onResData = (x) => cap.pushResponse(x);
     }
@@ -1176,12 +1287,12 @@ class Exchange {
       this.closeAfter = true;
     }
 
-    let h = `HTTP/1.1 ${status} ${sl.reason}\r\n`;
-    for (let i = 0; i < out.length; i += 2) h += `${out[i]!}: ${out[i + 1]!}\r\n`;
-    if (framing === Framing.Chunked && !this.dechunk) h += 'transfer-encoding: chunked\r\n';
-    h += `${CAPTURE_HEADER}: ${echo}\r\n`;
-    if (this.closeAfter) h += 'connection: close\r\n';
-    this.clientHead = `${h}\r\n`;
+    // the status line as sent when it is HTTP/1.1 already; the kept field lines as they arrived
+    const start = sl.minor === 1 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
+    let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : '\r\n'}`;
+    if (framing === Framing.Chunked && !this.dechunk) tail = `transfer-encoding: chunked\r\n${tail}`;
+    else if (dropId !== -1 && framing !== Framing.Chunked) tail = `content-length: ${contentLength}\r\n${tail}`;
+    this.clientHead = copyHead(start, fs, kept, dropId, tail);
     if (this.conn !== null) this.conn.deadline = framing === Framing.None ? Infinity : performance.now() + this.conn.pool.opts.bodyTimeoutMs;
     return false;
   }

@@ -12,7 +12,7 @@ export interface RequestHead {
   /** Host header without port, lowercased ('' when absent) */
   host: string;
   /** lowercased header name → first value, only for {@link Sampler.headerNames} and `x-shadow-*` */
-  headers: Map<string, string>;
+  headers: ReadonlyMap<string, string>;
 }
 
 /** Why a request that would otherwise be captured is not (stable, bounded set; used as a metric label). */
