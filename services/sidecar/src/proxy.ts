@@ -505,7 +505,7 @@ export class SidecarProxy {
 
   /** Records the proxy's own time for one request (seconds). */
   observeAdded(seconds: number): void {
-    this.d.metrics.addedLatency.observe(seconds);
+    this.d.metrics.added(seconds);
   }
 
   /** The client keep-alive timeout, ms. */
