@@ -52,12 +52,12 @@ export const SidecarEnv = CommonEnv.extend({
     .default(64 * 1024)
     .describe('captures with more teed bytes than this are built on a worker thread instead of the event loop'),
   SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: Int(0, 5_000)
-    .default(100)
+    .default(1000)
     .describe('most ms a small capture waits so captures are built and published in batches (less CPU per capture; 0 = at once)'),
   SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: Int(1, 1_000_000).default(1000).describe('most envelopes waiting to publish; more are dropped (queue_full / nats_down)'),
   SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES: Int(1024, 4096 * MiB).default(128 * MiB).describe('most bytes held by captures in flight (teed bodies plus queued envelopes)'),
   SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: Int(10, 600_000).default(2000).describe('JetStream publish / object-store put timeout, ms'),
-  SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY: Int(1, 256).default(4).describe('publishes in flight at once'),
+  SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY: Int(1, 256).default(16).describe('publishes in flight at once (16: a whole batch of captures leaves in one write)'),
   SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS: Int(1, 100_000).default(1024).describe('most connections per upstream origin'),
   SHADOWPLANE_SIDECAR_CONNECT_TIMEOUT_MS: Int(1, 600_000).default(10_000).describe('upstream TCP/TLS connect timeout, ms (→ 504)'),
   SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: Int(1, 3_600_000).default(600_000).describe('most ms waiting for upstream response headers (→ 504)'),
