@@ -39,6 +39,26 @@ function env(r: ReturnType<typeof buildEnvelope>): Envelope {
 }
 
 describe('buildEnvelope', () => {
+  it('writes an unredacted body as the client sent it, and the envelope parses to the same value as JSON.stringify gives', () => {
+    // whitespace, key order, escapes and non-Latin-1 text as a client may send them
+    const text = ' {\n  "model" : "gpt-4o-mini",\t"messages": [{"role":"user","content":"Janet\\u2019s ducks \\\\ \\"lay\\" 16 eggs ’ 🦆"}],\n "max_tokens": 16 }\n';
+    const r = buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from(text), null));
+    if (r.kind !== 'envelope') throw new Error(r.reason);
+    const published = Buffer.from(r.data).toString();
+    expect(published).toContain(`"request":{"body":${text},"body_ref":null`);
+    expect(JSON.parse(published)).toEqual(JSON.parse(JSON.stringify(r.envelope)));
+    expect(Envelope.parse(JSON.parse(published)).request.body).toEqual(JSON.parse(text));
+  });
+
+  it('serialises a redacted body (the client text holds the PII)', () => {
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'mail me at jane.doe@example.com' }] };
+    const r = buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from(JSON.stringify(body)), null));
+    if (r.kind !== 'envelope') throw new Error(r.reason);
+    const published = Buffer.from(r.data).toString();
+    expect(published).not.toContain('jane.doe@example.com');
+    expect(JSON.parse(published)).toEqual(JSON.parse(JSON.stringify(r.envelope)));
+  });
+
   it('anthropic stream: usage from message_start + message_delta (input 506, output 153), model echo, stream flag', () => {
     const body = { model: 'claude-3-5-sonnet-20240620', max_tokens: 256, stream: true, messages: [{ role: 'user', content: 'weather?' }] };
     const e = env(buildEnvelope(input('anthropic.messages', '/v1/messages', Buffer.from(JSON.stringify(body)), { status: 200, headers: [['content-type', 'text/event-stream']], body: fx('anthropic/stream-tool-use.sse') })));
