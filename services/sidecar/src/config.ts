@@ -64,6 +64,9 @@ export const SidecarEnv = CommonEnv.extend({
   SHADOWPLANE_SIDECAR_BODY_TIMEOUT_MS: Int(1, 3_600_000).default(600_000).describe('most ms between two upstream body chunks (→ cut)'),
   SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: Int(1, 3_600_000).default(65_000).describe('idle keep-alive timeout of client connections, ms'),
   SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: Int(0, 3_600_000).default(30_000).describe('on SIGTERM: most ms to wait for in-flight requests'),
+  SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: Int(0, 3_600_000)
+    .default(1000)
+    .describe('on SIGTERM: ms an idle keep-alive connection stays open for a request its client already sent (served, then closed); at most the drain timeout'),
   SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: Int(0, 600_000).default(5_000).describe('on SIGTERM: most ms to publish queued captures after requests drained'),
   SHADOWPLANE_SIDECAR_PROVISION: EnvBool.default(true).describe('create the CAPTURE stream and body store when NATS connects (idempotent)'),
 });
@@ -172,6 +175,8 @@ export interface SidecarConfig {
   };
   keepAliveTimeoutMs: number;
   drainTimeoutMs: number;
+  /** ms an idle keep-alive connection stays open during a drain (capped by drainTimeoutMs) */
+  drainIdleGraceMs: number;
   flushTimeoutMs: number;
 }
 
@@ -317,6 +322,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       },
       keepAliveTimeoutMs: e.SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS,
       drainTimeoutMs: e.SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS,
+      drainIdleGraceMs: e.SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS,
       flushTimeoutMs: e.SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS,
     },
   };

@@ -124,7 +124,6 @@ export class SidecarProxy {
   private readonly sampler: Sampler;
   private inflight = 0;
   private draining = false;
-  private drainWaiters: (() => void)[] = [];
   private readonly sweeper: NodeJS.Timeout;
   /** the request head being prepared (one at a time: prepare is synchronous) */
   private readonly reqFields = new FieldScan();
@@ -204,19 +203,24 @@ export class SidecarProxy {
   }
 
   /**
-   * Graceful stop: refuses new connections, closes idle keep-alive connections, waits up to
-   * `timeoutMs` for in-flight requests (their responses say `connection: close`), then closes
-   * every connection and the upstream pools.
+   * Graceful stop: refuses new connections; waits up to `timeoutMs` for the requests in flight
+   * (their responses say `connection: close` and end their connections) and gives each idle
+   * keep-alive connection `idleGraceMs` (at most `timeoutMs`) for a request its client may already
+   * have sent — closing it at once would reset such a request, which a client cannot tell from a
+   * failure; a request arriving in that time is served and its connection closed after it. Then
+   * closes every connection left and the upstream pools.
    */
-  async drain(timeoutMs: number): Promise<void> {
+  async drain(timeoutMs: number, idleGraceMs = 0): Promise<void> {
     this.draining = true;
     const closed = new Promise<void>((r) => this.server.close(() => r()));
-    for (const c of this.clients) c.closeIfIdle();
-    if (this.inflight > 0) {
-      await Promise.race([
-        new Promise<void>((r) => this.drainWaiters.push(r)),
-        new Promise<void>((r) => setTimeout(r, timeoutMs).unref()),
-      ]);
+    const graceEnd = performance.now() + Math.min(idleGraceMs, timeoutMs);
+    for (const c of this.clients) c.closeWhenIdle(graceEnd);
+    const until = performance.now() + timeoutMs;
+    // drains are rare: a short poll is simpler than a wake-up for every way a connection ends
+    while ((this.inflight > 0 || this.clients.size > 0) && performance.now() < until) {
+      await new Promise((r) => setTimeout(r, Math.max(1, Math.min(20, until - performance.now()))));
+      const now = performance.now();
+      if (now >= graceEnd) for (const c of this.clients) if (c.deadline < now) c.onTimeout();
     }
     for (const c of this.clients) c.sock.destroy();
     await closed;
@@ -237,16 +241,12 @@ export class SidecarProxy {
     for (const p of this.pools) p.sweep(now);
   }
 
-  /** Counts a request's outcome and wakes a drain waiting for the last one. */
+  /** Counts a request's outcome. */
   done(outcome: RequestOutcome): void {
     this.d.metrics.request(outcome);
     this.inflight--;
-    if (this.inflight === 0 && this.drainWaiters.length > 0) {
-      const w = this.drainWaiters;
-      this.drainWaiters = [];
-      for (const f of w) f();
-    }
   }
+
 
   private route(path: string, host: string): CompiledRoute | undefined {
     for (const r of this.routes) {
@@ -623,9 +623,14 @@ class ClientConn {
     return this.sock.write(b);
   }
 
-  /** Destroys the connection when no request is in flight or half-read (drain). */
-  closeIfIdle(): void {
-    if (this.ex === null && this.buf === null) this.sock.destroy();
+  /**
+   * Drain: an idle connection (no request in flight or half-read) closes at `at` (performance.now
+   * ms) unless a request arrives first; at or before now, it closes at once.
+   */
+  closeWhenIdle(at: number): void {
+    if (this.ex !== null || this.buf !== null) return;
+    if (at <= performance.now()) this.sock.destroy();
+    else this.deadline = Math.min(this.deadline, at);
   }
 
   private onData(d: Buffer): void {

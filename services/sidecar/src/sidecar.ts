@@ -126,7 +126,7 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     bus: () => bus,
     async stop() {
       log.info({ inflight: proxy.inflightCount }, 'draining');
-      await proxy.drain(config.drainTimeoutMs);
+      await proxy.drain(config.drainTimeoutMs, config.drainIdleGraceMs);
       // the last responses' captures: build the waiting batch now, let worker builds and the
       // resulting enqueues land, then publish
       await processor.flush();

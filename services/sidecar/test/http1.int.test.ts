@@ -1088,4 +1088,41 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       expect(sha(body)).toBe(sha(BIG.subarray(0, 8 * 1024 * 1024)));
     });
   });
+
+  describe('drain (SIGTERM)', () => {
+    it('an idle keep-alive connection still delivers a request sent just after the drain began: served with connection: close, not reset', async () => {
+      const sc = await startTestSidecar(
+        testConfig(node.url, sharedNatsUrl(), randomPrefix('h1d'), [], { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '3000', SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: '600', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '200' }),
+      );
+      const c = await RawClient.open(sc.url);
+      c.write('GET /before HTTP/1.1\r\nHost: x\r\n\r\n');
+      await c.responses(1);
+      const stopped = sc.stop();
+      await sleep(150);
+      // the client has not seen the drain: to it the connection is an idle keep-alive one
+      c.write('GET /during HTTP/1.1\r\nHost: x\r\n\r\n');
+      const [, r] = await c.responses(2);
+      expect(r!.status).toBe(200);
+      expect(hdr(r!, 'connection')).toEqual(['close']);
+      await c.closedByServer();
+      await stopped;
+      c.destroy();
+    });
+
+    it('an idle connection that sends nothing is closed after the grace, and the drain then ends', async () => {
+      const sc = await startTestSidecar(
+        testConfig(node.url, sharedNatsUrl(), randomPrefix('h1d'), [], { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '5000', SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: '300', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '200' }),
+      );
+      const c = await RawClient.open(sc.url);
+      c.write('GET /idle HTTP/1.1\r\nHost: x\r\n\r\n');
+      await c.responses(1);
+      const t = performance.now();
+      await sc.stop();
+      const took = performance.now() - t;
+      expect(c.ended || c.closed).toBe(true);
+      expect(took).toBeGreaterThanOrEqual(250);
+      expect(took).toBeLessThan(3000);
+      c.destroy();
+    });
+  });
 });
