@@ -1,6 +1,7 @@
 import type { ObjectStore } from '@nats-io/obj';
 import { openObjectStore, provision, type Bus } from '@shadowplane/bus';
 import type { Logger } from '@shadowplane/telemetry';
+import { JetStreamAcks } from './js-acks.js';
 import type { SidecarMetrics } from './metrics.js';
 
 /** Why an accepted capture never reached JetStream (metric label values). */
@@ -47,6 +48,7 @@ export interface PublisherOptions {
  */
 export class CapturePublisher {
   private bus: Bus | null = null;
+  private acks: JetStreamAcks | null = null;
   private connected = false;
   private provisioned = false;
   private readonly queue: PublishJob[] = [];
@@ -79,6 +81,7 @@ export class CapturePublisher {
    */
   attach(bus: Bus): void {
     this.bus = bus;
+    this.acks = new JetStreamAcks(bus.nc, this.o.timeoutMs);
     this.setConnected(true);
     void this.followStatus(bus);
     if (this.o.provision) void this.provisionLoop(bus);
@@ -188,14 +191,13 @@ export class CapturePublisher {
         return;
       }
     }
-    try {
-      await bus.js.publish(job.subject, job.data, { msgID: job.msgId, timeout: this.o.timeoutMs });
+    const r = await this.acks!.publish(job.subject, job.data, job.msgId);
+    if (r.ok) {
       this.metrics.capture('published');
       this.metrics.lastPublish.set(Date.now() / 1000);
-    } catch (err) {
-      const timeout = isTimeout(err);
-      this.metrics.capture('dropped', timeout ? 'publish_timeout' : 'publish_error');
-      this.log.warn({ err: errSummary(err) }, 'capture publish failed');
+    } else {
+      this.metrics.capture('dropped', r.timeout ? 'publish_timeout' : 'publish_error');
+      this.log.warn({ err: { message: r.error } }, 'capture publish failed');
     }
   }
 
@@ -217,7 +219,8 @@ export class CapturePublisher {
 
   /**
    * Stops accepting jobs and, while NATS is connected, waits up to `timeoutMs` for the queue to
-   * drain; what is left is dropped as `shutdown`. Does not close the bus.
+   * drain; what is left is dropped as `shutdown`, and publishes still awaiting an ack count as
+   * `publish_error`. Does not close the bus.
    */
   async flush(timeoutMs: number): Promise<void> {
     this.closing = true;
@@ -236,6 +239,7 @@ export class CapturePublisher {
     this.queue.length = 0;
     this.qHead = 0;
     this.metrics.queueDepth.set(0);
+    this.acks?.close();
   }
 }
 
@@ -253,11 +257,6 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       },
     );
   });
-}
-
-function isTimeout(err: unknown): boolean {
-  const e = err as { code?: unknown; name?: unknown; message?: unknown };
-  return e?.code === 'TIMEOUT' || e?.name === 'TimeoutError' || /timeout|timed out/i.test(String(e?.message ?? ''));
 }
 
 function errSummary(err: unknown): { message: string; name?: string } {
