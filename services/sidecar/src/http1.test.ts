@@ -128,6 +128,22 @@ describe('FieldScan', () => {
     expect(parse('')).toEqual([]);
   });
 
+  it('says which rule a refused line broke', () => {
+    const msg = (text: string) => {
+      try {
+        parse(text);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return null;
+    };
+    expect(msg(': v')).toBe('an invalid header field name');
+    expect(msg('A b: v')).toBe('an invalid header field name');
+    expect(msg('A b')).toBe('a header line without a colon');
+    expect(msg(' A: b')).toBe('obsolete line folding in a header field');
+    expect(msg('A: b\x00')).toBe('control characters in the value of A');
+  });
+
   it('keeps colons inside values', () => {
     expect(parse('Host: [::1]:8080')).toEqual(['Host', '[::1]:8080']);
   });

@@ -256,7 +256,7 @@ function latin1(b: Buffer, s: number, e: number): string {
 function nameError(b: Buffer, pos: number, end: number): HttpSyntaxError {
   let i = pos;
   while (i < end && b[i] !== 0x0d && b[i] !== 0x3a) i++;
-  return new HttpSyntaxError(400, 'malformed_http', b[i] === 0x3a && i > pos ? 'an invalid header field name' : 'a header line without a colon');
+  return new HttpSyntaxError(400, 'malformed_http', b[i] === 0x3a ? 'an invalid header field name' : 'a header line without a colon');
 }
 
 /** A parsed request line. */

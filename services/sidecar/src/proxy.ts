@@ -302,7 +302,8 @@ export class SidecarProxy {
     let contentLength = -1;
     let te: string | null = null;
     let contentTypeField = -1;
-    let contentEncodingField = -1;
+    /** the field index, or -2 when repeated (then the capture reads the joined list) */
+    let contentEncoding: number | null = null;
     let connectionTokens: string | null = null;
     let connectionClose = false;
     let expect: string | null = null;
@@ -356,10 +357,11 @@ export class SidecarProxy {
           break;
         }
         case FIELD_CONTENT_TYPE:
-          if (contentTypeField === -1) contentTypeField = k;
+          contentTypeField = k;
           break;
         case FIELD_CONTENT_ENCODING:
-          if (contentEncodingField === -1) contentEncodingField = k;
+          // repeated lines are one list (RFC 9110 §5.3); the capture decodes only single codings
+          contentEncoding = contentEncoding === null ? k : -2;
           break;
       }
       // a field a sampling rule or sticky key reads (x-shadow-* ones were taken above)
@@ -419,7 +421,7 @@ export class SidecarProxy {
       } else {
         const c = new Capture(decision, this.d.publisher, this.d.metrics, cap.captureMaxBytes, cap.responseCaptureMaxBytes, t0);
         c.contentType = contentTypeField >= 0 ? fs.value(contentTypeField) : null;
-        c.contentEncoding = contentEncodingField >= 0 ? fs.value(contentEncodingField) : null;
+        c.contentEncoding = contentEncoding === null ? null : contentEncoding >= 0 ? fs.value(contentEncoding) : joinedValues(fs, FIELD_CONTENT_ENCODING);
         if (framing === Framing.None) c.requestComplete = true;
         ex.capture = c;
         ex.echo = 'queued';
@@ -524,9 +526,14 @@ function ensureSlash(p: string): string {
   return p.startsWith('/') ? p : `/${p}`;
 }
 
+/** Fields a Connection header may not name: the message framing and the target host. */
+const FRAMING_FIELDS = new Set(['content-length', 'transfer-encoding', 'host']);
+
 /**
  * Applies a Connection field value (RFC 9110 §7.6.1): clears `kept[k]` for the fields of `fs` it
  * lists and returns true when it says `close`.
+ * @throws HttpSyntaxError 400 `malformed_http` when it lists Content-Length, Transfer-Encoding or
+ *   Host (a response's caller turns this into a 502)
  */
 function applyConnection(fs: FieldScan, kept: Uint8Array, value: string): boolean {
   let close = false;
@@ -534,10 +541,21 @@ function applyConnection(fs: FieldScan, kept: Uint8Array, value: string): boolea
   for (const raw of value.toLowerCase().split(',')) {
     const t = raw.trim();
     if (t === 'close') close = true;
-    else if (t !== '' && t !== 'keep-alive') listed.add(t);
+    else if (FRAMING_FIELDS.has(t)) {
+      // removing these would strip the message's framing (or its Host) while its body is still
+      // relayed: the next hop would read the body as another message — request smuggling
+      throw new HttpSyntaxError(400, 'malformed_http', `the connection header lists ${t}, which frames the message`);
+    } else if (t !== '' && t !== 'keep-alive') listed.add(t);
   }
   if (listed.size > 0) for (let k = 0; k < fs.n; k++) if (kept[k] === 1 && listed.has(fs.name(k).toLowerCase())) kept[k] = 0;
   return close;
+}
+
+/** The values of every field of `fs` with id `id`, joined as one list (`a, b`). */
+function joinedValues(fs: FieldScan, id: number): string {
+  const vs: string[] = [];
+  for (let k = 0; k < fs.n; k++) if (fs.id(k) === id) vs.push(fs.value(k));
+  return vs.join(', ');
 }
 
 /**
@@ -1205,12 +1223,11 @@ class Exchange {
     while (b[eol] !== 0x0d) eol++;
     if (b[eol + 1] !== 0x0a) throw new Error('the upstream sent a malformed status line');
     const sl = parseStatusLine(b.latin1Slice(off, eol));
-    if (sl.status < 200) {
-      if (sl.status === 101) throw new Error('the upstream switched protocols, which was not asked for');
-      return true;
-    }
+    if (sl.status === 101) throw new Error('the upstream switched protocols, which was not asked for');
     const fs = this.proxy.resFields;
+    // an interim (1xx) response is skipped, but only once its fields are known to be well formed
     fs.scan(b, eol + 2, end);
+    if (sl.status < 200) return true;
     const n = fs.n;
     const kept = this.proxy.resKept(n);
     let contentLength = -1;
@@ -1293,7 +1310,8 @@ class Exchange {
     }
 
     // the status line as sent when it is HTTP/1.1 already; the kept field lines as they arrived
-    const start = sl.minor === 1 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
+    // (without a reason phrase the space after the code is still required: RFC 9112 §4)
+    const start = sl.minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
     let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : '\r\n'}`;
     if (framing === Framing.Chunked && !this.dechunk) tail = `transfer-encoding: chunked\r\n${tail}`;
     else if (dropId !== -1 && framing !== Framing.Chunked) tail = `content-length: ${contentLength}\r\n${tail}`;

@@ -1,5 +1,7 @@
 // Captures end to end: sidecar → real nats-server → envelope read back from JetStream.
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
@@ -247,6 +249,24 @@ describe('captures in JetStream', () => {
     const r = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'pii' }, body });
     expect(JSON.parse(r.body.toString()).sha).toBe(sha(body));
     expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'pii_uncertain' })) === 1)).toBe(true);
+  });
+
+  it('repeated Content-Encoding lines are one list: a list of codings is not decoded, so the capture is excluded (the request still passes)', async () => {
+    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] });
+    const u = new URL(sc.url);
+    const sock = connect({ host: u.hostname, port: Number(u.port) });
+    await once(sock, 'connect');
+    const chunks: Buffer[] = [];
+    sock.on('data', (d: Buffer) => chunks.push(d));
+    sock.write(
+      `POST ${LLM}?case=echo-sha HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Encoding: identity\r\n` +
+        `x-shadow-suite: enc\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    await once(sock, 'close');
+    const text = Buffer.concat(chunks).toString();
+    expect(text.startsWith('HTTP/1.1 200 ')).toBe(true);
+    expect(text).toContain(sha(Buffer.from(body)));
+    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'bad_body_encoding' })) === 1)).toBe(true);
   });
 
   it('metrics: published count and last publish time move', async () => {

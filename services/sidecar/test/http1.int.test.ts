@@ -336,6 +336,17 @@ function rawScript(req: RawReq, sock: Socket): void {
     case '/resp-space-colon':
       sock.write('HTTP/1.1 200 OK\r\ncontent-length : 0\r\n\r\n');
       return;
+    case '/resp-connection-cl':
+      // removing the Content-Length the Connection header names would leave the body unframed
+      sock.write('HTTP/1.1 200 OK\r\nConnection: Content-Length\r\ncontent-length: 2\r\n\r\nok');
+      return;
+    case '/resp-bad-interim':
+      sock.write('HTTP/1.1 103 Early Hints\r\nLink: </s.css>\r\nBad Field: x\r\n\r\n');
+      setTimeout(() => ok(sock, 'final'), 10);
+      return;
+    case '/no-reason':
+      sock.write('HTTP/1.1 200\r\ncontent-length: 2\r\n\r\nok');
+      return;
     case '/two-responses':
       // a second, unsolicited response in the same packet must never reach the next request
       sock.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nokHTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nevil');
@@ -514,6 +525,11 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       ['a NUL in a field value', `GET / HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n`],
       ['no Host in HTTP/1.1', `GET / HTTP/1.1\r\nX: y\r\n\r\n`],
       ['two Host fields', `GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n`],
+      // removing the fields a Connection header names must not strip the framing: the body would
+      // reach the upstream unframed and be read as a second request
+      ['a Connection header naming Content-Length', `POST /public HTTP/1.1\r\nHost: x\r\nContent-Length: ${SMUGGLED.length}\r\nConnection: content-length\r\n\r\n${SMUGGLED}`],
+      ['a Connection header naming Transfer-Encoding', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive, Transfer-Encoding\r\n\r\n0\r\n\r\n`],
+      ['a Connection header naming Host', `GET / HTTP/1.1\r\nHost: x\r\nConnection: host\r\n\r\n`],
       ['a space inside the request target', `GET /a b HTTP/1.1\r\nHost: x\r\n\r\n`],
       ['an authority-form target on GET', `GET example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n`],
       ['the HTTP/2 preface', `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`],
@@ -782,7 +798,7 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       c.destroy();
     });
 
-    it.each(['/resp-obs-fold', '/resp-two-lengths', '/resp-te-gzip', '/resp-bare-lf', '/resp-space-colon'])(
+    it.each(['/resp-obs-fold', '/resp-two-lengths', '/resp-te-gzip', '/resp-bare-lf', '/resp-space-colon', '/resp-connection-cl', '/resp-bad-interim'])(
       'an invalid upstream head (%s): 502 upstream_invalid_response',
       async (path) => {
         const c = await RawClient.open(rawSc.url);
@@ -793,6 +809,15 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
         c.destroy();
       },
     );
+
+    it('a status line without a reason phrase reaches the client with the space RFC 9112 §4 requires', async () => {
+      const c = await RawClient.open(rawSc.url);
+      c.write('GET /no-reason HTTP/1.1\r\nHost: x\r\n\r\n');
+      const [r] = await c.responses(1);
+      expect(r!.status).toBe(200);
+      expect(c.text.startsWith('HTTP/1.1 200 \r\n')).toBe(true);
+      c.destroy();
+    });
 
     it('a request pipelined behind one answered 502 by the proxy is still answered, in order', async () => {
       const c = await RawClient.open(rawSc.url);
