@@ -728,9 +728,13 @@ class ClientConn {
     this.ex = null;
     if (close || this.ended || this.proxy.isDraining) {
       this.closing = true;
+      this.buf = null;
       this.sock.end();
       // a client that never closes its side must not hold the socket open
       this.deadline = performance.now() + 5_000;
+      // what it still sends (an upload the answer cut short) is read and dropped, so a client
+      // whose close waits behind that upload can finish cleanly instead of being reset
+      if (this.sock.isPaused()) this.sock.resume();
       return;
     }
     this.deadline = performance.now() + this.proxy.keepAliveTimeoutMs;
