@@ -23,6 +23,7 @@ import { Pool } from 'undici';
 import { closePools, fixedRate, median, once, quantile, shuffled, type Shape } from './lib/harness.js';
 import { BENCH_NICE, cpuCount, cpuSeconds, nginxBinary, nginxVersion, pinSelf, pkgVersion, REPO, rssBytes, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { SHAPES } from './lib/shapes.js';
 
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
 const RATE = env('BENCH_RATE', 200);
@@ -36,19 +37,6 @@ const ARMS = process.env.BENCH_ARMS ? process.env.BENCH_ARMS.split(',').map((a) 
 
 type Autocannon = (o: Record<string, unknown>) => Promise<{ requests: { average: number }; errors: number; non2xx: number; latency: { p50: number } }>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-
-const QUESTION =
-  'Janet’s ducks lay 16 eggs per day. She eats three for breakfast every morning and bakes muffins for her friends every day with four. She sells the remainder at the farmers market daily for $2 per fresh duck egg. How much in dollars does she make every day at the farmers market? ';
-function chatBody(stream: boolean): string {
-  // ~1 KB request body
-  const msg = { model: 'bench-model', messages: [{ role: 'system', content: 'You are a careful math tutor. Answer with the final number after ####.' }, { role: 'user', content: QUESTION.repeat(3) }], max_tokens: 256 };
-  const b = JSON.stringify(stream ? { ...msg, stream: true, stream_options: { include_usage: true } } : msg);
-  return b;
-}
-const SHAPES: Record<'json' | 'stream', Shape> = {
-  json: { path: '/v1/chat/completions', body: chatBody(false), headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' }, stream: false },
-  stream: { path: '/v1/chat/completions', body: chatBody(true), headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-not-a-real-key' }, stream: true },
-};
 
 interface Arm {
   name: string;

@@ -166,8 +166,9 @@ export function nginxVersion(bin: string): string | null {
  * Starts nginx as one non-daemon process (master_process off, one worker loop) with a generated
  * config: `proxy_pass` to `upstream` with keep-alive, streaming (proxy_buffering off) and, when
  * `mirrorTo` is given, the `mirror` directive posting every request (with its body) there.
+ * `wrapper` runs it under another command (e.g. valgrind and its flags).
  */
-export async function startNginx(name: string, bin: string, port: number, upstream: string, mirrorTo: string | null, cpu?: string): Promise<Proc> {
+export async function startNginx(name: string, bin: string, port: number, upstream: string, mirrorTo: string | null, cpu?: string, wrapper: string[] = []): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'shadowplane-nginx-'));
   const up = new URL(upstream);
   const mirror = mirrorTo ? new URL(mirrorTo) : null;
@@ -205,7 +206,9 @@ http {
 }
 `;
   writeFileSync(join(dir, 'nginx.conf'), conf);
-  return startProc(name, bin, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')], { waitPort: port, ...(cpu ? { cpu } : {}) });
+  const args = ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')];
+  const [cmd, argv] = wrapper.length > 0 ? [wrapper[0]!, [...wrapper.slice(1), bin, ...args]] : [bin, args];
+  return startProc(name, cmd, argv, { waitPort: port, timeoutMs: wrapper.length > 0 ? 120_000 : 60_000, ...(cpu ? { cpu } : {}) });
 }
 
 /** Installed version of an npm package, from its package.json. */

@@ -1,0 +1,130 @@
+// User-space instructions per proxied request, counted by callgrind: `npm run bench:instructions`.
+//
+// CPU time per request on a shared VM swings by up to 2× between slices (see README); an
+// instruction count does not: the same binary, input and arm give the same count to within ~1%.
+// It is the figure to compare two builds of the sidecar with. It leaves out the kernel (syscalls,
+// loopback TCP: roughly half the CPU of every arm here) and cache misses, so its ratio to
+// nginx+mirror is not the CPU-time ratio `bench:sidecar` reports — it says how much of its own work
+// each proxy does.
+//
+// Each arm runs alone under `valgrind --tool=callgrind --separate-threads=yes`; after a warm-up
+// (JIT tiers settle: BENCH_IR_WARM requests) the counters are zeroed, BENCH_IR_N requests of one
+// shape are sent on 4 keep-alive connections, the counters are dumped, and the main thread's
+// count (the event loop; V8's compiler and GC helper threads are reported apart) is divided by N.
+// Knobs: BENCH_IR_N (2000), BENCH_IR_WARM (8000), BENCH_IR_MODES (json,stream),
+// BENCH_ARMS (subset of: sidecar 0%, sidecar 10%, sidecar 100%, node:net pipe, nginx+mirror).
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closePools, once, type Shape } from './lib/harness.js';
+import { nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
+import { freePorts } from './lib/ports.js';
+import { SHAPES } from './lib/shapes.js';
+
+const N = Number(process.env.BENCH_IR_N ?? 2000);
+const WARM = Number(process.env.BENCH_IR_WARM ?? 8000);
+const MODES = (process.env.BENCH_IR_MODES ?? 'json,stream').split(',').map((m) => m.trim()) as ('json' | 'stream')[];
+const ARMS = process.env.BENCH_ARMS ? process.env.BENCH_ARMS.split(',').map((a) => a.trim()) : null;
+
+/** Callgrind's count for the main thread in the dumps of `dir` (file `<out>.<n>-01`), from the dump triggered by callgrind_control. */
+function mainThreadIr(dir: string): number {
+  let ir = 0;
+  for (const f of readdirSync(dir)) {
+    if (!/\.\d+-01$/.test(f)) continue; // `cg.<pid>.<dump>-<thread>`: dumps on request, thread 1
+    const m = /^summary: (\d+)/m.exec(readFileSync(join(dir, f), 'utf8'));
+    if (m) ir += Number(m[1]);
+  }
+  return ir;
+}
+
+async function measure(arm: string, mode: 'json' | 'stream', upstream: { url: string; captureUrl: string }, natsUrl: string, ngPort: number): Promise<number> {
+  const out = mkdtempSync(join(tmpdir(), 'shadowplane-ir-'));
+  const vg = ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}/cg.%p`];
+  let p: Proc;
+  let url: string;
+  if (arm === 'nginx+mirror') {
+    p = await startNginx(arm, nginxBinary()!, ngPort, upstream.url, upstream.captureUrl, '1', vg);
+    url = `http://127.0.0.1:${ngPort}`;
+  } else if (arm === 'node:net pipe') {
+    p = await startProc(arm, vg[0]!, [...vg.slice(1), process.execPath, '--import', 'tsx', 'loadtests/pipe-proxy.ts', '0', upstream.url], { cpu: '1', timeoutMs: 300_000 });
+    url = p.info['url']!;
+  } else {
+    const rate = arm === 'sidecar 0%' ? '0' : arm === 'sidecar 10%' ? '0.1' : '1';
+    p = await startProc(
+      arm,
+      vg[0]!,
+      [...vg.slice(1), process.execPath, 'services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', upstream.url, '--nats', natsUrl, '--prefix', 'benchir', '--sample', rate, '--suite', 'bench'],
+      { cpu: '1', timeoutMs: 300_000, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000' } },
+    );
+    url = p.info['url']!;
+  }
+  try {
+    const shape: Shape = SHAPES[mode];
+    for (let i = 0; i < WARM; i++) if ((await once(url, shape)) === null) throw new Error(`${arm} failed a warm-up request`);
+    execFileSync('callgrind_control', ['--zero', String(p.pid)], { stdio: 'ignore' });
+    let errors = 0;
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      for (let i = 0; i < N / 4; i++) if ((await once(url, shape)) === null) errors++;
+    }));
+    if (errors > 0) throw new Error(`${arm}: ${errors} failed requests`);
+    // captures are built up to 1 s after their response: let the last batch finish
+    await new Promise((r) => setTimeout(r, 1500));
+    execFileSync('callgrind_control', ['--dump', String(p.pid)], { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 500));
+    return mainThreadIr(out) / N;
+  } finally {
+    await p.stop();
+  }
+}
+
+async function main(): Promise<number> {
+  try {
+    execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
+  } catch {
+    process.stderr.write('valgrind not found (Debian: apt-get install -y valgrind)\n');
+    return 2;
+  }
+  pinSelf('0');
+  const [natsPort, upPort, capPort, ngPort] = await freePorts(4);
+  const started: Proc[] = [];
+  try {
+    const store = mkdtempSync(join(tmpdir(), 'shadowplane-ir-nats-'));
+    started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: '0', waitPort: natsPort! }));
+    const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: '0' });
+    started.push(up);
+    const upstream = { url: up.info['url']!, captureUrl: up.info['capture_url']! };
+    const all = ['sidecar 0%', 'sidecar 10%', 'sidecar 100%', 'node:net pipe', ...(nginxBinary() ? ['nginx+mirror'] : [])];
+    const arms = ARMS === null ? all : all.filter((a) => ARMS.includes(a));
+    const result: Record<string, Record<string, number>> = {};
+    for (const mode of MODES) {
+      for (const arm of arms) {
+        const ir = await measure(arm, mode, upstream, `nats://127.0.0.1:${natsPort}`, ngPort!);
+        (result[mode] ??= {})[arm] = ir;
+        process.stderr.write(`${mode.padEnd(6)} ${arm.padEnd(13)} ${(ir / 1000).toFixed(1)} k instructions per request\n`);
+      }
+    }
+    const lines = [`Shadowplane proxy instructions per request (callgrind, main thread, user space) — ${new Date().toISOString()}`, `N ${N} after ${WARM} warm-up requests, 4 keep-alive connections`];
+    for (const mode of MODES) {
+      const ref = result[mode]!['nginx+mirror'];
+      lines.push('', mode === 'json' ? 'non-streaming, 1 KB JSON' : 'streaming (SSE, 18 events)', `arm | k instructions/req | × nginx+mirror`);
+      for (const [arm, ir] of Object.entries(result[mode]!)) lines.push(`${arm} | ${(ir / 1000).toFixed(1)} | ${ref ? (ir / ref).toFixed(2) : '—'}`);
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    const outDir = join(REPO, 'loadtests', 'out');
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, `instructions-${Date.now()}.json`), JSON.stringify({ at: new Date().toISOString(), n: N, warm: WARM, result }, null, 2));
+    return 0;
+  } finally {
+    await closePools();
+    for (const p of started.reverse()) await p.stop();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`instructions bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
