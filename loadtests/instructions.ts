@@ -14,7 +14,7 @@
 // Knobs: BENCH_IR_N (2000), BENCH_IR_WARM (8000), BENCH_IR_MODES (json,stream),
 // BENCH_ARMS (subset of: sidecar 0%, sidecar 10%, sidecar 100%, node:net pipe, nginx+mirror).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closePools, once, type Shape } from './lib/harness.js';
@@ -75,6 +75,7 @@ async function measure(arm: string, mode: 'json' | 'stream', upstream: { url: st
     return mainThreadIr(out) / N;
   } finally {
     await p.stop();
+    rmSync(out, { recursive: true, force: true });
   }
 }
 
@@ -88,8 +89,8 @@ async function main(): Promise<number> {
   pinSelf('0');
   const [natsPort, upPort, capPort, ngPort] = await freePorts(4);
   const started: Proc[] = [];
+  const store = mkdtempSync(join(tmpdir(), 'shadowplane-ir-nats-'));
   try {
-    const store = mkdtempSync(join(tmpdir(), 'shadowplane-ir-nats-'));
     started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: '0', waitPort: natsPort! }));
     const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: '0' });
     started.push(up);
@@ -118,6 +119,7 @@ async function main(): Promise<number> {
   } finally {
     await closePools();
     for (const p of started.reverse()) await p.stop();
+    rmSync(store, { recursive: true, force: true });
   }
 }
 

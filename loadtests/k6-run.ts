@@ -5,7 +5,7 @@
 // Env: K6_BIN (default .bin/k6), LOADTEST_SAMPLE (sidecar sampling, default 0.1), RATE
 // (iterations/s, each = one direct + one proxied request; default 100), DURATION (default 30s).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_NICE, cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
@@ -45,9 +45,9 @@ async function main(): Promise<number> {
   const started: Proc[] = [];
   const outDir = join(REPO, 'loadtests', 'out');
   mkdirSync(outDir, { recursive: true });
+  const store = mkdtempSync(join(tmpdir(), 'shadowplane-k6-nats-'));
   try {
     const [natsPort, upPort, capPort] = await freePorts(3);
-    const store = mkdtempSync(join(tmpdir(), 'shadowplane-k6-nats-'));
     started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: genCpu, waitPort: natsPort! }));
     const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: genCpu });
     started.push(up);
@@ -103,6 +103,7 @@ async function main(): Promise<number> {
     return Object.values(codes).every((c) => c === 0) ? 0 : 1;
   } finally {
     for (const p of started.reverse()) await p.stop();
+    rmSync(store, { recursive: true, force: true });
   }
 }
 

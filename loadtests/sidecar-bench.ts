@@ -15,7 +15,7 @@
 // BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root),
 // BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept). Output: a table on stdout and JSON in
 // loadtests/out/.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,8 +53,8 @@ async function main(): Promise<number> {
   pinSelf(genCpu);
   const started: Proc[] = [];
   const [natsPort, upPort, capPort, ngPort, ngmPort] = await freePorts(5);
+  const store = mkdtempSync(join(tmpdir(), 'shadowplane-bench-nats-'));
   try {
-    const store = mkdtempSync(join(tmpdir(), 'shadowplane-bench-nats-'));
     const nats = await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: genCpu, waitPort: natsPort! });
     started.push(nats);
     const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: genCpu });
@@ -282,6 +282,7 @@ async function main(): Promise<number> {
   } finally {
     await closePools();
     for (const p of started.reverse()) await p.stop();
+    rmSync(store, { recursive: true, force: true });
   }
 }
 

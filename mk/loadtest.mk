@@ -2,7 +2,7 @@
 K6_VERSION ?= v1.8.1
 K6_BIN := .bin/k6
 
-.PHONY: k6 loadtest bench-sidecar
+.PHONY: k6 loadtest bench-sidecar bench-instructions
 
 $(K6_BIN):
 	GOBIN=$(CURDIR)/.bin go install go.k6.io/k6@$(K6_VERSION)
@@ -14,3 +14,7 @@ loadtest: install $(K6_BIN) ## run the k6 overhead scripts against local process
 
 bench-sidecar: install ## Node overhead benchmark: direct / sidecar 0-10-100% / nginx / nginx+mirror table
 	npm run bench:sidecar
+
+bench-instructions: install ## instructions per request under callgrind: sidecar 0-10-100% / node:net pipe / nginx+mirror (needs valgrind)
+	@command -v valgrind >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y valgrind; }
+	npm run bench:instructions

@@ -62,6 +62,29 @@ function tasksetPrefix(cpu: string | undefined, cmd: string, args: string[]): [s
   return ['nice', ['-n', String(BENCH_NICE), pinned[0], ...pinned[1]]];
 }
 
+const children = new Set<ChildProcess>();
+let cleanupInstalled = false;
+
+/**
+ * Remembers a started process so that it is killed when this runner exits, however it exits:
+ * an interrupted or failed run must not leave sidecars, upstreams or nats-servers behind.
+ */
+function trackChild(child: ChildProcess): void {
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  if (cleanupInstalled) return;
+  cleanupInstalled = true;
+  process.on('exit', () => {
+    for (const c of children) c.kill('SIGKILL');
+  });
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(sig, () => {
+      process.stderr.write(`${sig}: stopping the benchmark's processes\n`);
+      process.exit(130);
+    });
+  }
+}
+
 /**
  * Spawns `cmd args` pinned to `cpu` and waits for a `{"event":"listening"}` JSON line on stdout
  * (or, with `waitPort`, for the TCP port to accept).
@@ -74,6 +97,7 @@ export async function startProc(
 ): Promise<Proc> {
   const [c, a] = tasksetPrefix(o.cpu, cmd, args);
   const child = spawn(c, a, { env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: o.cwd ?? REPO });
+  trackChild(child);
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
