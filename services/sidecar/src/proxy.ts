@@ -344,18 +344,11 @@ export class SidecarProxy {
         case FIELD_UPGRADE:
         case FIELD_TRAILER:
           continue;
-        case FIELD_CONTENT_LENGTH: {
-          let cl = fs.digits(k);
-          if (cl < 0) {
-            cl = parseContentLength(fs.value(k));
-            // a list of equal values is accepted only as one field (RFC 9110 §8.6)
-            if (cl >= 0) clRepeated = true;
-          }
-          if (cl < 0 || (contentLength >= 0 && cl !== contentLength)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
-          if (contentLength >= 0) clRepeated = true;
-          contentLength = cl;
+        case FIELD_CONTENT_LENGTH:
+          // a list of equal values, or the field repeated, is forwarded as one field (RFC 9110 §8.6)
+          if (contentLength >= 0 || fs.digits(k) < 0) clRepeated = true;
+          contentLength = contentLengthField(fs, k, contentLength);
           break;
-        }
         case FIELD_CONTENT_TYPE:
           contentTypeField = k;
           break;
@@ -549,6 +542,19 @@ function applyConnection(fs: FieldScan, kept: Uint8Array, value: string): boolea
   }
   if (listed.size > 0) for (let k = 0; k < fs.n; k++) if (kept[k] === 1 && listed.has(fs.name(k).toLowerCase())) kept[k] = 0;
   return close;
+}
+
+/**
+ * Field `k` of `fs` read as a Content-Length (digits, or a list of equal values: RFC 9110 §8.6)
+ * that must agree with the value read before (`prev`; -1 when none).
+ * @throws HttpSyntaxError 400 `malformed_http` when invalid or conflicting (a response's caller
+ *   turns it into a 502)
+ */
+function contentLengthField(fs: FieldScan, k: number, prev: number): number {
+  let cl = fs.digits(k);
+  if (cl < 0) cl = parseContentLength(fs.value(k));
+  if (cl < 0 || (prev >= 0 && cl !== prev)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
+  return cl;
 }
 
 /** The values of every field of `fs` with id `id`, joined as one list (`a, b`). */
@@ -1259,17 +1265,11 @@ class Exchange {
         case FIELD_EXPECT:
         case FIELD_SHADOW_CAPTURE:
           continue;
-        case FIELD_CONTENT_LENGTH: {
-          let cl = fs.digits(k);
-          if (cl < 0) {
-            cl = parseContentLength(fs.value(k));
-            if (cl >= 0) clRepeated = true;
-          }
-          if (cl < 0 || (contentLength >= 0 && cl !== contentLength)) throw new Error('the upstream sent an invalid content-length');
-          if (contentLength >= 0) clRepeated = true;
-          contentLength = cl;
+        case FIELD_CONTENT_LENGTH:
+          // a list of equal values, or the field repeated, is forwarded as one field (RFC 9110 §8.6)
+          if (contentLength >= 0 || fs.digits(k) < 0) clRepeated = true;
+          contentLength = contentLengthField(fs, k, contentLength);
           break;
-        }
       }
       kept[k] = 1;
     }
