@@ -38,8 +38,12 @@ export interface Bus {
   readonly names: NatsNames;
   readonly kvm: Kvm;
   readonly objm: Objm;
-  /** Drains and closes the connection. Safe to call twice. */
-  close(): Promise<void>;
+  /**
+   * Drains and closes the connection. Safe to call twice. The drain waits for the server, so a
+   * frozen server would hold it for minutes; after `timeoutMs` (default 5,000) the connection is
+   * closed without waiting.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 /**
@@ -67,13 +71,23 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
     names: natsNames(opts.prefix ?? ''),
     kvm: new Kvm(js),
     objm: new Objm(js),
-    async close() {
+    async close(timeoutMs = 5000) {
       if (closed) return;
       closed = true;
-      try {
-        await nc.drain();
-      } catch {
-        await nc.close().catch(() => undefined);
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        nc.drain().then(
+          () => true,
+          () => false,
+        ),
+        new Promise<false>((r) => {
+          timer = setTimeout(() => r(false), timeoutMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!drained) {
+        // the connection closes without a goodbye; close() itself must not wait on the server either
+        await Promise.race([nc.close().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]);
       }
     },
   };

@@ -56,12 +56,18 @@ export class CaptureProcessor {
     return this.offload(input);
   }
 
-  /** Builds every waiting small capture now (shutdown), in turns of at most {@link TURN_MAX}. */
-  async flush(): Promise<void> {
+  /**
+   * Shutdown: builds every waiting small capture now, in turns of at most {@link TURN_MAX}, then
+   * waits up to `timeoutMs` for the builds in flight on the worker thread (large captures), so
+   * that {@link close} does not cut them off.
+   */
+  async flush(timeoutMs = 0): Promise<void> {
     while (this.batch.length > 0) {
       this.runBatch();
       await new Promise((r) => setImmediate(r));
     }
+    const until = performance.now() + timeoutMs;
+    while (this.pending.size > 0 && performance.now() < until) await new Promise((r) => setTimeout(r, 10));
   }
 
   /** Arms the next build: a turn away when a batch is full (or `now`), else the window timer. */

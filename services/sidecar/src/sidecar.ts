@@ -127,17 +127,18 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     async stop() {
       log.info({ inflight: proxy.inflightCount }, 'draining');
       await proxy.drain(config.drainTimeoutMs, config.drainIdleGraceMs);
-      // the last responses' captures: build the waiting batch now, let worker builds and the
-      // resulting enqueues land, then publish
-      await processor.flush();
+      // the last responses' captures: build the waiting batch now, wait for the worker's builds
+      // (both within the flush budget), let the resulting enqueues land, then publish
+      const flushStart = performance.now();
+      await processor.flush(config.flushTimeoutMs);
       await new Promise((r) => setTimeout(r, 20));
-      await publisher.flush(config.flushTimeoutMs);
+      await publisher.flush(Math.max(0, config.flushTimeoutMs - (performance.now() - flushStart)));
       await processor.close();
       stopped = true;
       if (retryTimer) clearTimeout(retryTimer);
       (wake as (() => void) | null)?.();
       await connecting;
-      await (bus as Bus | null)?.close();
+      await (bus as Bus | null)?.close(Math.max(1000, config.flushTimeoutMs));
       await ops.close();
       log.info({}, 'stopped');
     },

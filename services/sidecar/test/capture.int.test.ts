@@ -277,3 +277,29 @@ describe('captures in JetStream', () => {
     expect(text).toContain('shadowplane_sidecar_capture_queue_depth 0');
   });
 });
+
+describe('stop() with captures in flight', () => {
+  it('a large capture still being built on the worker thread when stop() is called is published, not cut off', async () => {
+    const up = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(CHAT_JSON);
+    });
+    const prefix = randomPrefix('scs');
+    const sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), prefix, [], { SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '5000' }));
+    const bus = await connectBus({ url: sharedNatsUrl(), name: 'sidecar-stop-test', prefix });
+    try {
+      expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
+      const big = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(200_000) }] }));
+      const rs = await Promise.all([1, 2].map(() => send(sc.url, { path: LLM, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'stop' }, body: big })));
+      expect(rs.map((r) => r.status)).toEqual([200, 200]);
+      await sc.stop();
+      expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })).toBe(2);
+      expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'worker_error' })).toBe(0);
+      const msgs = await readCaptures(bus, 2, 5000);
+      expect(msgs).toHaveLength(2);
+    } finally {
+      await bus.close();
+      await up.close();
+    }
+  }, 30_000);
+});

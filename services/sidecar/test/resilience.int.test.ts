@@ -164,4 +164,57 @@ describe('NATS trouble never reaches the request path', () => {
       await nats.stop();
     }
   });
+
+  it('stop() while NATS is frozen ends within its budgets (the NATS drain is not waited for); unacked captures count as publish_timeout', async () => {
+    const nats: NatsServerHandle = await startNatsServer();
+    const sc = await startTestSidecar(
+      testConfig(up.url, nats.url, randomPrefix('scz'), [], {
+        SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: '10000',
+        SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0',
+        SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200',
+        SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '300',
+      }),
+    );
+    try {
+      expect(await waitFor(async () => sc.publisher.isConnected, 10_000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 500));
+      nats.process.kill('SIGSTOP');
+      const r = await interleaved(sc.url, 6);
+      expect(r.failures).toBe(0);
+      // the three sampled captures were sent and wait for acks that cannot come
+      await new Promise((r) => setTimeout(r, 200));
+      const t0 = performance.now();
+      await sc.stop();
+      // drain 0.2 s + flush 0.3 s + bus close at most 1 s (+1 s to close without the server)
+      expect(performance.now() - t0).toBeLessThan(4000);
+      expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'publish_timeout' })).toBe(3);
+      expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })).toBe(0);
+    } finally {
+      nats.process.kill('SIGCONT');
+      await nats.stop();
+    }
+  });
+
+  it('NATS back with an empty store (a restart without its volume): the stream is provisioned again and captures publish', async () => {
+    const nats: NatsServerHandle = await startNatsServer();
+    const prefix = randomPrefix('scr');
+    const sc = await startTestSidecar(testConfig(up.url, nats.url, prefix, [], { SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0' }));
+    let again: NatsServerHandle | null = null;
+    try {
+      expect(await waitFor(async () => sc.publisher.isConnected, 10_000)).toBe(true);
+      await interleaved(sc.url, 2);
+      expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) === 1, 5000)).toBe(true);
+      await nats.stop();
+      rmSync(nats.storeDir, { recursive: true, force: true });
+      again = await startNatsServer({ port: nats.port });
+      // reconnected (the client retries on its own) and provisioned the stream on the new server
+      expect(await waitFor(async () => sc.publisher.isConnected && (await metricValue(sc, 'shadowplane_sidecar_nats_connected')) === 1, 15_000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 500));
+      await interleaved(sc.url, 2);
+      expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) === 2, 5000)).toBe(true);
+    } finally {
+      await sc.stop();
+      await again?.stop();
+    }
+  }, 30_000);
 });
