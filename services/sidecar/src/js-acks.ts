@@ -86,7 +86,10 @@ export class JetStreamAcks {
     }
   }
 
-  /** Stops listening; waiters still pending resolve as errors. */
+  /**
+   * Stops listening. Waiters still pending resolve as timeouts: their messages were sent, and the
+   * stream may yet store them — an unknown, not a refusal.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -97,7 +100,7 @@ export class JetStreamAcks {
     } catch {
       // the connection is already closed
     }
-    for (const [, p] of this.pending) p.resolve({ ok: false, timeout: false, error: 'publisher closed' });
+    for (const [, p] of this.pending) p.resolve({ ok: false, timeout: true, error: 'no ack before the publisher closed' });
     this.pending.clear();
   }
 }

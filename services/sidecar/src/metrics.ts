@@ -11,8 +11,11 @@ export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'ups
  * - `skipped`: sampled but refused from the head (reason = SkipReason, header `skipped:<reason>`)
  * - `excluded`: refused after the body was seen: `too_large`, `not_json`, `pii_uncertain`,
  *   `model_filtered`, `client_aborted`, `request_incomplete`, `upstream_failed`, `bad_body_encoding`, `envelope_invalid`
- * - `dropped`: accepted but lost on the way to NATS: `queue_full`, `nats_down`,
- *   `publish_timeout`, `publish_error`, `object_store_error`, `shutdown`
+ * - `dropped`: accepted but not confirmed stored: never sent (`queue_full`, `nats_down`,
+ *   `shutdown`), refused (`publish_error`: no stream takes the subject, or a JetStream error such
+ *   as a full stream; `object_store_error`), or sent without an ack in time (`publish_timeout`,
+ *   also for acks still awaited at shutdown): such an envelope may still have been stored — an
+ *   unknown, counted here rather than as published. Not retried.
  * - `published`: JetStream acknowledged the envelope (reason '')
  */
 export type CaptureOutcome = 'not_sampled' | 'queued' | 'skipped' | 'excluded' | 'dropped' | 'published';

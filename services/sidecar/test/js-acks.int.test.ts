@@ -55,12 +55,12 @@ describe('JetStreamAcks', () => {
     acks.close();
   });
 
-  it('close() answers the waiters still pending and refuses new publishes', async () => {
+  it('close() answers the waiters still pending as timeouts (sent, outcome unknown) and refuses new publishes', async () => {
     const silent = bus.nc.subscribe(`${prefix}.silent2.>`, { callback: () => undefined });
     const acks = new JetStreamAcks(bus.nc, 10_000);
     const pending = acks.publish(`${prefix}.silent2.x`, new Uint8Array([1]), 'id-c');
     acks.close();
-    expect(await pending).toEqual({ ok: false, timeout: false, error: 'publisher closed' });
+    expect(await pending).toEqual({ ok: false, timeout: true, error: 'no ack before the publisher closed' });
     expect(await acks.publish(`${prefix}.acks.z`, new Uint8Array([1]), 'id-z')).toMatchObject({ ok: false });
     silent.unsubscribe();
   });
