@@ -112,6 +112,15 @@ export class CapturePublisher {
         if (s.type === 'disconnect') this.setConnected(false);
         else if (s.type === 'reconnect') {
           this.setConnected(true);
+          // the server may have come back with an empty store (a restarted pod without its
+          // volume): provisioning is idempotent, so it runs again rather than every publish
+          // failing with 503 until the sidecar restarts
+          if (this.o.provision) {
+            provision(bus).then(
+              () => this.log.info({ stream: bus.names.streams.capture }, 're-provisioned after reconnect'),
+              (err: unknown) => this.log.warn({ err: errSummary(err) }, 're-provision after reconnect failed'),
+            );
+          }
           this.pump();
         } else if (s.type === 'close') break;
       }
