@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
 import { sleep, startTestSidecar, testConfig, waitFor } from './helpers.js';
+import { RawClient, errorCode, hdr, parseResponses } from './raw-client.js';
 
 const CRLFCRLF = Buffer.from('\r\n\r\n');
 // short drain so a stop() never waits on an exchange a failing test left stuck
@@ -19,136 +20,6 @@ const ENV = { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200', SHADOWPLANE_SIDECAR_F
 const PENDING_MAX_BYTES = 1024 * 1024;
 /** A body the upstream's socket buffers cannot take while it reads nothing (loopback takes ~4 MB). */
 const HUGE = 16 * 1024 * 1024;
-
-// ---------------------------------------------------------------------------------------------
-// raw client (as in http1.int.test.ts)
-
-class RawClient {
-  private chunks: Buffer[] = [];
-  private wakers = new Set<() => void>();
-  /** the server sent FIN (performance.now(), 0 while not) */
-  endedAt = 0;
-  /** the socket closed (performance.now(), 0 while not) */
-  closedAt = 0;
-
-  private constructor(readonly sock: Socket) {
-    sock.on('data', (d: Buffer) => {
-      this.chunks.push(d);
-      this.wake();
-    });
-    sock.on('end', () => {
-      this.endedAt = performance.now();
-      this.wake();
-    });
-    sock.on('close', () => {
-      this.closedAt = performance.now();
-      this.wake();
-    });
-    sock.on('error', () => undefined);
-  }
-
-  /** `allowHalfOpen`: the client does not end its side when the server ends its own. */
-  static open(baseUrl: string, allowHalfOpen = false): Promise<RawClient> {
-    const u = new URL(baseUrl);
-    return new Promise((resolve, reject) => {
-      const s = connect({ host: u.hostname, port: Number(u.port), noDelay: true, allowHalfOpen });
-      s.once('connect', () => resolve(new RawClient(s)));
-      s.once('error', reject);
-    });
-  }
-
-  get ended(): boolean {
-    return this.endedAt !== 0;
-  }
-
-  get closed(): boolean {
-    return this.closedAt !== 0;
-  }
-
-  get data(): Buffer {
-    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks)];
-    return this.chunks[0] ?? Buffer.alloc(0);
-  }
-
-  write(b: string | Buffer): void {
-    this.sock.write(typeof b === 'string' ? Buffer.from(b, 'latin1') : b);
-  }
-
-  private wake(): void {
-    for (const w of this.wakers) w();
-  }
-
-  /** Resolves once `pred` holds; rejects after `ms` showing what arrived. */
-  until(pred: () => boolean, ms: number, what: string): Promise<void> {
-    if (pred()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        if (!pred()) return;
-        clearTimeout(t);
-        this.wakers.delete(check);
-        resolve();
-      };
-      const t = setTimeout(() => {
-        this.wakers.delete(check);
-        reject(new Error(`timed out after ${ms} ms waiting for ${what}; received ${JSON.stringify(this.data.toString('latin1').slice(0, 400))} ended=${this.ended} closed=${this.closed}`));
-      }, ms);
-      this.wakers.add(check);
-    });
-  }
-
-  /** Waits for `n` complete responses. */
-  async responses(n: number, ms = 3000): Promise<Resp[]> {
-    await this.until(() => parseResponses(this.data, this.ended).length >= n, ms, `${n} response(s)`);
-    return parseResponses(this.data, this.ended);
-  }
-
-  destroy(): void {
-    this.sock.destroy();
-  }
-}
-
-interface Resp {
-  status: number;
-  /** lower-cased names */
-  headers: [string, string][];
-  body: Buffer;
-}
-
-const hdr = (r: Resp, name: string): string[] => r.headers.filter(([k]) => k === name).map(([, v]) => v);
-const errorCode = (r: Resp): string => (JSON.parse(r.body.toString('utf8')) as { error: { code: string } }).error.code;
-
-/** The complete responses in `buf` (every response in these tests has a content-length, or none and ends at EOF). */
-function parseResponses(buf: Buffer, eof: boolean): Resp[] {
-  const out: Resp[] = [];
-  let off = 0;
-  while (off < buf.length) {
-    const he = buf.indexOf(CRLFCRLF, off);
-    if (he === -1) break;
-    const lines = buf.toString('latin1', off, he).split('\r\n');
-    const m = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0]!);
-    if (m === null) throw new Error(`not a status line: ${JSON.stringify(lines[0])}`);
-    const headers = lines.slice(1).map((l): [string, string] => {
-      const i = l.indexOf(':');
-      return [l.slice(0, i).toLowerCase(), l.slice(i + 1).trim()];
-    });
-    const r: Resp = { status: Number(m[1]), headers, body: Buffer.alloc(0) };
-    let p = he + 4;
-    const cl = hdr(r, 'content-length');
-    if (cl.length > 0) {
-      const n = Number(cl[0]);
-      if (buf.length < p + n) break;
-      r.body = buf.subarray(p, p + n);
-      p += n;
-    } else if (r.status !== 204 && r.status !== 304) {
-      if (!eof) break;
-      r.body = buf.subarray(p);
-      p = buf.length;
-    }
-    out.push(r);
-    off = p;
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // scripted upstream
@@ -359,7 +230,7 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
         // the upstream is back; the next request on B's connection must be read and served
         await rup.listenAgain();
         b.write('GET /after-502 HTTP/1.1\r\nHost: x\r\n\r\n');
-        const rs = await b.responses(2, 2000);
+        const rs = await b.responses(2, [], 2000);
         expect(rs[1]!.status).toBe(200);
         expect(rs[1]!.body.toString()).toBe('GET /after-502');
       } finally {
@@ -383,7 +254,7 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
         held.req.sock.write('HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nheld');
         await held.client.responses(1);
         b.write('GET /after-504 HTTP/1.1\r\nHost: x\r\n\r\n');
-        const rs = await b.responses(2, 2000);
+        const rs = await b.responses(2, [], 2000);
         expect(rs[1]!.status).toBe(200);
         expect(rs[1]!.body.toString()).toBe('GET /after-504');
       } finally {
@@ -405,7 +276,7 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
         expect(await waitFor(() => up.held.length > before && isPausedAtProxy(sc, c), 3000), 'reading the client is paused').toBe(true);
         const t = performance.now();
         act(up.held[up.held.length - 1]!);
-        const [r] = await c.responses(1, 2000);
+        const [r] = await c.responses(1, [], 2000);
         expect(r!.status).toBe(status);
         expect(hdr(r!, 'connection')).toEqual(['close']);
         await c.until(() => c.ended, 1000, 'the server to end the connection');
@@ -424,7 +295,7 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
       try {
         const t = performance.now();
         queued.forEach((c, i) => c.write(`GET /queued-${i} HTTP/1.1\r\nHost: x\r\n\r\n`));
-        const answers = await Promise.all(queued.map(async (c) => ({ r: (await c.responses(1, 3000))[0]!, at: performance.now() - t })));
+        const answers = await Promise.all(queued.map(async (c) => ({ r: (await c.responses(1, [], 3000))[0]!, at: performance.now() - t })));
         for (const { r, at } of answers) {
           expect(r.status).toBe(504);
           expect(errorCode(r)).toBe('upstream_timeout');
@@ -471,7 +342,7 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
 
         for (const c of all) {
           await c.until(() => c.ended, 2000, 'the server to end the connection');
-          expect(parseResponses(c.data, true)[0]?.status).toBe(c === stuck ? 413 : 200);
+          expect(parseResponses(c.data, { eof: true })[0]?.status).toBe(c === stuck ? 413 : 200);
         }
         expect(close.closed || http10.closed).toBe(false);
         probeUntilClosed(close);
@@ -499,7 +370,7 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
         const before = up.requests.length;
         // 10 of 1000 body bytes; the upstream answers on the head
         c.write('POST /early-answer HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789');
-        const [r] = await c.responses(1, 2000);
+        const [r] = await c.responses(1, [], 2000);
         expect(up.requests.length).toBe(before + 1);
         expect(r!.status).toBe(200);
         expect(r!.body.toString()).toBe('POST /early-answer');
