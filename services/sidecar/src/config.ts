@@ -52,7 +52,7 @@ export const SidecarEnv = CommonEnv.extend({
     .default(64 * 1024)
     .describe('captures with more teed bytes than this are built on a worker thread instead of the event loop'),
   SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: Int(0, 5_000)
-    .default(100)
+    .default(1000)
     .describe('most ms a small capture waits so captures are built and published in batches (less CPU per capture; 0 = at once)'),
   SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: Int(1, 1_000_000).default(1000).describe('most envelopes waiting to publish; more are dropped (queue_full / nats_down)'),
   SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES: Int(1024, 4096 * MiB).default(128 * MiB).describe('most bytes held by captures in flight (teed bodies plus queued envelopes)'),
