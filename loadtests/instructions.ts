@@ -17,9 +17,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closePools, once, type Shape } from './lib/harness.js';
+import { once, type Shape } from './lib/harness.js';
 import { nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { runMain, tearDown } from './lib/run.js';
 import { SHAPES } from './lib/shapes.js';
 
 const N = Number(process.env.BENCH_IR_N ?? 2000);
@@ -117,16 +118,8 @@ async function main(): Promise<number> {
     writeFileSync(join(outDir, `instructions-${Date.now()}.json`), JSON.stringify({ at: new Date().toISOString(), n: N, warm: WARM, result }, null, 2));
     return 0;
   } finally {
-    await closePools();
-    for (const p of started.reverse()) await p.stop();
-    rmSync(store, { recursive: true, force: true });
+    await tearDown(started, [store]);
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`instructions bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('instructions bench', main);

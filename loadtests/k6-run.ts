@@ -5,11 +5,12 @@
 // Env: K6_BIN (default .bin/k6), LOADTEST_SAMPLE (sidecar sampling, default 0.1), RATE
 // (iterations/s, each = one direct + one proxied request; default 100), DURATION (default 30s).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_NICE, cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { runMain, tearDown } from './lib/run.js';
 import { closePools, once } from './lib/harness.js';
 
 const K6 = process.env.K6_BIN ?? join(REPO, '.bin', 'k6');
@@ -102,15 +103,8 @@ async function main(): Promise<number> {
     process.stdout.write(`${rows.join('\n')}\n`);
     return Object.values(codes).every((c) => c === 0) ? 0 : 1;
   } finally {
-    for (const p of started.reverse()) await p.stop();
-    rmSync(store, { recursive: true, force: true });
+    await tearDown(started, [store]);
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`loadtest failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('loadtest', main);

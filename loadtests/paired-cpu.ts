@@ -13,12 +13,13 @@
 // 100 ms and a 1 s capture batch window. Knobs: BENCH_RATE (200 per arm), BENCH_SECONDS (5 per
 // slice), BENCH_REPS (8), BENCH_MODE (json | stream). All proxies share CPU 1, the generator,
 // upstream and NATS CPU 0. Output: a table on stdout and JSON in loadtests/out/.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closePools, fixedRate, median, once } from './lib/harness.js';
+import { fixedRate, median, once } from './lib/harness.js';
 import { cpuSeconds, nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { runMain, tearDown } from './lib/run.js';
 import { SHAPES } from './lib/shapes.js';
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
@@ -96,16 +97,8 @@ async function main(): Promise<number> {
     writeFileSync(join(outDir, `paired-${Date.now()}.json`), JSON.stringify({ at: new Date().toISOString(), mode: MODE, rate: RATE, seconds: SECONDS, arms: arms.map((a, i) => ({ name: a.name, cpuUsPerReq: perReq[i] })) }, null, 2));
     return 0;
   } finally {
-    await closePools();
-    for (const p of started.reverse()) await p.stop();
-    rmSync(store, { recursive: true, force: true });
+    await tearDown(started, [store]);
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`paired bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('paired bench', main);

@@ -15,14 +15,15 @@
 // BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root),
 // BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept). Output: a table on stdout and JSON in
 // loadtests/out/.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { closePools, fixedRate, median, once, quantile, shuffled, type Shape } from './lib/harness.js';
+import { fixedRate, median, once, quantile, shuffled, type Shape } from './lib/harness.js';
 import { BENCH_NICE, cpuCount, cpuSeconds, nginxBinary, nginxVersion, pinSelf, pkgVersion, REPO, rssBytes, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { runMain, tearDown } from './lib/run.js';
 import { SHAPES } from './lib/shapes.js';
 
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
@@ -280,16 +281,8 @@ async function main(): Promise<number> {
     process.stdout.write(`(JSON: ${outFile})\n`);
     return 0;
   } finally {
-    await closePools();
-    for (const p of started.reverse()) await p.stop();
-    rmSync(store, { recursive: true, force: true });
+    await tearDown(started, [store]);
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`sidecar-bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain('sidecar-bench', main);
