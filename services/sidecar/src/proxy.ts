@@ -219,8 +219,8 @@ export class SidecarProxy {
     // drains are rare: a short poll is simpler than a wake-up for every way a connection ends
     while ((this.inflight > 0 || this.clients.size > 0) && performance.now() < until) {
       await new Promise((r) => setTimeout(r, Math.max(1, Math.min(20, until - performance.now()))));
-      const now = performance.now();
-      if (now >= graceEnd) for (const c of this.clients) if (c.deadline < now) c.onTimeout();
+      // the periodic sweep may be up to 1 s apart: run it now so the grace ends on time
+      if (performance.now() >= graceEnd) this.sweep();
     }
     for (const c of this.clients) c.sock.destroy();
     await closed;
