@@ -10,13 +10,13 @@
 // Arms: nginx+mirror (the reference, when nginx is installed) and the sidecar variants in
 // BENCH_PAIRED: `;`-separated `name|sample|VAR=value,VAR=value`, the variables being sidecar
 // settings without their SHADOWPLANE_SIDECAR_ prefix. Default: sidecar at 0%, and at 10% with a
-// 100 ms and a 1 s capture batch window. Knobs: BENCH_RATE (200 per arm), BENCH_SECONDS (5 per
+// 100 ms and a 1 s capture batch window. Knobs: BENCH_WARM (30000 warm-up requests per arm), BENCH_RATE (200 per arm), BENCH_SECONDS (5 per
 // slice), BENCH_REPS (8), BENCH_MODE (json | stream). All proxies share CPU 1, the generator,
 // upstream and NATS CPU 0. Output: a table on stdout and JSON in loadtests/out/.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fixedRate, median, once } from './lib/harness.js';
+import { fixedRate, median, warmUp } from './lib/harness.js';
 import { cpuSeconds, nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
 import { runMain, tearDown } from './lib/run.js';
@@ -65,7 +65,7 @@ async function main(): Promise<number> {
       arms.push({ name: 'nginx+mirror', url: `http://127.0.0.1:${ngPort}`, proc: p });
     } else process.stderr.write('nginx not found (Debian: apt-get install -y nginx): ratios are to the first arm\n');
     const ref = ngx ? arms.length - 1 : 0;
-    for (const a of arms) for (let i = 0; i < 2000; i++) await once(a.url, SHAPES[MODE]);
+    for (const a of arms) if ((await warmUp(a.url, [SHAPES[MODE]])) > 0) throw new Error(`${a.name} failed warm-up requests`);
 
     const perReq: number[][] = arms.map(() => []);
     for (let rep = 0; rep < REPS; rep++) {

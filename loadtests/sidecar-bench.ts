@@ -11,7 +11,7 @@
 // for streams); throughput at saturation (autocannon); RSS with N concurrent open streams.
 //
 // Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4),
-// BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4; 0 skips saturation), BENCH_SAT_CONNECTIONS (default 32),
+// BENCH_WARM (warm-up requests per arm, default 30000: see lib/harness.ts), BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4; 0 skips saturation), BENCH_SAT_CONNECTIONS (default 32),
 // BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root),
 // BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept). Output: a table on stdout and JSON in
 // loadtests/out/.
@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { fixedRate, median, once, quantile, shuffled, type Shape } from './lib/harness.js';
+import { fixedRate, median, once, quantile, shuffled, WARM_REQUESTS, warmUp, type Shape } from './lib/harness.js';
 import { BENCH_NICE, cpuCount, cpuSeconds, nginxBinary, nginxVersion, pinSelf, pkgVersion, REPO, rssBytes, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
 import { runMain, tearDown } from './lib/run.js';
@@ -102,15 +102,19 @@ async function main(): Promise<number> {
       arms.splice(0, arms.length, ...keep);
     }
 
-    // sanity + warm-up (JIT, keep-alive pools)
+    // sanity + warm-up (JIT, keep-alive pools); the CPU each proxy spent on it is reported
+    const warm = new Map<string, number>();
     for (const arm of arms) {
       for (const s of Object.values(SHAPES)) {
         const r = await once(arm.url, s);
         if (r === null) throw new Error(`${arm.name} does not answer ${s.path}`);
       }
-      await Promise.all(Array.from({ length: 8 }, async () => {
-        for (let i = 0; i < 250; i++) await once(arm.url, i % 2 ? SHAPES.json : SHAPES.stream);
-      }));
+      const t0 = performance.now();
+      const c0 = arm.proc === null ? 0 : cpuSeconds(arm.proc.pid);
+      const failed = await warmUp(arm.url, [SHAPES.json, SHAPES.stream]);
+      if (failed > 0) throw new Error(`${arm.name} failed ${failed} warm-up requests`);
+      if (arm.proc !== null) warm.set(arm.name, cpuSeconds(arm.proc.pid) - c0);
+      process.stderr.write(`warm-up ${arm.name.padEnd(13)} ${WARM_REQUESTS} requests in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     }
 
     // 1. fixed rate: latency + CPU per 1k requests, interleaved and repeated
@@ -249,6 +253,9 @@ async function main(): Promise<number> {
       );
     }
     lines.push('');
+    lines.push(`warm-up before measuring: ${WARM_REQUESTS} requests per arm (JSON and SSE alternating), CPU s spent on it:`);
+    lines.push(`  ${[...warm].map(([name, s]) => `${name} ${fmt(s, 2)}`).join(' · ')}`);
+    lines.push('');
     lines.push(`RSS with ${STREAMS} concurrent open streams`);
     lines.push('arm | idle MiB | open MiB');
     for (const [name, v] of rss) lines.push(`${name} | ${(v.idle / 2 ** 20).toFixed(1)} | ${(v.open / 2 ** 20).toFixed(1)}`);
@@ -272,6 +279,7 @@ async function main(): Promise<number> {
           fixedRate: Object.fromEntries([...acc].map(([k, a]) => [k, { p50: median(a.total), p99: quantile(a.total, 0.99), firstP50: median(a.first), cpuPer1k: (a.cpu / a.sent) * 1000, repCpuPer1k: a.repCpuPer1k, sent: a.sent, errors: a.errors, repP50: a.repP50 }])),
           saturation: Object.fromEntries(sat),
           rss: Object.fromEntries(rss),
+          warmUp: { requests: WARM_REQUESTS, cpuSeconds: Object.fromEntries(warm) },
           published,
         },
         null,

@@ -58,6 +58,34 @@ export async function once(base: string, s: Shape): Promise<[number, number] | n
 }
 
 /**
+ * Requests per arm sent before anything is measured (env BENCH_WARM, default 30,000). A Node
+ * proxy reaches steady state only once V8 has optimised its hot functions, and code that runs
+ * for 1 request in 10 (the capture path at 10% sampling) gets there 10× later: after 2,000
+ * warm-up requests the sidecar at 10% still spent 18% of its CPU compiling on V8's helper threads
+ * while measured (perf, cpu-clock); after 60,000, 4%. nginx has no such phase.
+ */
+export const WARM_REQUESTS = Number(process.env.BENCH_WARM ?? 30_000);
+
+/**
+ * Sends `n` requests to `base` over `connections` keep-alive connections, cycling through
+ * `shapes`, as fast as the proxy answers.
+ * @returns the number of failed requests
+ */
+export async function warmUp(base: string, shapes: Shape[], n = WARM_REQUESTS, connections = 8): Promise<number> {
+  let errors = 0;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (next < n) {
+        const s = shapes[next++ % shapes.length]!;
+        if ((await once(base, s)) === null) errors++;
+      }
+    }),
+  );
+  return errors;
+}
+
+/**
  * Sends `rate` requests per second for `durationMs`, open loop (each request starts at its
  * scheduled time whether or not earlier ones finished), and records per-request latencies.
  */
