@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, contentHash, itemHash, stripVolatile, VOLATILE_REQUEST_FIELDS } from './index.js';
+import { canonicalJson, contentHash, itemHash, sha256Hex, stripVolatile, VOLATILE_REQUEST_FIELDS } from './index.js';
 
 const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
@@ -24,12 +24,19 @@ describe('canonicalJson (RFC 8785)', () => {
 
   it('rejects non-finite numbers anywhere, naming where', () => {
     expect(() => canonicalJson({ a: Number.NaN })).toThrow(/non-finite number at \$\.a/);
-    expect(() => canonicalJson([1, { b: Number.POSITIVE_INFINITY }])).toThrow(TypeError);
+    expect(() => canonicalJson([1, { b: Number.POSITIVE_INFINITY }])).toThrow(/non-finite number at \$\[1\]\.b/);
+    expect(() => canonicalJson({ x: { ok: [0, 1], y: [{}, Number.NaN] } })).toThrow(/non-finite number at \$\.x\.y\[1\]/);
     expect(() => canonicalJson(Number.NEGATIVE_INFINITY)).toThrow(TypeError);
   });
 
   it('drops undefined members like JSON.stringify and escapes strings minimally', () => {
     expect(canonicalJson({ a: undefined, b: 'line\nbreak "q" \u00e9' })).toBe('{"b":"line\\nbreak \\"q\\" \u00e9"}');
+  });
+
+  it('sha256Hex hashes strings as UTF-8 and bytes as given', () => {
+    const text = 'farmer’s market é 😀';
+    expect(sha256Hex(text)).toBe(createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex'));
+    expect(sha256Hex(Buffer.from([0, 255, 128]))).toBe(createHash('sha256').update(Buffer.from([0, 255, 128])).digest('hex'));
   });
 
   it('contentHash is sha256 of the canonical text', () => {

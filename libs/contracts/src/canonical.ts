@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /**
@@ -18,19 +18,39 @@ export function canonicalJson(value: unknown): string {
   return out;
 }
 
-function assertFinite(v: unknown, path = '$'): void {
-  if (typeof v === 'number') {
-    if (!Number.isFinite(v)) throw new TypeError(`non-finite number at ${path}`);
-  } else if (Array.isArray(v)) {
-    v.forEach((x, i) => assertFinite(x, `${path}[${i}]`));
-  } else if (v !== null && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) assertFinite(x, `${path}.${k}`);
-  }
+function assertFinite(v: unknown): void {
+  if (!allFinite(v)) throw new TypeError(`non-finite number at ${nonFinitePath(v, '$')}`);
 }
 
-/** sha256 of a string or bytes, as 64 lowercase hex characters. */
+// the common case walks without building a path string per member; the path is found on failure
+function allFinite(v: unknown): boolean {
+  if (typeof v === 'number') return Number.isFinite(v);
+  if (v === null || typeof v !== 'object') return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!allFinite(v[i])) return false;
+    return true;
+  }
+  for (const k in v) if (Object.hasOwn(v, k) && !allFinite((v as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
+function nonFinitePath(v: unknown, path: string): string | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? null : path;
+  if (v === null || typeof v !== 'object') return null;
+  for (const [k, x] of Object.entries(v)) {
+    const p = nonFinitePath(x, Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`);
+    if (p !== null) return p;
+  }
+  return null;
+}
+
+// one-shot hashing (Node ≥ 20.12) skips the Hash object a stream-style update/digest needs
+const oneShot = (crypto as { hash?: (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string }).hash;
+
+/** sha256 of a string (hashed as UTF-8) or bytes, as 64 lowercase hex characters. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  if (oneShot !== undefined) return oneShot('sha256', data, 'hex');
+  return crypto.createHash('sha256').update(data).digest('hex');
 }
 
 /** sha256 of the canonical JSON of `value` (hex). Used for content-addressed ids. */
