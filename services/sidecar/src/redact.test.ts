@@ -92,6 +92,26 @@ describe('redactJson', () => {
     expect(redactJson(input).value).toBe(input);
   });
 
+  it('keeps key order, unchanged siblings by reference, and a "__proto__" member as a member', () => {
+    const input = JSON.parse('{"a":{"k":1},"__proto__":{"x":"call +44 20 7946 0958"},"b":["same",{"c":2}],"z":"mail me@x.io"}') as Record<string, unknown>;
+    const r = redactJson(input);
+    const out = r.value as Record<string, unknown>;
+    expect(Object.keys(out)).toEqual(['a', '__proto__', 'b', 'z']);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"a":{"k":1},"__proto__":{"x":"call <PHONE>"},"b":["same",{"c":2}],"z":"mail <EMAIL>"}');
+    expect(out['a']).toBe(input['a']);
+    expect(out['b']).toBe(input['b']);
+    const arr = redactJson(['x', 'y', 'card 4111 1111 1111 1111', 'z']).value;
+    expect(arr).toEqual(['x', 'y', 'card <CARD>', 'z']);
+  });
+
+  it('a string with digits but no PII goes through unchanged; one PII among them is still found', () => {
+    const plain = 'She sells 16 - 3 - 4 = 9 eggs for $2 each, 18.50 a day, on 2024-05-01 at 10:30, order 12345678.';
+    expect(red(plain).value).toBe(plain);
+    expect(red(`${plain} SSN 123-45-6789`).value).toBe(`${plain} SSN <NATIONAL_ID>`);
+    expect(red(`key sk-${'a'.repeat(24)} and ${plain}`).value).toBe(`key <API_KEY> and ${plain}`);
+  });
+
   it('PII in an object key makes the item uncertain (keys are never renamed)', () => {
     const r = redactJson({ metadata: { 'bob@example.com': 'x' } });
     expect(r.uncertain).toBe(true);

@@ -133,6 +133,12 @@ function hasCardPrefix(d: string): boolean {
   return false;
 }
 
+// One scan that finds whether any rule of a group could fire; the rules themselves run only then.
+// Exactly equivalent to running them all: an alternation matches somewhere iff one of its
+// branches does, and a rule that matches nowhere replaces nothing.
+const API_KEY_ANY = new RegExp(API_KEY_RES.map((r) => r.source).join('|'));
+const DIGIT_RULES_ANY = new RegExp([IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'));
+
 function bump(ctx: Ctx, t: PiiType): string {
   ctx.counts.set(t, (ctx.counts.get(t) ?? 0) + 1);
   return `<${t}>`;
@@ -142,11 +148,11 @@ function redactString(s: string, ctx: Ctx): string {
   // quick exit: nothing below can match a string without a digit, '@', ':' or a key-ish prefix
   if (s.length < 7 || !/[\d@:]|sk-|AIza|eyJ|[Bb]earer|gh[pousr]_|github_pat_|xox/.test(s)) return s;
   let out = s;
-  for (const re of API_KEY_RES) out = out.replace(re, () => bump(ctx, 'API_KEY'));
+  if (API_KEY_ANY.test(out)) for (const re of API_KEY_RES) out = out.replace(re, () => bump(ctx, 'API_KEY'));
   // prefilters keep the backtracking-heavy patterns off strings that cannot match them
   if (out.includes('@')) out = out.replace(EMAIL_RE, () => bump(ctx, 'EMAIL'));
   if (out.includes(':')) out = out.replace(IPV6_RE, (m) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m));
-  if (!/\d/.test(out)) return out; // every pattern below needs a digit
+  if (!/\d/.test(out) || !DIGIT_RULES_ANY.test(out)) return out; // every pattern below needs a digit
   out = out.replace(IBAN_RE, (m) => {
     const compact = m.replace(/ /g, '');
     if (ibanValid(compact)) return bump(ctx, 'IBAN');
@@ -189,27 +195,42 @@ function walk(v: unknown, ctx: Ctx, depth: number): unknown {
     ctx.uncertain.push('too_deep');
     return v;
   }
+  // arrays and objects are copied only from their first changed member on, so an untouched
+  // sub-tree costs no allocation and is returned by reference
   if (Array.isArray(v)) {
-    let changed = false;
-    const out = v.map((x) => {
+    let out: unknown[] | null = null;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
       const y = walk(x, ctx, depth + 1);
-      if (y !== x) changed = true;
-      return y;
-    });
-    return changed ? out : v;
+      if (out === null && y !== x) out = v.slice(0, i);
+      if (out !== null) out.push(y);
+    }
+    return out ?? v;
   }
-  let changed = false;
-  const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let out: Record<string, unknown> | null = null;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     if (redactString(k, ctx) !== k) {
       // PII in an object key: keys are structure, not content; never guess a rename
       ctx.uncertain.push('pii_in_key');
     }
+    const x = obj[k];
     const y = walk(x, ctx, depth + 1);
-    if (y !== x) changed = true;
-    out[k] = y;
+    if (out === null && y !== x) {
+      out = {};
+      for (let j = 0; j < i; j++) setMember(out, keys[j]!, obj[keys[j]!]);
+    }
+    if (out !== null) setMember(out, k, y);
   }
-  return changed ? out : v;
+  return out ?? v;
+}
+
+/** `o[k] = x` as JSON.parse would make it: a key `__proto__` is an own member, not the prototype. */
+function setMember(o: Record<string, unknown>, k: string, x: unknown): void {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
+  else o[k] = x;
 }
 
 /**
