@@ -180,30 +180,31 @@ function build(c: CaptureInput): BuildResult {
   // No zod re-validation here: it cost ~30% of the build (profiled). Every field is built from
   // validated parts (config/sampler tokens, detectApi, providers usage); the integration tests
   // parse every published envelope with the contract schema.
-  return { kind: 'envelope', envelope, data: Buffer.from(serialize(envelope, bodyRef === null && stored === decoded ? text : null), 'utf8'), body: bodyOut };
+  return { kind: 'envelope', envelope, data: serialize(envelope, bodyRef === null && stored === decoded ? decoded : null), body: bodyOut };
 }
 
 /** How an inline request body starts in the envelope JSON when it is written as `null`. */
 const BODY_SLOT = ',"request":{"body":null,';
 
 /**
- * `JSON.stringify(envelope)`, with `bodyText` — the client's own JSON text of `request.body`,
- * when nothing was redacted — placed verbatim instead of serialising the value just parsed from
- * it. Re-serialising the body was the largest single cost of a build (profiled: about a sixth of
- * the CPU per capture for a 1 KB chat request with non-Latin-1 text). Both forms parse to the same
- * value. The slot is found by text: the keys before `request` are fixed and no string value can
- * hold an unescaped `"`, so the first match is the field itself.
+ * `JSON.stringify(envelope)` as UTF-8 bytes, with `bodyBytes` — the client's own JSON text of
+ * `request.body` (valid UTF-8, already parsed), when nothing was redacted — copied in verbatim
+ * instead of serialising the value just parsed from it and encoding it again. Re-serialising and
+ * re-encoding the body were the largest costs of a build (profiled: about a sixth of the CPU per
+ * capture for a 1 KB chat request with non-Latin-1 text). Both forms parse to the same value. The
+ * slot is found by text: the keys before `request` are fixed and no string value can hold an
+ * unescaped `"`, so the first match is the field itself.
  */
-function serialize(envelope: Envelope, bodyText: string | null): string {
-  if (bodyText === null) return JSON.stringify(envelope);
+function serialize(envelope: Envelope, bodyBytes: Buffer | null): Buffer {
+  if (bodyBytes === null) return Buffer.from(JSON.stringify(envelope), 'utf8');
   const body = envelope.request.body;
   envelope.request.body = null;
   const json = JSON.stringify(envelope);
   envelope.request.body = body;
   const at = json.indexOf(BODY_SLOT);
-  if (at === -1) return JSON.stringify(envelope);
+  if (at === -1) return Buffer.from(JSON.stringify(envelope), 'utf8');
   const from = at + BODY_SLOT.length - 5; // the "null" and its comma
-  return `${json.slice(0, from)}${bodyText},${json.slice(from + 5)}`;
+  return Buffer.concat([Buffer.from(json.slice(0, from), 'utf8'), bodyBytes, Buffer.from(json.slice(from + 4), 'utf8')]);
 }
 
 function served(c: CaptureInput): Envelope['served'] {
