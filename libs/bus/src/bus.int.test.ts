@@ -13,13 +13,17 @@ describe('bus', () => {
 
   it('provisions every stream and bucket, and a second provision is a no-op', async () => {
     await provision(bus, { storage: 'memory' });
-    await provision(bus, { storage: 'memory' });
+    const made = await provision(bus, { storage: 'memory' });
     const streams: string[] = [];
     for await (const s of bus.jsm.streams.list()) streams.push(s.config.name);
     const n = bus.names;
     for (const name of [n.streams.capture, n.streams.obs, `KV_${n.buckets.budget}`, `KV_${n.buckets.campaigns}`, `KV_${n.buckets.dispatch}`, `KV_${n.buckets.flags}`, `KV_${n.buckets.reports}`, `OBJ_${n.buckets.artifacts}`, `OBJ_${n.captureBodies}`]) {
       expect(streams).toContain(name);
     }
+    // what it returns (a role's startup log) names exactly those
+    expect([...made.streams, ...made.buckets.map((b) => `KV_${b}`), ...made.objectStores.map((o) => `OBJ_${o}`)].sort()).toEqual(
+      [n.streams.capture, n.streams.obs, `KV_${n.buckets.budget}`, `KV_${n.buckets.campaigns}`, `KV_${n.buckets.dispatch}`, `KV_${n.buckets.flags}`, `KV_${n.buckets.reports}`, `OBJ_${n.buckets.artifacts}`, `OBJ_${n.captureBodies}`].sort(),
+    );
   });
 
   it('compare-and-set mutate loses no update under 40 concurrent writers', async () => {

@@ -109,12 +109,20 @@ export interface ProvisionOptions {
   replicas?: number;
 }
 
+/** The names {@link provision} made sure of, for a role's startup log. */
+export interface Provisioned {
+  streams: string[];
+  buckets: string[];
+  objectStores: string[];
+}
+
 /**
  * Creates every stream, KV bucket and object store Shadowplane uses, tolerating existing ones
  * (idempotent: every role calls it at start). Streams that exist are left as they are.
  * Source: DESIGN.md "State: NATS is the one stateful engine".
+ * @returns the names of everything that now exists
  */
-export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<void> {
+export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Provisioned> {
   const storage = o.storage === 'memory' ? StorageType.Memory : StorageType.File;
   const replicas = o.replicas ?? 1;
   const n = bus.names;
@@ -150,6 +158,11 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<voi
   }
   await bus.objm.create(n.buckets.artifacts, { storage: kvStorage, replicas, ttl: (o.artifactTtlMs ?? 7 * DAY_MS) * NS_PER_MS });
   await bus.objm.create(n.captureBodies, { storage: kvStorage, replicas, ttl: (o.captureMaxAgeMs ?? 7 * DAY_MS) * NS_PER_MS });
+  return {
+    streams: [n.streams.capture, n.streams.obs],
+    buckets: [n.buckets.campaigns, n.buckets.budget, n.buckets.dispatch, n.buckets.reports, n.buckets.flags],
+    objectStores: [n.buckets.artifacts, n.captureBodies],
+  };
 }
 
 async function ensureStream(jsm: JetStreamManager, cfg: Parameters<JetStreamManager['streams']['add']>[0] & { name: string }): Promise<void> {

@@ -1,5 +1,5 @@
 // @shadowplane/bus: NATS connection, idempotent provisioning and typed KV. Named exports only.
 export { connectBus, provision, openKv, openObjectStore } from './bus.js';
-export type { Bus, BusOptions, ProvisionOptions } from './bus.js';
+export type { Bus, BusOptions, ProvisionOptions, Provisioned } from './bus.js';
 export { JsonKv, isCasConflict } from './json-kv.js';
 export type { Versioned } from './json-kv.js';

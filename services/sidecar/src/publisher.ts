@@ -94,8 +94,8 @@ export class CapturePublisher {
   private async provisionLoop(bus: Bus): Promise<void> {
     for (let attempt = 0; !this.closing; attempt++) {
       try {
-        await provision(bus);
-        this.log.info({ stream: bus.names.streams.capture }, 'provisioned');
+        const made = await provision(bus);
+        this.log.info({ ...made, capture_stream: bus.names.streams.capture }, 'provisioned');
         break;
       } catch (err) {
         this.log.warn({ err, attempt }, 'provision failed; retrying');
