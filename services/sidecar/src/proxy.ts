@@ -1235,9 +1235,11 @@ class Exchange {
     const sl = parseStatusLine(b.latin1Slice(off, eol));
     if (sl.status === 101) throw new Error('the upstream switched protocols, which was not asked for');
     const fs = this.proxy.resFields;
-    // an interim (1xx) response is skipped, but only once its fields are known to be well formed
     fs.scan(b, eol + 2, end);
-    if (sl.status < 200) return true;
+    if (sl.status < 200) {
+      this.interim(b, off, eol, sl.status, sl.reason, sl.minor);
+      return true;
+    }
     const n = fs.n;
     const kept = this.proxy.resKept(n);
     let contentLength = -1;
@@ -1322,6 +1324,42 @@ class Exchange {
     this.clientHead = copyHead(start, fs, kept, dropId, tail);
     if (this.conn !== null) this.conn.deadline = framing === Framing.None ? Infinity : performance.now() + this.conn.pool.opts.bodyTimeoutMs;
     return false;
+  }
+
+  /**
+   * An interim (1xx) response, its fields already scanned (so known to be well formed): relayed
+   * to the client without its hop-by-hop fields, as a proxy must (RFC 9110 §15.2) — except
+   * `100 Continue`, which the sidecar answers itself when a client expects it (the expectation is
+   * not forwarded, so an upstream 100 was not asked for by the client), and any 1xx to an
+   * HTTP/1.0 client, which knows none (RFC 9110 §15.2).
+   */
+  private interim(b: Buffer, off: number, eol: number, status: number, reason: string, minor: number): void {
+    if (status === 100 || this.minor === 0) return;
+    const fs = this.proxy.resFields;
+    const n = fs.n;
+    const kept = this.proxy.resKept(n);
+    let connectionTokens: string | null = null;
+    for (let k = 0; k < n; k++) {
+      kept[k] = 0;
+      switch (fs.id(k)) {
+        case FIELD_CONNECTION:
+          if (!fs.valueIs(k, V_KEEP_ALIVE) && !fs.valueIs(k, V_CLOSE)) connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
+          continue;
+        case FIELD_KEEP_ALIVE:
+        case FIELD_PROXY_CONNECTION:
+        case FIELD_TE:
+        case FIELD_UPGRADE:
+        case FIELD_TRAILER:
+        case FIELD_TRANSFER_ENCODING:
+        case FIELD_CONTENT_LENGTH:
+        case FIELD_SHADOW_CAPTURE:
+          continue;
+      }
+      kept[k] = 1;
+    }
+    if (connectionTokens !== null) applyConnection(fs, kept, connectionTokens);
+    const start = minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${reason}\r\n`;
+    this.client.sock.write(copyHead(start, fs, kept, -1, '\r\n'));
   }
 
   /** Takes the response body bytes in `b[off…]` per the framing; sets resState 2 at the end. */

@@ -128,7 +128,7 @@ function rawScript(req: RawReq, sock: Socket): void {
       sock.end('HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nold-style body');
       return;
     case '/early-hints':
-      sock.write('HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n');
+      sock.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nLink: </f.woff2>; rel=preload\r\n\r\n');
       setTimeout(() => ok(sock, 'final'), 10);
       return;
     case '/bad-chunk-head':
@@ -751,10 +751,24 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       c.destroy();
     });
 
-    it('an interim 103 is not relayed; the final response is', async () => {
+    it('an interim 103 is relayed without its hop-by-hop fields, an unasked 100 is not; the final response follows', async () => {
       const c = await RawClient.open(rawSc.url);
       c.write('GET /early-hints HTTP/1.1\r\nHost: x\r\n\r\n');
-      const rs = await c.responses(1);
+      const rs = await c.responses(2);
+      expect(rs.map((r) => r.status)).toEqual([103, 200]);
+      expect(rs[0]!.headers).toEqual([
+        ['link', '</s.css>; rel=preload'],
+        ['link', '</f.woff2>; rel=preload'],
+      ]);
+      expect(rs[1]!.body.toString()).toBe('final');
+      c.destroy();
+    });
+
+    it('an HTTP/1.0 client gets no interim response, only the final one', async () => {
+      const c = await RawClient.open(rawSc.url);
+      c.write('GET /early-hints HTTP/1.0\r\nHost: x\r\n\r\n');
+      await c.closedByServer();
+      const rs = parseResponses(c.data, { eof: true });
       expect(rs.map((r) => r.status)).toEqual([200]);
       expect(rs[0]!.body.toString()).toBe('final');
       c.destroy();
