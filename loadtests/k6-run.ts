@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { BENCH_NICE, cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
 import { runMain, tearDown } from './lib/run.js';
-import { closePools, once } from './lib/harness.js';
+import { closePools, warmUp } from './lib/harness.js';
 
 const K6 = process.env.K6_BIN ?? join(REPO, '.bin', 'k6');
 const SAMPLE = process.env.LOADTEST_SAMPLE ?? '0.1';
@@ -60,14 +60,13 @@ async function main(): Promise<number> {
     );
     started.push(sc);
 
-    // warm-up: JIT and keep-alive pools, so k6 measures the steady state
+    // warm-up: JIT (the capture path too: BENCH_WARM requests, see lib/harness.ts) and
+    // keep-alive pools, so k6 measures the steady state
     const body = (stream: boolean) => JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'warm-up '.repeat(100) }], ...(stream ? { stream: true } : {}) });
+    const shapes = [false, true].map((stream) => ({ path: '/v1/chat/completions', body: body(stream), headers: { 'content-type': 'application/json' }, stream }));
     for (const base of [up.info['url']!, sc.info['url']!]) {
-      await Promise.all(
-        Array.from({ length: 8 }, async () => {
-          for (let i = 0; i < 300; i++) await once(base, { path: '/v1/chat/completions', body: body(i % 2 === 1), headers: { 'content-type': 'application/json' }, stream: i % 2 === 1 });
-        }),
-      );
+      const failed = await warmUp(base, shapes);
+      if (failed > 0) throw new Error(`${failed} warm-up requests to ${base} failed`);
     }
     await closePools();
 
