@@ -144,21 +144,9 @@ async function main(): Promise<number> {
       }
     }
 
-    // 2. saturation throughput (autocannon, closed loop)
-    const sat = new Map<string, { rps: number; errors: number; cpuPer1k: number }>();
-    for (const mode of SAT_SECONDS > 0 ? (['json', 'stream'] as const) : []) {
-      for (const arm of shuffled(arms, SEED * 7 + (mode === 'json' ? 1 : 2))) {
-        const pid = arm.proc?.pid ?? up.pid;
-        const c0 = cpuSeconds(pid);
-        const r = await autocannon({ url: arm.url + SHAPES[mode].path, method: 'POST', headers: SHAPES[mode].headers, body: SHAPES[mode].body, connections: SAT_CONN, duration: SAT_SECONDS });
-        const c1 = cpuSeconds(pid);
-        const n = r.requests.average * SAT_SECONDS;
-        sat.set(key(arm.name, mode), { rps: r.requests.average, errors: r.errors + r.non2xx, cpuPer1k: ((c1 - c0) / n) * 1000 });
-        process.stderr.write(`saturation ${mode.padEnd(6)} ${arm.name.padEnd(13)} ${r.requests.average.toFixed(0)} req/s\n`);
-      }
-    }
-
-    // 3. RSS with N concurrent open streams (held by the upstream until released)
+    // 2. RSS with N concurrent open streams (held by the upstream until released), before the
+    // saturation runs: at 100% sampling those fill the capture queue, whose high-water mark the
+    // heap keeps for a while (reported apart, below)
     const rss = new Map<string, { idle: number; open: number }>();
     const holdShape: Shape = { ...SHAPES.stream, path: '/v1/chat/completions?hold=1' };
     for (const arm of STREAMS > 0 ? arms : []) {
@@ -186,6 +174,22 @@ async function main(): Promise<number> {
       rss.set(arm.name, { idle, open });
       process.stderr.write(`rss ${arm.name.padEnd(13)} idle ${(idle / 2 ** 20).toFixed(1)} MiB, ${firstSeen} open streams ${(open / 2 ** 20).toFixed(1)} MiB\n`);
     }
+
+    // 3. saturation throughput (autocannon, closed loop), then each proxy's RSS after it
+    const sat = new Map<string, { rps: number; errors: number; cpuPer1k: number }>();
+    for (const mode of SAT_SECONDS > 0 ? (['json', 'stream'] as const) : []) {
+      for (const arm of shuffled(arms, SEED * 7 + (mode === 'json' ? 1 : 2))) {
+        const pid = arm.proc?.pid ?? up.pid;
+        const c0 = cpuSeconds(pid);
+        const r = await autocannon({ url: arm.url + SHAPES[mode].path, method: 'POST', headers: SHAPES[mode].headers, body: SHAPES[mode].body, connections: SAT_CONN, duration: SAT_SECONDS });
+        const c1 = cpuSeconds(pid);
+        const n = r.requests.average * SAT_SECONDS;
+        sat.set(key(arm.name, mode), { rps: r.requests.average, errors: r.errors + r.non2xx, cpuPer1k: ((c1 - c0) / n) * 1000 });
+        process.stderr.write(`saturation ${mode.padEnd(6)} ${arm.name.padEnd(13)} ${r.requests.average.toFixed(0)} req/s\n`);
+      }
+    }
+    const rssAfterSat = new Map<string, number>();
+    if (SAT_SECONDS > 0) for (const arm of arms) if (arm.proc !== null) rssAfterSat.set(arm.name, rssBytes(arm.proc.pid));
 
     // capture sanity: what each sidecar published
     const published: Record<string, string> = {};
@@ -257,8 +261,9 @@ async function main(): Promise<number> {
     lines.push(`  ${[...warm].map(([name, s]) => `${name} ${fmt(s, 2)}`).join(' · ')}`);
     lines.push('');
     lines.push(`RSS with ${STREAMS} concurrent open streams`);
-    lines.push('arm | idle MiB | open MiB');
-    for (const [name, v] of rss) lines.push(`${name} | ${(v.idle / 2 ** 20).toFixed(1)} | ${(v.open / 2 ** 20).toFixed(1)}`);
+    lines.push('arm | idle MiB | open MiB | after the saturation runs MiB');
+    const mib = (b: number | undefined) => (b === undefined ? '—' : (b / 2 ** 20).toFixed(1));
+    for (const [name, v] of rss) lines.push(`${name} | ${mib(v.idle)} | ${mib(v.open)} | ${mib(rssAfterSat.get(name))}`);
     lines.push('');
     lines.push('captures by outcome (sidecar /metrics at the end):');
     for (const [k, v] of Object.entries(published)) lines.push(`  ${k}: ${v}`);
@@ -279,6 +284,7 @@ async function main(): Promise<number> {
           fixedRate: Object.fromEntries([...acc].map(([k, a]) => [k, { p50: median(a.total), p99: quantile(a.total, 0.99), firstP50: median(a.first), cpuPer1k: (a.cpu / a.sent) * 1000, repCpuPer1k: a.repCpuPer1k, sent: a.sent, errors: a.errors, repP50: a.repP50 }])),
           saturation: Object.fromEntries(sat),
           rss: Object.fromEntries(rss),
+          rssAfterSaturation: Object.fromEntries(rssAfterSat),
           warmUp: { requests: WARM_REQUESTS, cpuSeconds: Object.fromEntries(warm) },
           published,
         },
