@@ -117,6 +117,11 @@ async function main(): Promise<number> {
       process.stderr.write(`warm-up ${arm.name.padEnd(13)} ${WARM_REQUESTS} requests in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
     }
 
+    // the sidecars' own account of the time they add (their added-latency histogram), read
+    // around the fixed-rate runs: in-process, so free of the generator's and the kernel's noise
+    const addedBefore = new Map<string, Map<string, number>>();
+    for (const arm of arms) if (arm.opsUrl) addedBefore.set(arm.name, await addedBuckets(arm.opsUrl));
+
     // 1. fixed rate: latency + CPU per 1k requests, interleaved and repeated
     type Acc = { total: number[]; first: number[]; cpu: number; sent: number; errors: number; repP50: number[]; repFirstP50: number[]; repCpuPer1k: number[] };
     const acc = new Map<string, Acc>();
@@ -142,6 +147,14 @@ async function main(): Promise<number> {
           process.stderr.write(`rep ${rep + 1}/${REPS} ${mode.padEnd(6)} ${arm.name.padEnd(13)} p50 ${median(run.total).toFixed(3)} ms  cpu ${(c1 - c0).toFixed(2)} s  errors ${run.errors}\n`);
         }
       }
+    }
+
+    const addedDuring = new Map<string, Map<string, number>>();
+    for (const arm of arms) {
+      if (!arm.opsUrl) continue;
+      const after = await addedBuckets(arm.opsUrl);
+      const before = addedBefore.get(arm.name)!;
+      addedDuring.set(arm.name, new Map([...after].map(([le, n]) => [le, n - (before.get(le) ?? 0)])));
     }
 
     // 2. RSS with N concurrent open streams (held by the upstream until released), before the
@@ -257,6 +270,15 @@ async function main(): Promise<number> {
       );
     }
     lines.push('');
+    lines.push('time each sidecar spent on a request itself (its shadowplane_sidecar_added_latency_seconds histogram over the fixed-rate runs, both shapes):');
+    lines.push('arm | requests | ≤ 0.1 ms | ≤ 0.3 ms | ≤ 1 ms | ≤ 2 ms | p50 ≤ | p99 ≤');
+    for (const [name, b] of addedDuring) {
+      const total = b.get('+Inf') ?? 0;
+      const share = (le: string) => (total > 0 ? `${(((b.get(le) ?? 0) / total) * 100).toFixed(2)}%` : '—');
+      const q = (x: number) => [...b].find(([le, n]) => le !== '+Inf' && n >= x * total)?.[0] ?? '> 0.05';
+      lines.push(`${name} | ${total} | ${share('0.0001')} | ${share('0.0003')} | ${share('0.001')} | ${share('0.002')} | ${q(0.5)} s | ${q(0.99)} s`);
+    }
+    lines.push('');
     lines.push(`warm-up before measuring: ${WARM_REQUESTS} requests per arm (JSON and SSE alternating), CPU s spent on it:`);
     lines.push(`  ${[...warm].map(([name, s]) => `${name} ${fmt(s, 2)}`).join(' · ')}`);
     lines.push('');
@@ -285,6 +307,7 @@ async function main(): Promise<number> {
           saturation: Object.fromEntries(sat),
           rss: Object.fromEntries(rss),
           rssAfterSaturation: Object.fromEntries(rssAfterSat),
+          addedLatencyBuckets: Object.fromEntries([...addedDuring].map(([k, v]) => [k, Object.fromEntries(v)])),
           warmUp: { requests: WARM_REQUESTS, cpuSeconds: Object.fromEntries(warm) },
           published,
         },
@@ -297,6 +320,14 @@ async function main(): Promise<number> {
   } finally {
     await tearDown(started, [store]);
   }
+}
+
+/** Cumulative bucket counts (`le` → count, in the histogram's order) of a sidecar's added-latency histogram. */
+async function addedBuckets(opsUrl: string): Promise<Map<string, number>> {
+  const text = await (await fetch(`${opsUrl}/metrics`)).text();
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^shadowplane_sidecar_added_latency_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
 }
 
 runMain('sidecar-bench', main);
