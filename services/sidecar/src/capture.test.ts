@@ -111,6 +111,25 @@ describe('buildEnvelope', () => {
     expect(buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from('not gzip'), null, { contentEncoding: 'gzip' }))).toMatchObject({ kind: 'excluded', reason: 'bad_body_encoding' });
   });
 
+  it('a key repeated in one object never carries its dropped value into the envelope, inline or in the object store', () => {
+    // JSON.parse keeps the last "content"; the first one, which redaction never sees, holds PII
+    const text = '{"model":"m","messages":[{"role":"user","content":"mail jane.doe@example.com \\" : {","content":"hi: there"}],"n":1}';
+    expect(JSON.parse(text)).toEqual({ model: 'm', messages: [{ role: 'user', content: 'hi: there' }], n: 1 });
+    for (const inlineMaxBytes of [512 * 1024, 16]) {
+      const r = buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from(text), null, { inlineMaxBytes }));
+      if (r.kind !== 'envelope') throw new Error(r.reason);
+      const bytes = Buffer.concat([Buffer.from(r.data), r.body?.bytes ?? Buffer.alloc(0)]);
+      expect(bytes.includes('jane.doe')).toBe(false);
+      const stored = inlineMaxBytes > 16 ? env(r).request.body : JSON.parse(r.body!.bytes.toString());
+      expect(stored).toEqual(JSON.parse(text));
+    }
+    // colons and quotes inside strings are not mistaken for members: a body without repeats is kept as sent
+    const plain = '{"model":"m","messages":[{"role":"user","content":"a: \\"b\\": {c:d} ’"}]}';
+    const r = buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from(plain), null));
+    if (r.kind !== 'envelope') throw new Error(r.reason);
+    expect(Buffer.from(r.data).includes(plain)).toBe(true);
+  });
+
   it('a body over the inline limit becomes a body_ref named by its sha256, with the exact bytes kept', () => {
     const raw = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'z'.repeat(5000) }] }));
     const r = buildEnvelope(input('openai.chat', '/v1/chat/completions', raw, null, { inlineMaxBytes: 1024 }));

@@ -112,7 +112,8 @@ function decodeBody(buf: Buffer, encoding: string | null, max: number): Buffer |
  * Runs off the hot path (after the response ended). Never throws.
  *
  * The stored body is the client's exact bytes when nothing was redacted (so a replay is
- * byte-identical), else `JSON.stringify` of the redacted body. `request.bytes` is the size of the
+ * byte-identical), else `JSON.stringify` of the redacted body; also when the text repeats a key
+ * within an object (JSON.parse keeps the last value, so redaction never saw the others). `request.bytes` is the size of the
  * body as received from the client. Secrets travel only in headers, which are never captured.
  * `served` is null when the upstream never answered or the response was larger than the tee.
  */
@@ -145,7 +146,9 @@ function build(c: CaptureInput): BuildResult {
   const redactions: Redaction[] = [...red.counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => ({ type, count }));
 
   const hash = itemHash(d.api, c.path, red.value);
-  const stored = redactions.length === 0 && c.contentEncoding === null ? decoded : Buffer.from(JSON.stringify(red.value), 'utf8');
+  // the client's bytes only when they hold nothing but the value redaction saw
+  const verbatim = redactions.length === 0 && c.contentEncoding === null && !repeatsKeys(decoded, body);
+  const stored = verbatim ? decoded : Buffer.from(JSON.stringify(red.value), 'utf8');
   let bodyOut: { name: string; bytes: Buffer } | null = null;
   let bodyRef: Envelope['request']['body_ref'] = null;
   if (stored.byteLength > c.inlineMaxBytes) {
@@ -181,6 +184,39 @@ function build(c: CaptureInput): BuildResult {
   // validated parts (config/sampler tokens, detectApi, providers usage); the integration tests
   // parse every published envelope with the contract schema.
   return { kind: 'envelope', envelope, data: serialize(envelope, bodyRef === null && stored === decoded ? decoded : null), body: bodyOut };
+}
+
+/**
+ * True when the JSON text `bytes` holds more object members than `value`, the value parsed from
+ * it: a key repeated within one object, whose earlier values JSON.parse drops. Such text must not
+ * be stored as sent — redaction saw only the last value, and an earlier one may hold PII. Every
+ * member of valid JSON has exactly one `:` outside strings (UTF-8 continuation bytes are ≥ 0x80,
+ * so they are never mistaken for `"` or `\\`).
+ */
+function repeatsKeys(bytes: Buffer, value: unknown): boolean {
+  let colons = 0;
+  for (let i = 0, n = bytes.length; i < n; i++) {
+    const b = bytes[i];
+    if (b === 0x22) {
+      for (i++; i < n; i++) {
+        const x = bytes[i];
+        if (x === 0x5c) i++;
+        else if (x === 0x22) break;
+      }
+    } else if (b === 0x3a) colons++;
+  }
+  return colons !== countMembers(value);
+}
+
+function countMembers(v: unknown): number {
+  if (v === null || typeof v !== 'object') return 0;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) n += countMembers(v[i]);
+    return n;
+  }
+  for (const k in v) if (Object.hasOwn(v, k)) n += 1 + countMembers((v as Record<string, unknown>)[k]);
+  return n;
 }
 
 /** How an inline request body starts in the envelope JSON when it is written as `null`. */
