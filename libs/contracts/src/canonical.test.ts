@@ -59,6 +59,13 @@ describe('itemHash', () => {
     expect(itemHash('openai.chat', '/v1/chat/completions', noisy)).toBe(sha(canonical));
   });
 
+  it('a member named __proto__ is hashed as a member', () => {
+    const a = JSON.parse('{"model":"m","__proto__":{"x":1}}') as unknown;
+    const b = JSON.parse('{"model":"m","__proto__":{"x":2}}') as unknown;
+    expect(itemHash('openai.chat', '/p', a)).not.toBe(itemHash('openai.chat', '/p', b));
+    expect(itemHash('openai.chat', '/p', a)).toBe(sha('{"api":"openai.chat","body":{"__proto__":{"x":1},"model":"m"},"path":"/p"}'));
+  });
+
   it('changes when anything the model is asked changes', () => {
     const h = itemHash('openai.chat', '/v1/chat/completions', body);
     expect(itemHash('openai.chat', '/v1/chat/completions', { ...body, temperature: 1 })).not.toBe(h);

@@ -101,7 +101,10 @@ export function stripVolatile(body: unknown): unknown {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return body;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
-    if (!VOLATILE_REQUEST_FIELDS.includes(k)) out[k] = v;
+    if (VOLATILE_REQUEST_FIELDS.includes(k)) continue;
+    // a member named __proto__ (JSON.parse makes it an own member) must stay one, not become the prototype
+    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
   }
   return out;
 }
