@@ -1340,22 +1340,10 @@ class Exchange {
     const kept = this.proxy.resKept(n);
     let connectionTokens: string | null = null;
     for (let k = 0; k < n; k++) {
-      kept[k] = 0;
-      switch (fs.id(k)) {
-        case FIELD_CONNECTION:
-          if (!fs.valueIs(k, V_KEEP_ALIVE) && !fs.valueIs(k, V_CLOSE)) connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
-          continue;
-        case FIELD_KEEP_ALIVE:
-        case FIELD_PROXY_CONNECTION:
-        case FIELD_TE:
-        case FIELD_UPGRADE:
-        case FIELD_TRAILER:
-        case FIELD_TRANSFER_ENCODING:
-        case FIELD_CONTENT_LENGTH:
-        case FIELD_SHADOW_CAPTURE:
-          continue;
-      }
-      kept[k] = 1;
+      const id = fs.id(k);
+      // hop-by-hop (RFC 9110 §7.6.1), body framing (a 1xx has no body) and the sidecar's own echo
+      kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
+      if (id === FIELD_CONNECTION && !fs.valueIs(k, V_KEEP_ALIVE) && !fs.valueIs(k, V_CLOSE)) connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
     }
     if (connectionTokens !== null) applyConnection(fs, kept, connectionTokens);
     const start = minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${reason}\r\n`;
