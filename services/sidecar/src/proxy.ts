@@ -1140,7 +1140,8 @@ class Exchange {
   onClientDrain(): void {
     const c = this.conn;
     if (c === null || !c.sock.isPaused()) return;
-    c.deadline = performance.now() + c.pool.opts.bodyTimeoutMs;
+    // behind relayed 1xx responses the final head is still due by the headers deadline
+    if (this.resState !== 0) c.deadline = performance.now() + c.pool.opts.bodyTimeoutMs;
     c.sock.resume();
   }
 
@@ -1343,11 +1344,14 @@ class Exchange {
       const id = fs.id(k);
       // hop-by-hop (RFC 9110 §7.6.1), body framing (a 1xx has no body) and the sidecar's own echo
       kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
-      if (id === FIELD_CONNECTION && !fs.valueIs(k, V_KEEP_ALIVE) && !fs.valueIs(k, V_CLOSE)) connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
+      if (id !== FIELD_CONNECTION || fs.valueIs(k, V_KEEP_ALIVE)) continue;
+      if (fs.valueIs(k, V_CLOSE)) this.upstreamKeepAlive = false;
+      else connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
     }
-    if (connectionTokens !== null) applyConnection(fs, kept, connectionTokens);
+    if (connectionTokens !== null && applyConnection(fs, kept, connectionTokens)) this.upstreamKeepAlive = false;
     const start = minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${reason}\r\n`;
-    this.client.sock.write(copyHead(start, fs, kept, -1, '\r\n'));
+    // a client that does not read holds the upstream back, as for a body
+    if (!this.client.sock.write(copyHead(start, fs, kept, -1, '\r\n'))) this.pauseUpstream();
   }
 
   /** Takes the response body bytes in `b[off…]` per the framing; sets resState 2 at the end. */

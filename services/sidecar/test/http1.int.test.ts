@@ -93,6 +93,8 @@ async function startRawUpstream(script: (req: RawReq, sock: Socket) => void): Pr
   };
 }
 
+const FLOOD_HINTS = 512;
+let floodFlushedAt = 0;
 const ok = (sock: Socket, body: string, extra = '') => sock.write(`HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`);
 const CLOSE_BODY = randomBytes(100 * 1024);
 const PAD_LINE = `X-Pad: ${'p'.repeat(1014)}\r\n`; // 1 KiB
@@ -127,6 +129,16 @@ function rawScript(req: RawReq, sock: Socket): void {
     case '/http10':
       sock.end('HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\nold-style body');
       return;
+    case '/interim-flood': {
+      // 16 MiB of 103s, then the answer once they are all flushed to the kernel
+      const hint = `HTTP/1.1 103 Early Hints\r\nLink: <${'l'.repeat(32 * 1024)}>; rel=preload\r\n\r\n`;
+      for (let i = 0; i < FLOOD_HINTS - 1; i++) sock.write(hint);
+      sock.write(hint, () => {
+        floodFlushedAt = performance.now();
+        ok(sock, 'done');
+      });
+      return;
+    }
     case '/early-hints':
       sock.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nLink: </f.woff2>; rel=preload\r\n\r\n');
       setTimeout(() => ok(sock, 'final'), 10);
@@ -762,6 +774,36 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       ]);
       expect(rs[1]!.body.toString()).toBe('final');
       c.destroy();
+    });
+
+    it('relayed interim responses are held back by a client that does not read (no unbounded buffering)', async () => {
+      floodFlushedAt = 0;
+      const u = new URL(rawSc.url);
+      const sock = connect({ host: u.hostname, port: Number(u.port) });
+      await once(sock, 'connect');
+      sock.pause();
+      sock.write('GET /interim-flood HTTP/1.1\r\nHost: x\r\n\r\n');
+      await sleep(400);
+      const stallEnd = performance.now();
+      const chunks: Buffer[] = [];
+      await new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error('the final response did not arrive')), 10_000);
+        sock.on('data', (d: Buffer) => {
+          chunks.push(d);
+          if (d.includes('done')) {
+            clearTimeout(t);
+            resolve();
+          }
+        });
+        sock.resume();
+      });
+      // the upstream could not flush its 1xx responses while the client read nothing
+      expect(floodFlushedAt).toBeGreaterThan(stallEnd);
+      const rs = parseResponses(Buffer.concat(chunks));
+      expect(rs.length).toBe(FLOOD_HINTS + 1);
+      expect(rs.slice(0, -1).every((r) => r.status === 103)).toBe(true);
+      expect(rs.at(-1)!.body.toString()).toBe('done');
+      sock.destroy();
     });
 
     it('an HTTP/1.0 client gets no interim response, only the final one', async () => {
