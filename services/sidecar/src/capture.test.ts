@@ -123,6 +123,11 @@ describe('buildEnvelope', () => {
       const stored = inlineMaxBytes > 16 ? env(r).request.body : JSON.parse(r.body!.bytes.toString());
       expect(stored).toEqual(JSON.parse(text));
     }
+    // a number that overflows (1e400 parses to Infinity) is stored as JSON writes the value
+    const big = buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from('{"model":"m","metadata":{"n":1e400},"messages":[]}'), null));
+    if (big.kind !== 'envelope') throw new Error(big.reason);
+    expect(JSON.parse(Buffer.from(big.data).toString())).toEqual(JSON.parse(JSON.stringify(big.envelope)));
+    expect(Buffer.from(big.data).includes('1e400')).toBe(false);
     // colons and quotes inside strings are not mistaken for members: a body without repeats is kept as sent
     const plain = '{"model":"m","messages":[{"role":"user","content":"a: \\"b\\": {c:d} ’"}]}';
     const r = buildEnvelope(input('openai.chat', '/v1/chat/completions', Buffer.from(plain), null));

@@ -189,7 +189,9 @@ function build(c: CaptureInput): BuildResult {
 /**
  * True when the JSON text `bytes` holds more object members than `value`, the value parsed from
  * it: a key repeated within one object, whose earlier values JSON.parse drops. Such text must not
- * be stored as sent — redaction saw only the last value, and an earlier one may hold PII. Every
+ * be stored as sent — redaction saw only the last value, and an earlier one may hold PII. Also
+ * true when a number overflowed to ±Infinity, so that the stored text never reads differently
+ * from the envelope's value (where JSON writes null). Every
  * member of valid JSON has exactly one `:` outside strings (UTF-8 continuation bytes are ≥ 0x80,
  * so they are never mistaken for `"` or `\\`).
  */
@@ -208,7 +210,9 @@ function repeatsKeys(bytes: Buffer, value: unknown): boolean {
   return colons !== countMembers(value);
 }
 
+/** Object members in `v`, at every depth; NaN when it holds a number JSON cannot write (1e400 parses to Infinity). */
 function countMembers(v: unknown): number {
+  if (typeof v === 'number') return Number.isFinite(v) ? 0 : NaN;
   if (v === null || typeof v !== 'object') return 0;
   let n = 0;
   if (Array.isArray(v)) {
