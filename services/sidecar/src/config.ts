@@ -68,7 +68,7 @@ export const SidecarEnv = CommonEnv.extend({
     .default(1000)
     .describe('on SIGTERM: ms an idle keep-alive connection stays open for a request its client already sent (served, then closed); at most the drain timeout'),
   SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: Int(0, 600_000).default(5_000).describe('on SIGTERM: most ms to publish queued captures after requests drained'),
-  SHADOWPLANE_SIDECAR_PROVISION: EnvBool.default(true).describe('create the CAPTURE stream and body store when NATS connects and again after each reconnect (idempotent)'),
+  SHADOWPLANE_SIDECAR_PROVISION: EnvBool.default(true).describe('create the streams, KV buckets and object stores the roles share (CAPTURE, OBS, five buckets, the artifact and capture-body stores) when missing, at connect and after each reconnect (idempotent)'),
 });
 export type SidecarEnv = z.infer<typeof SidecarEnv>;
 

@@ -66,7 +66,7 @@ export class SidecarMetrics {
     });
     this.captures = new Counter({
       name: 'shadowplane_sidecar_captures_total',
-      help: 'Capture decisions and fates by outcome (not_sampled, skipped, excluded, dropped, published) and reason.',
+      help: 'Capture decisions and fates by outcome (not_sampled, queued, skipped, excluded, dropped, published) and reason.',
       labelNames: ['outcome', 'reason'],
       registers: [registry],
       collect() {

@@ -77,7 +77,7 @@ export class CapturePublisher {
 
   /**
    * Hands the publisher a connected bus (called once, when the background connect succeeds);
-   * follows its status from then on and provisions the capture stream and body store.
+   * follows its status from then on and provisions the shared streams, buckets and stores.
    */
   attach(bus: Bus): void {
     this.bus = bus;
@@ -94,8 +94,8 @@ export class CapturePublisher {
   private async provisionLoop(bus: Bus): Promise<void> {
     for (let attempt = 0; !this.closing; attempt++) {
       try {
-        const made = await provision(bus);
-        this.log.info({ ...made, capture_stream: bus.names.streams.capture }, 'provisioned');
+        const ensured = await provision(bus);
+        this.log.info(ensured, 'provisioned (created what was missing)');
         break;
       } catch (err) {
         this.log.warn({ err, attempt }, 'provision failed; retrying');
@@ -117,7 +117,7 @@ export class CapturePublisher {
           // failing with 503 until the sidecar restarts
           if (this.o.provision) {
             provision(bus).then(
-              () => this.log.info({ stream: bus.names.streams.capture }, 're-provisioned after reconnect'),
+              (ensured) => this.log.info(ensured, 're-provisioned after reconnect (created what was missing)'),
               (err: unknown) => this.log.warn({ err: errSummary(err) }, 're-provision after reconnect failed'),
             );
           }
