@@ -9,7 +9,8 @@
 //
 // Arms: nginx+mirror (the reference, when nginx is installed) and the sidecar variants in
 // BENCH_PAIRED: `;`-separated `name|sample|VAR=value,VAR=value`, the variables being sidecar
-// settings without their SHADOWPLANE_SIDECAR_ prefix. Default: sidecar at 0%, and at 10% with a
+// settings without their SHADOWPLANE_SIDECAR_ prefix; a sample of `bare` or `pipe` starts
+// bench:sidecar's bare undici or node:net pipe proxy instead. Default: sidecar at 0%, and at 10% with a
 // 100 ms and a 1 s capture batch window. Knobs: BENCH_WARM (30000 warm-up requests per arm), BENCH_RATE (200 per arm), BENCH_SECONDS (5 per
 // slice), BENCH_REPS (8), BENCH_MODE (json | stream). All proxies share CPU 1, the generator,
 // upstream and NATS CPU 0. Output: a table on stdout and JSON in loadtests/out/.
@@ -49,6 +50,14 @@ async function main(): Promise<number> {
     started.push(up);
     const arms: { name: string; url: string; proc: Proc }[] = [];
     for (const [i, v] of VARIANTS.entries()) {
+      // the reference proxies of bench:sidecar, by their sample field
+      const ref = v.sample === 'bare' ? 'loadtests/bare-proxy.ts' : v.sample === 'pipe' ? 'loadtests/pipe-proxy.ts' : null;
+      if (ref !== null) {
+        const p = await startProc(v.name, process.execPath, ['--import', 'tsx', ref, '0', up.info['url']!], { cpu: '1' });
+        started.push(p);
+        arms.push({ name: v.name, url: p.info['url']!, proc: p });
+        continue;
+      }
       const p = await startProc(
         v.name,
         process.execPath,

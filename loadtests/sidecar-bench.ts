@@ -275,17 +275,22 @@ async function main(): Promise<number> {
     for (const [name, b] of addedDuring) {
       const total = b.get('+Inf') ?? 0;
       const share = (le: string) => (total > 0 ? `${(((b.get(le) ?? 0) / total) * 100).toFixed(2)}%` : '—');
-      const q = (x: number) => [...b].find(([le, n]) => le !== '+Inf' && n >= x * total)?.[0] ?? '> 0.05';
-      lines.push(`${name} | ${total} | ${share('0.0001')} | ${share('0.0003')} | ${share('0.001')} | ${share('0.002')} | ${q(0.5)} s | ${q(0.99)} s`);
+      const q = (x: number) => {
+        const le = [...b].find(([l, n]) => l !== '+Inf' && n >= x * total)?.[0];
+        return le === undefined ? '> 50' : String(Number(le) * 1000);
+      };
+      lines.push(`${name} | ${total} | ${share('0.0001')} | ${share('0.0003')} | ${share('0.001')} | ${share('0.002')} | ${q(0.5)} ms | ${q(0.99)} ms`);
     }
     lines.push('');
     lines.push(`warm-up before measuring: ${WARM_REQUESTS} requests per arm (JSON and SSE alternating), CPU s spent on it:`);
     lines.push(`  ${[...warm].map(([name, s]) => `${name} ${fmt(s, 2)}`).join(' · ')}`);
-    lines.push('');
-    lines.push(`RSS with ${STREAMS} concurrent open streams`);
-    lines.push('arm | idle MiB | open MiB | after the saturation runs MiB');
-    const mib = (b: number | undefined) => (b === undefined ? '—' : (b / 2 ** 20).toFixed(1));
-    for (const [name, v] of rss) lines.push(`${name} | ${mib(v.idle)} | ${mib(v.open)} | ${mib(rssAfterSat.get(name))}`);
+    if (STREAMS > 0) {
+      lines.push('');
+      lines.push(`RSS with ${STREAMS} concurrent open streams`);
+      lines.push('arm | idle MiB | open MiB | after the saturation runs MiB');
+      const mib = (b: number | undefined) => (b === undefined ? '—' : (b / 2 ** 20).toFixed(1));
+      for (const [name, v] of rss) lines.push(`${name} | ${mib(v.idle)} | ${mib(v.open)} | ${mib(rssAfterSat.get(name))}`);
+    }
     lines.push('');
     lines.push('captures by outcome (sidecar /metrics at the end):');
     for (const [k, v] of Object.entries(published)) lines.push(`  ${k}: ${v}`);
