@@ -112,9 +112,9 @@ function decodeBody(buf: Buffer, encoding: string | null, max: number): Buffer |
  * Runs off the hot path (after the response ended). Never throws.
  *
  * The stored body is the client's exact bytes when nothing was redacted (so a replay is
- * byte-identical), else `JSON.stringify` of the redacted body; also when the text repeats a key
- * within an object (JSON.parse keeps the last value, so redaction never saw the others). `request.bytes` is the size of the
- * body as received from the client. Secrets travel only in headers, which are never captured.
+ * byte-identical), else `JSON.stringify` of the redacted body — also when the text holds more
+ * than its parsed value shows ({@link textHidesValues}). `request.bytes` is the size of the body as
+ * received from the client. Secrets travel only in headers, which are never captured.
  * `served` is null when the upstream never answered or the response was larger than the tee.
  */
 export function buildEnvelope(c: CaptureInput): BuildResult {
@@ -147,7 +147,7 @@ function build(c: CaptureInput): BuildResult {
 
   const hash = itemHash(d.api, c.path, red.value);
   // the client's bytes only when they hold nothing but the value redaction saw
-  const verbatim = redactions.length === 0 && c.contentEncoding === null && !repeatsKeys(decoded, body);
+  const verbatim = redactions.length === 0 && c.contentEncoding === null && !textHidesValues(decoded, body);
   const stored = verbatim ? decoded : Buffer.from(JSON.stringify(red.value), 'utf8');
   let bodyOut: { name: string; bytes: Buffer } | null = null;
   let bodyRef: Envelope['request']['body_ref'] = null;
@@ -187,15 +187,15 @@ function build(c: CaptureInput): BuildResult {
 }
 
 /**
- * True when the JSON text `bytes` holds more object members than `value`, the value parsed from
- * it: a key repeated within one object, whose earlier values JSON.parse drops. Such text must not
- * be stored as sent — redaction saw only the last value, and an earlier one may hold PII. Also
- * true when a number overflowed to ±Infinity, so that the stored text never reads differently
- * from the envelope's value (where JSON writes null). Every
- * member of valid JSON has exactly one `:` outside strings (UTF-8 continuation bytes are ≥ 0x80,
- * so they are never mistaken for `"` or `\\`).
+ * True when the JSON text `bytes` says more than `value`, the value parsed from it, so it must not
+ * be stored as sent:
+ * - it holds more object members: a key repeated within one object, whose earlier values
+ *   JSON.parse drops — redaction saw only the last one, and an earlier one may hold PII. Every
+ *   member of valid JSON has exactly one `:` outside strings (UTF-8 continuation bytes are
+ *   ≥ 0x80, so they are never mistaken for `"` or `\\`);
+ * - a number overflowed to ±Infinity (`1e400`), which the envelope's value writes as null.
  */
-function repeatsKeys(bytes: Buffer, value: unknown): boolean {
+function textHidesValues(bytes: Buffer, value: unknown): boolean {
   let colons = 0;
   for (let i = 0, n = bytes.length; i < n; i++) {
     const b = bytes[i];
