@@ -139,6 +139,11 @@ function rawScript(req: RawReq, sock: Socket): void {
       });
       return;
     }
+    case '/interim-close':
+      // the 1xx says the connection closes; the final answer does not repeat it
+      sock.write('HTTP/1.1 103 Early Hints\r\nConnection: close\r\nLink: </a.css>\r\n\r\n');
+      ok(sock, `conn=${req.conn.id}`);
+      return;
     case '/early-hints':
       sock.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nLink: </f.woff2>; rel=preload\r\n\r\n');
       setTimeout(() => ok(sock, 'final'), 10);
@@ -804,6 +809,20 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       expect(rs.slice(0, -1).every((r) => r.status === 103)).toBe(true);
       expect(rs.at(-1)!.body.toString()).toBe('done');
       sock.destroy();
+    });
+
+    it('a Connection: close on a 1xx keeps that upstream connection from reuse', async () => {
+      const c = await RawClient.open(rawSc.url);
+      c.write('GET /interim-close HTTP/1.1\r\nHost: x\r\n\r\n');
+      const rs = await c.responses(2);
+      expect(rs.map((r) => r.status)).toEqual([103, 200]);
+      expect(hdr(rs[0]!, 'connection')).toEqual([]);
+      const connOf = (body: Buffer) => /conn=(\d+)/.exec(body.toString())![1];
+      c.write('GET /after-interim-close HTTP/1.1\r\nHost: x\r\n\r\n');
+      const rs2 = await c.responses(3);
+      expect(rs2[2]!.status).toBe(200);
+      expect(connOf(rs2[2]!.body)).not.toBe(connOf(rs[1]!.body));
+      c.destroy();
     });
 
     it('an HTTP/1.0 client gets no interim response, only the final one', async () => {
