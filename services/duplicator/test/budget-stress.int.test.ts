@@ -53,27 +53,47 @@ describe('budget invariant under stress (4 worker processes)', () => {
     children.push(...spawned.map((s) => s.child));
     const tStarted = Date.now();
 
+    // The sampler never throws: a detached promise that rejects is an unhandled error, and a read
+    // that times out while the shared nats-server is busy says nothing about the ledger. Read
+    // failures are counted and bounded below; invariant breaches are collected and asserted.
     let sampling = true;
     const samples: number[] = [];
+    const breaches: string[] = [];
+    const readErrors: string[] = [];
     const sampler = (async () => {
       while (sampling) {
-        const l = await ledger(rig.bus, id);
+        let l: Awaited<ReturnType<typeof ledger>>;
+        try {
+          l = await ledger(rig.bus, id);
+        } catch (err) {
+          readErrors.push(`${(err as Error).name}: ${(err as Error).message}`);
+          await sleep(50);
+          continue;
+        }
         if (l) {
-          samples.push(l.settled_micro_usd + l.reserved_micro_usd);
-          expect(l.settled_micro_usd + l.reserved_micro_usd).toBeLessThanOrEqual(l.limit_micro_usd);
-          expect(l.reserved_micro_usd).toBe(Object.values(l.outstanding ?? {}).reduce((a, b) => a + b, 0));
+          const used = l.settled_micro_usd + l.reserved_micro_usd;
+          samples.push(used);
+          if (used > l.limit_micro_usd) breaches.push(`settled ${l.settled_micro_usd} + reserved ${l.reserved_micro_usd} > limit ${l.limit_micro_usd}`);
+          const outstanding = Object.values(l.outstanding ?? {}).reduce((a, b) => a + b, 0);
+          if (l.reserved_micro_usd !== outstanding) breaches.push(`reserved ${l.reserved_micro_usd} ≠ Σ outstanding ${outstanding}`);
         }
         await sleep(3);
       }
     })();
-    await publishEnvelopes(rig.bus, envs);
-    await waitFor('budget exhausted', async () => (await campaignState(rig.bus, id))?.state === 'budget_exhausted', 90_000, 200);
-    const tExhausted = Date.now();
-    process.stdout.write(`stress: workers up in ${tStarted - t0} ms, budget exhausted after ${tExhausted - tStarted} ms\n`);
-    await waitFor('in-flight items settled', async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0, 30_000, 100);
-    await sleep(1500); // anything still finishing would show up as a reservation or an observation
-    sampling = false;
-    await sampler;
+    try {
+      await publishEnvelopes(rig.bus, envs);
+      await waitFor('budget exhausted', async () => (await campaignState(rig.bus, id))?.state === 'budget_exhausted', 90_000, 200);
+      const tExhausted = Date.now();
+      process.stdout.write(`stress: workers up in ${tStarted - t0} ms, budget exhausted after ${tExhausted - tStarted} ms\n`);
+      await waitFor('in-flight items settled', async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0, 30_000, 100);
+      await sleep(1500); // anything still finishing would show up as a reservation or an observation
+    } finally {
+      sampling = false;
+      await sampler;
+    }
+    if (readErrors.length > 0) process.stdout.write(`stress: ${readErrors.length} ledger reads failed, first: ${readErrors[0]}\n`);
+    expect(breaches).toEqual([]);
+    expect(readErrors.length).toBeLessThan(samples.length / 10);
 
     const l = (await ledger(rig.bus, id))!;
     expect(l.reserved_micro_usd).toBe(0);
