@@ -1,9 +1,8 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
-import { freePort } from './ports.js';
 
 /** A nats-server process started for tests or the demo. */
 export interface NatsServerHandle {
@@ -33,31 +32,44 @@ export function natsServerBinary(): string {
 }
 
 /**
- * Starts a private nats-server with JetStream on a free loopback port and a temp store dir, and
- * waits until it accepts TCP connections.
- * @param opts.port fixed port (default: a free one); opts.storeDir reuse a store (restart tests)
- * @throws Error when the binary is missing or the server does not listen within 10 s
+ * Starts a private nats-server with JetStream on a loopback port and a temp store dir, and waits
+ * until that very process listens.
+ *
+ * The server picks its own port (`-p -1`) and reports it in a ports file (`--ports_file_dir`), so
+ * no other process can take the port between choosing and binding it. Probing the port alone is
+ * not proof: when a fixed port is already taken, this server exits while the probe reaches the
+ * other listener, and a test would then freeze or stop a server nobody uses.
+ * @param opts.port fixed port (a restart on the port a test's clients know; default: the server
+ *   picks one); opts.storeDir reuse a store (restart tests)
+ * @throws Error when the binary is missing, the server exits (e.g. the fixed port is taken), or it
+ *   does not listen within 10 s
  */
 export async function startNatsServer(opts: { port?: number; storeDir?: string } = {}): Promise<NatsServerHandle> {
   const bin = natsServerBinary();
-  const port = opts.port ?? (await freePort());
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'shadowplane-nats-'));
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const portsDir = mkdtempSync(join(tmpdir(), 'shadowplane-nats-ports-'));
+  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-js', '-sd', storeDir, '--ports_file_dir', portsDir], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     if (stderr.length < 8192) stderr += d.toString();
   });
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}: ${stderr}`);
-    if (await canConnect(port)) break;
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`nats-server did not listen on ${port} within 10 s: ${stderr}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 10_000;
+  let port = 0;
+  try {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`nats-server exited with ${child.exitCode ?? child.signalCode}: ${stderr}`);
+      port = listenedPort(portsDir, child.pid!);
+      if (port > 0 && (await canConnect(port))) break;
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`nats-server did not listen within 10 s: ${stderr}`);
+      }
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  } finally {
+    rmSync(portsDir, { recursive: true, force: true });
+  }
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
@@ -79,6 +91,21 @@ export async function startNatsServer(opts: { port?: number; storeDir?: string }
       }
     },
   };
+}
+
+/**
+ * The client port in the ports file nats-server `pid` writes once it listens
+ * (`<executable>_<pid>.ports`: `{"nats":["nats://127.0.0.1:43123"]}`), or 0 while there is none.
+ */
+function listenedPort(dir: string, pid: number): number {
+  const f = readdirSync(dir).find((n) => n.endsWith(`_${pid}.ports`));
+  if (f === undefined) return 0;
+  try {
+    const urls = (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { nats?: string[] }).nats ?? [];
+    return urls.length > 0 ? Number(new URL(urls[0]!).port) : 0;
+  } catch {
+    return 0; // written but not yet complete
+  }
 }
 
 /** True when something accepts TCP connections on 127.0.0.1:`port` (one connect attempt). */
