@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '@shadowplane/testkit';
+import { startRedisServer, type RedisServerHandle } from '@shadowplane/testkit';
 import { closeRedisConnections, createArmLimiter, limiterSettings } from './index.js';
 
 /** Largest number of events (or weight) inside any half-open window (t − w, t] ending at an event. */
@@ -83,21 +81,15 @@ describe('createArmLimiter (this process)', () => {
 });
 
 describe('createArmLimiter (cluster-wide through Redis)', () => {
-  let redis: ChildProcess;
+  let redis: RedisServerHandle;
   let url: string;
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    url = `redis://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (!(await new Promise<boolean>((r) => connect(port, '127.0.0.1').once('connect', function (this: import('node:net').Socket) { this.destroy(); r(true); }).once('error', () => r(false))))) {
-      if (Date.now() > deadline) throw new Error('redis-server did not start');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    redis = await startRedisServer();
+    url = redis.url;
   });
   afterAll(async () => {
     await closeRedisConnections();
-    redis.kill('SIGKILL');
+    await redis?.stop();
   });
 
   it('two limiters with the same id share one RPM limit', async () => {

@@ -5,3 +5,5 @@ export { freePort } from './ports.js';
 export { randomPrefix, testNames } from './names.js';
 export { sharedNatsUrl } from './shared-nats.js';
 export { chatEnvelope } from './envelopes.js';
+export { startRedisServer } from './redis-server.js';
+export type { RedisServerHandle } from './redis-server.js';

@@ -247,25 +247,3 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | null | unde
   }
 }
 
-/** Starts a private redis-server on a free loopback port (no persistence). */
-export async function startRedis(): Promise<{ url: string; stop(): void }> {
-  const { freePort } = await import('@shadowplane/testkit');
-  const { connect } = await import('node:net');
-  const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const ok = await new Promise<boolean>((r) => {
-      const s = connect(port, '127.0.0.1');
-      s.once('connect', () => {
-        s.destroy();
-        r(true);
-      });
-      s.once('error', () => r(false));
-    });
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error('redis-server did not start');
-    await sleep(50);
-  }
-  return { url: `redis://127.0.0.1:${port}`, stop: () => void child.kill('SIGKILL') };
-}

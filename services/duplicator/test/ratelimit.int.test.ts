@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sharedNatsUrl } from '@shadowplane/testkit';
+import { sharedNatsUrl, startRedisServer, type RedisServerHandle } from '@shadowplane/testkit';
 import type { Observation } from '@shadowplane/contracts';
-import { campaignState, chatEnvelope, launchCampaign, publishEnvelopes, readObs, simConfig, startRedis, startRig, spawnWorker, waitFor, type Rig } from './harness.js';
+import { campaignState, chatEnvelope, launchCampaign, publishEnvelopes, readObs, simConfig, startRig, spawnWorker, waitFor, type Rig } from './harness.js';
 import type { ChildProcess } from 'node:child_process';
 
 const WINDOW_MS = 3000; // the "minute" scaled down to three seconds: 400 RPM ≙ 20 per window
@@ -23,7 +23,7 @@ function maxInWindow(starts: number[], w: number): number {
 
 describe('rate limits', () => {
   let rig: Rig;
-  let redis: { url: string; stop(): void };
+  let redis: RedisServerHandle;
   const children: ChildProcess[] = [];
   beforeAll(async () => {
     const cfg = simConfig();
@@ -31,11 +31,11 @@ describe('rate limits', () => {
     Object.assign(cfg.models['sim-large']!, { rate_limits: { rpm: RPM, tpm: 10_000_000 } });
     Object.assign(cfg.models['sim-small']!, { faults: { rate_limit: 0.3 } });
     rig = await startRig(sharedNatsUrl(), { ...cfg, rate_limit_window_ms: WINDOW_MS });
-    redis = await startRedis();
+    redis = await startRedisServer();
   });
   afterAll(async () => {
     for (const c of children) c.kill('SIGKILL');
-    redis?.stop();
+    await redis?.stop();
     await rig?.close();
   }, 60_000);
 
