@@ -63,6 +63,9 @@ export const SidecarEnv = CommonEnv.extend({
   SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: Int(1, 3_600_000).default(600_000).describe('most ms waiting for upstream response headers (→ 504)'),
   SHADOWPLANE_SIDECAR_BODY_TIMEOUT_MS: Int(1, 3_600_000).default(600_000).describe('most ms between two upstream body chunks (→ cut)'),
   SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: Int(1, 3_600_000).default(65_000).describe('idle keep-alive timeout of client connections, ms'),
+  SHADOWPLANE_SIDECAR_LISTEN_BACKLOG: Int(1, 65_535)
+    .default(4096)
+    .describe("accept queue of the proxy listener, connections (the kernel caps it at net.core.somaxconn); Node's default of 511 overflowed when a router opened 1,000 connections at once, and each dropped handshake waited 1 s for a retransmit"),
   SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: Int(0, 3_600_000).default(30_000).describe('on SIGTERM: most ms to wait for in-flight requests'),
   SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: Int(0, 3_600_000)
     .default(1000)
@@ -174,6 +177,8 @@ export interface SidecarConfig {
     bodyTimeoutMs: number;
   };
   keepAliveTimeoutMs: number;
+  /** accept queue of the proxy listener, connections (capped by the kernel's net.core.somaxconn) */
+  listenBacklog: number;
   drainTimeoutMs: number;
   /** ms an idle keep-alive connection stays open during a drain (capped by drainTimeoutMs) */
   drainIdleGraceMs: number;
@@ -321,6 +326,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         bodyTimeoutMs: e.SHADOWPLANE_SIDECAR_BODY_TIMEOUT_MS,
       },
       keepAliveTimeoutMs: e.SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS,
+      listenBacklog: e.SHADOWPLANE_SIDECAR_LISTEN_BACKLOG,
       drainTimeoutMs: e.SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS,
       drainIdleGraceMs: e.SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS,
       flushTimeoutMs: e.SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS,

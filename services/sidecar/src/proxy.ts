@@ -174,11 +174,14 @@ export class SidecarProxy {
     });
   }
 
-  /** Listens on `host:port` (port 0 = ephemeral) and resolves with the base URL. */
+  /**
+   * Listens on `host:port` (port 0 = ephemeral) with the configured accept backlog and resolves
+   * with the base URL.
+   */
   async listen(host: string, port: number): Promise<string> {
     await new Promise<void>((resolve, reject) => {
       this.server.once('error', reject);
-      this.server.listen(port, host, () => {
+      this.server.listen({ port, host, backlog: this.d.config.listenBacklog }, () => {
         this.server.off('error', reject);
         resolve();
       });

@@ -1,5 +1,7 @@
 // The real binary: `shadowplane sidecar` as a child process.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
@@ -50,6 +52,47 @@ describe('shadowplane sidecar (binary)', () => {
       expect(await p.exit).toBe(0);
     } finally {
       if (p.child.exitCode === null) p.child.kill('SIGKILL');
+      await up.close();
+    }
+  });
+
+  // A router that opens many connections at once (a deploy, a scale-up) while the sidecar's event
+  // loop is busy fills the listener's accept queue; past it the kernel drops handshakes, and each
+  // waits ~1 s for a retransmit. The sidecar is frozen here so that nothing is accepted at all and
+  // the queue alone decides how many handshakes complete.
+  // the kernel caps every backlog at net.core.somaxconn (4096 on current kernels)
+  const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+  it.each([
+    { label: 'the default, 4096', backlog: undefined, opened: Math.min(1000, Math.min(4096, somaxconn) + 1) },
+    { label: "Node's default, 511", backlog: '511', opened: Math.min(512, somaxconn + 1) },
+  ])('with its event loop frozen, 1,000 connections complete their handshakes as the accept backlog allows ($label)', async ({ backlog, opened }) => {
+    const up = await startUpstream((_req, res) => res.end('ok'));
+    const p = run(['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', up.url, '--nats', sharedNatsUrl(), '--prefix', randomPrefix('scb'), '--sample', '0'], backlog ? { SHADOWPLANE_SIDECAR_LISTEN_BACKLOG: backlog } : {});
+    const socks: Socket[] = [];
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!p.stdout().includes('\n') && Date.now() < deadline) await sleep(50);
+      const { url } = JSON.parse(p.stdout().split('\n')[0]!) as { url: string };
+      const port = Number(new URL(url).port);
+      p.child.kill('SIGSTOP');
+      let connected = 0;
+      for (let i = 0; i < 1000; i++) {
+        const s = connect({ host: '127.0.0.1', port });
+        s.on('error', () => undefined);
+        s.once('connect', () => connected++);
+        socks.push(s);
+      }
+      // handshakes the queue holds complete at once; dropped ones would retry after ~1 s
+      await sleep(700);
+      // the kernel admits backlog + 1 (sk_acceptq_is_full is "more than the backlog")
+      expect(connected).toBe(opened);
+      p.child.kill('SIGCONT');
+      // once running again, the sidecar serves on a fresh connection
+      expect((await send(url, { path: '/health-check', headers: {} })).status).toBe(200);
+    } finally {
+      for (const s of socks) s.destroy();
+      p.child.kill('SIGCONT');
+      p.child.kill('SIGKILL');
       await up.close();
     }
   });
