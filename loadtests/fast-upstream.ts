@@ -91,6 +91,7 @@ const ready = () => {
   const b = capture.address() as { port: number };
   process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'fast-upstream', url: `http://127.0.0.1:${a.port}`, capture_url: `http://127.0.0.1:${b.port}` })}\n`);
 };
-server.listen(port, '127.0.0.1', ready);
+// a deep accept queue: 1,000 streams opened at once (the RSS test) must not overflow the upstream's
+server.listen({ port, host: '127.0.0.1', backlog: 4096 }, ready);
 capture.listen(capturePort, '127.0.0.1', ready);
 process.on('SIGTERM', () => process.exit(0));

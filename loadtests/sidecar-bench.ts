@@ -7,10 +7,11 @@
 // every proxy to CPU 1. Arms are interleaved in a seeded shuffled order and repeated.
 //
 // Measured: CPU seconds per 1,000 requests of the proxy process (/proc/<pid>/stat) at a fixed
-// rate; latency at that rate (µs resolution) and what each proxy adds over direct (p50/p99; TTFT
+// rate, and again at a higher one (the cost of waking from idle between requests falls with the
+// rate, more for a Node process than for nginx); latency at that rate (µs resolution) and what each proxy adds over direct (p50/p99; TTFT
 // for streams); throughput at saturation (autocannon); RSS with N concurrent open streams.
 //
-// Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4),
+// Knobs (env): BENCH_RATE (req/s, default 200), BENCH_RATE_HIGH (req/s of a second, CPU-only set of slices, default 1000; 0 skips), BENCH_SECONDS (per slice, default 4),
 // BENCH_WARM (warm-up requests per arm, default 30000: see lib/harness.ts), BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4; 0 skips saturation), BENCH_SAT_CONNECTIONS (default 32),
 // BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root),
 // BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept). Output: a table on stdout and JSON in
@@ -28,6 +29,7 @@ import { SHAPES } from './lib/shapes.js';
 
 const env = (k: string, d: number) => (process.env[k] ? Number(process.env[k]) : d);
 const RATE = env('BENCH_RATE', 200);
+const RATE_HIGH = env('BENCH_RATE_HIGH', 1000);
 const SECONDS = env('BENCH_SECONDS', 4);
 const REPS = env('BENCH_REPS', 3);
 const SAT_SECONDS = env('BENCH_SAT_SECONDS', 4);
@@ -149,6 +151,28 @@ async function main(): Promise<number> {
       }
     }
 
+    // 1b. CPU only, at a higher fixed rate: between requests at 200 req/s each proxy idles ~5 ms,
+    // and what waking costs it dominates; at 1,000 req/s less so
+    type CpuAcc = { cpu: number; sent: number; errors: number; repCpuPer1k: number[] };
+    const accHigh = new Map<string, CpuAcc>();
+    for (let rep = 0; rep < (RATE_HIGH > 0 ? REPS : 0); rep++) {
+      for (const mode of ['json', 'stream'] as const) {
+        for (const arm of shuffled(arms, SEED * 3000 + order++)) {
+          if (arm.proc === null) continue;
+          const c0 = cpuSeconds(arm.proc.pid);
+          const run = await fixedRate(arm.url, SHAPES[mode], RATE_HIGH, SECONDS * 1000);
+          const c = cpuSeconds(arm.proc.pid) - c0;
+          const a = accHigh.get(key(arm.name, mode)) ?? { cpu: 0, sent: 0, errors: 0, repCpuPer1k: [] };
+          a.cpu += c;
+          a.sent += run.sent;
+          a.errors += run.errors;
+          a.repCpuPer1k.push((c / run.sent) * 1000);
+          accHigh.set(key(arm.name, mode), a);
+          process.stderr.write(`rep ${rep + 1}/${REPS} ${mode.padEnd(6)} ${arm.name.padEnd(13)} @${RATE_HIGH}/s cpu ${c.toFixed(2)} s  errors ${run.errors}\n`);
+        }
+      }
+    }
+
     const addedDuring = new Map<string, Map<string, number>>();
     for (const arm of arms) {
       if (!arm.opsUrl) continue;
@@ -160,21 +184,28 @@ async function main(): Promise<number> {
     // 2. RSS with N concurrent open streams (held by the upstream until released), before the
     // saturation runs: at 100% sampling those fill the capture queue, whose high-water mark the
     // heap keeps for a while (reported apart, below)
-    const rss = new Map<string, { idle: number; open: number }>();
+    const rss = new Map<string, { idle: number; open: number; opened: number; failed: number }>();
     const holdShape: Shape = { ...SHAPES.stream, path: '/v1/chat/completions?hold=1' };
     for (const arm of STREAMS > 0 ? arms : []) {
       if (arm.proc === null) continue;
       const idle = rssBytes(arm.proc.pid);
       const pool = new Pool(arm.url, { connections: STREAMS, pipelining: 1, headersTimeout: 60_000, bodyTimeout: 60_000 });
       let firstSeen = 0;
+      const failures = new Map<string, number>();
+      // each stream handles its own failure: one reset must not end the run, and it is reported
       const opened = Array.from({ length: STREAMS }, async () => {
-        const res = await pool.request({ path: holdShape.path, method: 'POST', headers: holdShape.headers, body: holdShape.body });
-        let counted = false;
-        for await (const _c of res.body) {
-          if (!counted) {
-            counted = true;
-            firstSeen++;
+        try {
+          const res = await pool.request({ path: holdShape.path, method: 'POST', headers: holdShape.headers, body: holdShape.body });
+          let counted = false;
+          for await (const _c of res.body) {
+            if (!counted) {
+              counted = true;
+              firstSeen++;
+            }
           }
+        } catch (err) {
+          const k = `${(err as { code?: string }).code ?? (err as Error).name}: ${(err as Error).message}`;
+          failures.set(k, (failures.get(k) ?? 0) + 1);
         }
       });
       const t0 = Date.now();
@@ -184,8 +215,9 @@ async function main(): Promise<number> {
       await once(upstreamUrl, { ...SHAPES.json, path: '/release' });
       await Promise.allSettled(opened);
       await pool.close();
-      rss.set(arm.name, { idle, open });
-      process.stderr.write(`rss ${arm.name.padEnd(13)} idle ${(idle / 2 ** 20).toFixed(1)} MiB, ${firstSeen} open streams ${(open / 2 ** 20).toFixed(1)} MiB\n`);
+      const failed = [...failures.values()].reduce((a, b) => a + b, 0);
+      rss.set(arm.name, { idle, open, opened: firstSeen, failed });
+      process.stderr.write(`rss ${arm.name.padEnd(13)} idle ${(idle / 2 ** 20).toFixed(1)} MiB, ${firstSeen} open streams ${(open / 2 ** 20).toFixed(1)} MiB${failed > 0 ? `, ${failed} failed: ${[...failures].map(([k, n]) => `${n}× ${k}`).join('; ')}` : ''}\n`);
     }
 
     // 3. saturation throughput (autocannon, closed loop), then each proxy's RSS after it
@@ -216,11 +248,18 @@ async function main(): Promise<number> {
     // report
     const direct = (mode: string) => acc.get(key('direct', mode))!;
     const ref = ngx && arms.some((a) => a.name === 'nginx+mirror') ? 'nginx+mirror' : null;
-    const cpuPer1k = (name: string, mode: string) => {
-      const a = acc.get(key(name, mode))!;
-      return (a.cpu / a.sent) * 1000;
-    };
     const fmt = (n: number, d = 3) => (Number.isFinite(n) ? n.toFixed(d) : '—');
+    /** CPU s per 1k requests, its ratio to the reference arm (pooled), and the per-rep ratios (median, min…max). */
+    const cpuCells = (m: Map<string, CpuAcc>, name: string, mode: string): [string, string, string] => {
+      const a = m.get(key(name, mode));
+      const b = ref ? m.get(key(ref, mode)) : undefined;
+      if (!a) return ['—', '—', '—'];
+      const c = (a.cpu / a.sent) * 1000;
+      if (!b) return [fmt(c, 4), '—', '—'];
+      // the same rep's slices ran minutes apart at most: their ratio cancels slow drifts of the machine
+      const reps = a.repCpuPer1k.map((x, i) => x / b.repCpuPer1k[i]!);
+      return [fmt(c, 4), fmt(c / ((b.cpu / b.sent) * 1000), 2), `${fmt(median(reps), 2)} (${fmt(Math.min(...reps), 2)}…${fmt(Math.max(...reps), 2)})`];
+    };
     const lines: string[] = [];
     lines.push(`Shadowplane sidecar overhead — ${new Date().toISOString()}`);
     lines.push(`machine: ${cpus()[0]?.model ?? '?'} × ${ncpu}; node ${process.version}; undici ${pkgVersion('undici')}; ${ngxVer ?? 'nginx absent'}`);
@@ -234,19 +273,13 @@ async function main(): Promise<number> {
       lines.push(hdr.join(' | '));
       for (const arm of arms) {
         const a = acc.get(key(arm.name, mode))!;
-        const c = arm.proc ? cpuPer1k(arm.name, mode) : NaN;
-        const r = ref && arm.proc ? c / cpuPer1k(ref, mode) : NaN;
-        // the same rep's slices ran minutes apart at most: their ratio cancels slow drifts of the machine
-        const refReps = ref ? acc.get(key(ref, mode))!.repCpuPer1k : [];
-        const repRatios = ref && arm.proc ? a.repCpuPer1k.map((x, i) => x / refReps[i]!) : [];
+        const cells = arm.proc ? cpuCells(acc, arm.name, mode) : (['—', '—', '—'] as const);
         const repDiff = a.repP50.map((x, i) => x - (d.repP50[i] ?? NaN));
         const s = sat.get(key(arm.name, mode));
         lines.push(
           [
             arm.name,
-            fmt(c, 4),
-            fmt(r, 2),
-            repRatios.length > 0 ? `${fmt(median(repRatios), 2)} (${fmt(Math.min(...repRatios), 2)}…${fmt(Math.max(...repRatios), 2)})` : '—',
+            ...cells,
             fmt(median(a.total)),
             fmt(quantile(a.total, 0.99)),
             arm.proc ? fmt(median(a.total) - median(d.total)) : '—',
@@ -257,6 +290,16 @@ async function main(): Promise<number> {
             String(a.errors + (s?.errors ?? 0)),
           ].join(' | '),
         );
+      }
+    }
+    if (accHigh.size > 0) {
+      lines.push('');
+      lines.push(`CPU at ${RATE_HIGH} req/s (${REPS} reps × ${SECONDS} s per arm and mode, interleaved; no latency taken)`);
+      lines.push(['arm', 'JSON CPU s/1k req', `× ${ref ?? 'ref'}`, 'per-rep ×', 'SSE CPU s/1k req', `× ${ref ?? 'ref'}`, 'per-rep ×', 'errors'].join(' | '));
+      for (const arm of arms) {
+        if (arm.proc === null) continue;
+        const errors = (accHigh.get(key(arm.name, 'json'))?.errors ?? 0) + (accHigh.get(key(arm.name, 'stream'))?.errors ?? 0);
+        lines.push([arm.name, ...cpuCells(accHigh, arm.name, 'json'), ...cpuCells(accHigh, arm.name, 'stream'), String(errors)].join(' | '));
       }
     }
     // target: sampled requests no slower than unsampled ones (same run, same reps)
@@ -287,9 +330,9 @@ async function main(): Promise<number> {
     if (STREAMS > 0) {
       lines.push('');
       lines.push(`RSS with ${STREAMS} concurrent open streams`);
-      lines.push('arm | idle MiB | open MiB | after the saturation runs MiB');
+      lines.push('arm | idle MiB | open MiB | streams open | streams failed | after the saturation runs MiB');
       const mib = (b: number | undefined) => (b === undefined ? '—' : (b / 2 ** 20).toFixed(1));
-      for (const [name, v] of rss) lines.push(`${name} | ${mib(v.idle)} | ${mib(v.open)} | ${mib(rssAfterSat.get(name))}`);
+      for (const [name, v] of rss) lines.push(`${name} | ${mib(v.idle)} | ${mib(v.open)} | ${v.opened} | ${v.failed} | ${mib(rssAfterSat.get(name))}`);
     }
     lines.push('');
     lines.push('captures by outcome (sidecar /metrics at the end):');
@@ -305,10 +348,12 @@ async function main(): Promise<number> {
         {
           at: new Date().toISOString(),
           rate: RATE,
+          rateHigh: RATE_HIGH,
           seconds: SECONDS,
           reps: REPS,
           arms: arms.map((a) => a.name),
           fixedRate: Object.fromEntries([...acc].map(([k, a]) => [k, { p50: median(a.total), p99: quantile(a.total, 0.99), firstP50: median(a.first), cpuPer1k: (a.cpu / a.sent) * 1000, repCpuPer1k: a.repCpuPer1k, sent: a.sent, errors: a.errors, repP50: a.repP50 }])),
+          cpuAtRateHigh: Object.fromEntries([...accHigh].map(([k, a]) => [k, { cpuPer1k: (a.cpu / a.sent) * 1000, repCpuPer1k: a.repCpuPer1k, sent: a.sent, errors: a.errors }])),
           saturation: Object.fromEntries(sat),
           rss: Object.fromEntries(rss),
           rssAfterSaturation: Object.fromEntries(rssAfterSat),
