@@ -7,3 +7,4 @@ export { sharedNatsUrl } from './shared-nats.js';
 export { chatEnvelope } from './envelopes.js';
 export { startRedisServer } from './redis-server.js';
 export type { RedisServerHandle } from './redis-server.js';
+export { freezeProcess, thawProcess } from './freeze.js';

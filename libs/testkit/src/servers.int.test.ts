@@ -3,6 +3,7 @@ import { connect as createConnection, createServer } from 'node:net';
 import { freePort } from './ports.js';
 import { startNatsServer } from './nats-server.js';
 import { startRedisServer } from './redis-server.js';
+import { freezeProcess, thawProcess } from './freeze.js';
 
 // The test servers must be the processes tests signal: a test that SIGSTOPs "its" nats-server
 // while its clients talk to another one proves nothing and fails at random.
@@ -15,12 +16,12 @@ describe('test servers are the processes that listen', () => {
       // the port a restart would reuse is held by a's process: the second start must fail
       await expect(startNatsServer({ port: a.port })).rejects.toThrow(/exited/);
       // freezing a's process freezes the port's listener (it accepts, but sends no INFO)
-      a.process.kill('SIGSTOP');
+      await freezeProcess(a.process);
       try {
         const info = await firstBytes(a.port, 500);
         expect(info).toBe('');
       } finally {
-        a.process.kill('SIGCONT');
+        thawProcess(a.process);
       }
       expect(await firstBytes(a.port, 2000)).toMatch(/^INFO /);
     } finally {

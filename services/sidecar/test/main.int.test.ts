@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
+import { freezeProcess, randomPrefix, sharedNatsUrl, thawProcess } from '@shadowplane/testkit';
 import { send, sleep, startUpstream } from './helpers.js';
 
 const BIN = fileURLToPath(new URL('../../shadowplane/bin/shadowplane.mjs', import.meta.url));
@@ -74,7 +74,7 @@ describe('shadowplane sidecar (binary)', () => {
       while (!p.stdout().includes('\n') && Date.now() < deadline) await sleep(50);
       const { url } = JSON.parse(p.stdout().split('\n')[0]!) as { url: string };
       const port = Number(new URL(url).port);
-      p.child.kill('SIGSTOP');
+      await freezeProcess(p.child);
       let connected = 0;
       for (let i = 0; i < 1000; i++) {
         const s = connect({ host: '127.0.0.1', port });
@@ -86,12 +86,12 @@ describe('shadowplane sidecar (binary)', () => {
       await sleep(700);
       // the kernel admits backlog + 1 (sk_acceptq_is_full is "more than the backlog")
       expect(connected).toBe(opened);
-      p.child.kill('SIGCONT');
+      thawProcess(p.child);
       // once running again, the sidecar serves on a fresh connection
       expect((await send(url, { path: '/health-check', headers: {} })).status).toBe(200);
     } finally {
       for (const s of socks) s.destroy();
-      p.child.kill('SIGCONT');
+      thawProcess(p.child);
       p.child.kill('SIGKILL');
       await up.close();
     }

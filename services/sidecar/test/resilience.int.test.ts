@@ -5,7 +5,7 @@ import { Agent } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomPrefix, startNatsServer, type NatsServerHandle } from '@shadowplane/testkit';
+import { freezeProcess, randomPrefix, startNatsServer, thawProcess, type NatsServerHandle } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
 import { metricValue, send, sha, startTestSidecar, startUpstream, testConfig, waitFor, type TestUpstream } from './helpers.js';
 
@@ -150,7 +150,7 @@ describe('NATS trouble never reaches the request path', () => {
       expect(await waitFor(async () => sc.publisher.isConnected && (await metricValue(sc, 'shadowplane_sidecar_nats_connected')) === 1, 10_000)).toBe(true);
       // let provisioning finish before freezing the server
       await new Promise((r) => setTimeout(r, 500));
-      nats.process.kill('SIGSTOP');
+      await freezeProcess(nats.process);
       const r = await interleaved(sc.url, 40);
       expect(r.failures).toBe(0);
       expect(r.mismatches).toBe(0);
@@ -159,7 +159,7 @@ describe('NATS trouble never reaches the request path', () => {
       expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'queue_full' })) >= 10, 3000)).toBe(true);
       expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'dropped', reason: 'publish_timeout' })) >= 1, 3000)).toBe(true);
     } finally {
-      nats.process.kill('SIGCONT');
+      thawProcess(nats.process);
       await sc.stop();
       await nats.stop();
     }
@@ -178,7 +178,7 @@ describe('NATS trouble never reaches the request path', () => {
     try {
       expect(await waitFor(async () => sc.publisher.isConnected, 10_000)).toBe(true);
       await new Promise((r) => setTimeout(r, 500));
-      nats.process.kill('SIGSTOP');
+      await freezeProcess(nats.process);
       const r = await interleaved(sc.url, 6);
       expect(r.failures).toBe(0);
       // the three sampled captures were sent and wait for acks that cannot come
@@ -194,7 +194,7 @@ describe('NATS trouble never reaches the request path', () => {
       expect(counts.timeout + counts.shutdown, JSON.stringify(counts)).toBe(3);
       expect(counts.published).toBe(0);
     } finally {
-      nats.process.kill('SIGCONT');
+      thawProcess(nats.process);
       await nats.stop();
     }
   });
