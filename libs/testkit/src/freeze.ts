@@ -6,8 +6,8 @@ import type { ChildProcess } from 'node:child_process';
  *
  * `kill(SIGSTOP)` returns before the process stops: the kernel starts the group stop only when one
  * of its threads takes the signal, and until then the others run on. On a loaded machine a
- * "frozen" nats-server still answered a new connection 1–3 ms after the signal (4 of 25 tries
- * with the CPUs busy). Tests that freeze a server to make it unresponsive wait here.
+ * "frozen" nats-server still answered a new connection 1–3 ms after the signal (18 of 100 tries
+ * with both CPUs busy). Tests that freeze a server to make it unresponsive wait here.
  * Linux only (reads `/proc/<pid>/task/<tid>/stat`, state `T`).
  * @throws Error when the process has exited or is not stopped within `timeoutMs` (default 5,000)
  */
@@ -44,6 +44,7 @@ function allThreadsStopped(pid: number): boolean {
     }
     // "<tid> (<comm>) <state> …": comm may hold spaces and parentheses, so read after the last ')'
     const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    if (state === 'Z' || state === 'X') throw new Error(`freezeProcess: pid ${pid} has exited`);
     if (state !== 'T') return false;
   }
   return true;

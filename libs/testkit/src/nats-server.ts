@@ -63,10 +63,15 @@ export async function startNatsServer(opts: { port?: number; storeDir?: string }
       if (port > 0 && (await canConnect(port))) break;
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
+        await exited;
         throw new Error(`nats-server did not listen within 10 s: ${stderr}`);
       }
       await new Promise((r) => setTimeout(r, 25));
     }
+  } catch (err) {
+    // a store dir made here goes with the server that failed to start
+    if (!opts.storeDir) rmSync(storeDir, { recursive: true, force: true });
+    throw err;
   } finally {
     rmSync(portsDir, { recursive: true, force: true });
   }

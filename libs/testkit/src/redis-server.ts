@@ -81,7 +81,7 @@ function redisPid(port: number): Promise<number> {
     s.once('connect', () => s.write('INFO server\r\n'));
     s.on('data', (d: Buffer) => {
       buf += d.toString('latin1');
-      const m = /process_id:(\d+)/.exec(buf);
+      const m = /process_id:(\d+)\r\n/.exec(buf);
       if (m) done(Number(m[1]));
       else if (buf.startsWith('-')) done(0); // e.g. -LOADING
     });

@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect as createConnection, createServer } from 'node:net';
 import { freePort } from './ports.js';
 import { startNatsServer } from './nats-server.js';
@@ -13,8 +16,19 @@ describe('test servers are the processes that listen', () => {
     try {
       expect(a.port).toBeGreaterThan(0);
       expect(a.url).toBe(`nats://127.0.0.1:${a.port}`);
-      // the port a restart would reuse is held by a's process: the second start must fail
-      await expect(startNatsServer({ port: a.port })).rejects.toThrow(/exited/);
+      // the port a restart would reuse is held by a's process: the second start must fail, and
+      // take its store dir with it
+      const own = mkdtempSync(join(tmpdir(), 'shadowplane-testkit-'));
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = own; // os.tmpdir() reads it on each call: the failed start's dirs land here
+      try {
+        await expect(startNatsServer({ port: a.port })).rejects.toThrow(/exited/);
+        expect(readdirSync(own)).toEqual([]);
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+        rmSync(own, { recursive: true, force: true });
+      }
       // freezing a's process freezes the port's listener (it accepts, but sends no INFO)
       await freezeProcess(a.process);
       try {
@@ -39,6 +53,7 @@ describe('test servers are the processes that listen', () => {
       expect(await firstBytes(port, 2000)).toMatch(/^INFO /);
     } finally {
       await b.stop();
+      rmSync(a.storeDir, { recursive: true, force: true }); // a reused store is the caller's to remove
     }
   });
 

@@ -95,7 +95,7 @@ describe('budget invariant under stress (4 worker processes)', () => {
     expect(breaches).toEqual([]);
     expect(readErrors.length).toBeLessThan(samples.length / 10);
 
-    const l = (await ledger(rig.bus, id))!;
+    const l = await waitFor('the final ledger', () => ledger(rig.bus, id));
     expect(l.reserved_micro_usd).toBe(0);
     expect(samples.length).toBeGreaterThan(200);
     expect(Math.max(...samples)).toBeLessThanOrEqual(limit);

@@ -236,13 +236,22 @@ export async function spawnWorker(rig: Rig, over: Record<string, string> = {}): 
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls `fn` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). */
+/**
+ * Polls `fn` until it returns a truthy value or `timeoutMs` passes (then throws with `what`). A
+ * poll that throws counts as "not yet": a KV read can time out while the shared nats-server is
+ * busy, which says nothing about what is awaited; the last such error is in the timeout message.
+ */
 export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const end = Date.now() + timeoutMs;
+  let lastError: unknown = null;
   for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${lastError ? ` (last poll failed: ${(lastError as Error).message})` : ''}`);
     await sleep(everyMs);
   }
 }

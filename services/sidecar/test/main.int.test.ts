@@ -59,13 +59,15 @@ describe('shadowplane sidecar (binary)', () => {
   // A router that opens many connections at once (a deploy, a scale-up) while the sidecar's event
   // loop is busy fills the listener's accept queue; past it the kernel drops handshakes, and each
   // waits ~1 s for a retransmit. The sidecar is frozen here so that nothing is accepted at all and
-  // the queue alone decides how many handshakes complete.
-  // the kernel caps every backlog at net.core.somaxconn (4096 on current kernels)
+  // the queue alone decides how many handshakes complete. The kernel caps every backlog at
+  // net.core.somaxconn (4096 on current kernels) and admits backlog + 1 (sk_acceptq_is_full is
+  // "more than the backlog"); a few more may complete when their SYNs were taken before the queue
+  // filled, so the 511 case asserts a range.
   const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
   it.each([
-    { label: 'the default, 4096', backlog: undefined, opened: Math.min(1000, Math.min(4096, somaxconn) + 1) },
-    { label: "Node's default, 511", backlog: '511', opened: Math.min(512, somaxconn + 1) },
-  ])('with its event loop frozen, 1,000 connections complete their handshakes as the accept backlog allows ($label)', async ({ backlog, opened }) => {
+    { label: 'the default, 4096', backlog: undefined, atLeast: Math.min(1000, Math.min(4096, somaxconn) + 1) },
+    { label: "Node's default, 511", backlog: '511', atLeast: Math.min(512, somaxconn + 1) },
+  ])('with its event loop frozen, 1,000 connections complete their handshakes as the accept backlog allows ($label)', async ({ backlog, atLeast }) => {
     const up = await startUpstream((_req, res) => res.end('ok'));
     const p = run(['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', up.url, '--nats', sharedNatsUrl(), '--prefix', randomPrefix('scb'), '--sample', '0'], backlog ? { SHADOWPLANE_SIDECAR_LISTEN_BACKLOG: backlog } : {});
     const socks: Socket[] = [];
@@ -82,10 +84,16 @@ describe('shadowplane sidecar (binary)', () => {
         s.once('connect', () => connected++);
         socks.push(s);
       }
-      // handshakes the queue holds complete at once; dropped ones would retry after ~1 s
-      await sleep(700);
-      // the kernel admits backlog + 1 (sk_acceptq_is_full is "more than the backlog")
-      expect(connected).toBe(opened);
+      // the handshakes the queue holds complete at once; wait for them (however loaded the
+      // machine), then a little longer for any that should not
+      const until = Date.now() + 10_000;
+      while (connected < atLeast && Date.now() < until) await sleep(20);
+      await sleep(300);
+      if (atLeast >= 1000) expect(connected).toBe(1000);
+      else {
+        expect(connected).toBeGreaterThanOrEqual(atLeast);
+        expect(connected).toBeLessThan(1000);
+      }
       thawProcess(p.child);
       // once running again, the sidecar serves on a fresh connection
       expect((await send(url, { path: '/health-check', headers: {} })).status).toBe(200);
