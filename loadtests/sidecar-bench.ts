@@ -151,6 +151,15 @@ async function main(): Promise<number> {
       }
     }
 
+    // (read before 1b: the histogram covers the BENCH_RATE slices only)
+    const addedDuring = new Map<string, Map<string, number>>();
+    for (const arm of arms) {
+      if (!arm.opsUrl) continue;
+      const after = await addedBuckets(arm.opsUrl);
+      const before = addedBefore.get(arm.name)!;
+      addedDuring.set(arm.name, new Map([...after].map(([le, n]) => [le, n - (before.get(le) ?? 0)])));
+    }
+
     // 1b. CPU only, at a higher fixed rate: between requests at 200 req/s each proxy idles ~5 ms,
     // and what waking costs it dominates; at 1,000 req/s less so
     type CpuAcc = { cpu: number; sent: number; errors: number; repCpuPer1k: number[] };
@@ -173,13 +182,6 @@ async function main(): Promise<number> {
       }
     }
 
-    const addedDuring = new Map<string, Map<string, number>>();
-    for (const arm of arms) {
-      if (!arm.opsUrl) continue;
-      const after = await addedBuckets(arm.opsUrl);
-      const before = addedBefore.get(arm.name)!;
-      addedDuring.set(arm.name, new Map([...after].map(([le, n]) => [le, n - (before.get(le) ?? 0)])));
-    }
 
     // 2. RSS with N concurrent open streams (held by the upstream until released), before the
     // saturation runs: at 100% sampling those fill the capture queue, whose high-water mark the
@@ -193,10 +195,11 @@ async function main(): Promise<number> {
       let firstSeen = 0;
       const failures = new Map<string, number>();
       // each stream handles its own failure: one reset must not end the run, and it is reported
+      let failedBeforeOpen = 0;
       const opened = Array.from({ length: STREAMS }, async () => {
+        let counted = false;
         try {
           const res = await pool.request({ path: holdShape.path, method: 'POST', headers: holdShape.headers, body: holdShape.body });
-          let counted = false;
           for await (const _c of res.body) {
             if (!counted) {
               counted = true;
@@ -204,12 +207,13 @@ async function main(): Promise<number> {
             }
           }
         } catch (err) {
-          const k = `${(err as { code?: string }).code ?? (err as Error).name}: ${(err as Error).message}`;
+          const k = `${counted ? 'after its first event, ' : ''}${(err as { code?: string }).code ?? (err as Error).name}: ${(err as Error).message}`;
           failures.set(k, (failures.get(k) ?? 0) + 1);
+          if (!counted) failedBeforeOpen++;
         }
       });
       const t0 = Date.now();
-      while (firstSeen < STREAMS && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
+      while (firstSeen + failedBeforeOpen < STREAMS && Date.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 50));
       await new Promise((r) => setTimeout(r, 500));
       const open = rssBytes(arm.proc.pid);
       await once(upstreamUrl, { ...SHAPES.json, path: '/release' });
@@ -313,7 +317,7 @@ async function main(): Promise<number> {
       );
     }
     lines.push('');
-    lines.push('time each sidecar spent on a request itself (its shadowplane_sidecar_added_latency_seconds histogram over the fixed-rate runs, both shapes):');
+    lines.push(`time each sidecar spent on a request itself (its shadowplane_sidecar_added_latency_seconds histogram over the ${RATE} req/s runs, both shapes):`);
     lines.push('arm | requests | ≤ 0.1 ms | ≤ 0.3 ms | ≤ 1 ms | ≤ 2 ms | p50 ≤ | p99 ≤');
     for (const [name, b] of addedDuring) {
       const total = b.get('+Inf') ?? 0;
