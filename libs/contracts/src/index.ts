@@ -32,7 +32,7 @@ export {
   MIN_ARM_OBSERVATIONS,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
-export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState } from './observation.js';
+export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, Instrument } from './observation.js';
 export {
   DatasetCard,
   Report,

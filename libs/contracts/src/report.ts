@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instrument } from './observation.js';
 
 // Report contracts. Written by the verdict service (services/verdict, libs/evidence), read by
 // control, shadowctl and the demo through @shadowplane/reports. Additive changes only.
@@ -163,6 +164,8 @@ export const CannotMeasureReason = z.enum([
   'estimate_only',
   'unscored',
   'insufficient',
+  /** the pairs come from replay: cost is measured, quality never decided */
+  'instrument_cost_only',
 ]);
 export type CannotMeasureReason = z.infer<typeof CannotMeasureReason>;
 
@@ -200,6 +203,12 @@ export const Comparison = z
     judge_weight_share: z.number().nullable(),
     /** why the LLM judge was not used for this pair (same family as an arm), or null */
     judge_refused: z.string().nullable().optional(),
+    /**
+     * The weakest instrument among the paired observations, which capped the state (DESIGN.md
+     * "Verdict statistics"). Optional: reports written before instruments were recorded are all
+     * shadow_dual_run.
+     */
+    instrument: Instrument.optional(),
     stats: z
       .object({
         quality_delta: IntervalValue,

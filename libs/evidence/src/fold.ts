@@ -44,7 +44,7 @@ import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Com
 import { powerPlan, quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/stats';
 import { fastContentHash } from './canonical-fast.js';
 import { NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD, clusterBySimhash } from './clusters.js';
-import { comparisonLevel, computeComparison, type ComparisonSettings, type PairRow } from './compare.js';
+import { comparisonLevel, computeComparison, weakestInstrument, type ComparisonSettings, type PairRow } from './compare.js';
 import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
 
 /** The pinned campaign a fold is for. */
@@ -282,6 +282,8 @@ export function foldReport(input: FoldInput): FoldResult {
       }
       scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite, compositeNoJudge });
     }
+    const instrumentOf = new Map<string, Observation['instrument']>();
+    for (const s of scored.values()) instrumentOf.set(s.id, s.obs.instrument);
     const byArm = new Map<string, ScoredObs[]>();
     for (const s of scored.values()) {
       const k = `${s.obs.arm_id}|${s.obs.role}`;
@@ -494,6 +496,7 @@ export function foldReport(input: FoldInput): FoldResult {
       for (const [bs, rs] of pairsByBasis) if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
       for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
       rows = byKey(rows, (r) => r.item_hash);
+      const instrument = weakestInstrument(rows.flatMap((r) => [instrumentOf.get(r.obs_inc)!, instrumentOf.get(r.obs_cand)!]));
       if (Object.keys(excluded).length > 0) anyRefused = true;
       const wsum = rows.reduce((a, r) => a + r.weight, 0);
       const jshare = wsum > 0 ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum : null;
@@ -508,6 +511,7 @@ export function foldReport(input: FoldInput): FoldResult {
         trust_class: jshare === null ? null : trustClass(jshare),
         judge_weight_share: jshare,
         judge_refused: judgeRefused,
+        instrument,
         power_plan: pp,
       };
       const need = pp.clusters_needed_for_margin;
@@ -565,6 +569,7 @@ export function foldReport(input: FoldInput): FoldResult {
           min_savings: spec.margins.min_savings,
           hard_gate_failures: hardFails,
           cost_ceiling_breaches: ceiling,
+          instrument,
         };
         const r = computeComparison(rows, settings);
         const remediation: Remediation[] = [];
@@ -575,11 +580,12 @@ export function foldReport(input: FoldInput): FoldResult {
           if (r.decision_reasons.some((x) => x.startsWith('savings_unmeasurable'))) remediation.push({ code: 'add_rate_card', text: 'cost savings are unmeasurable: configure rate cards so both arms are priced' });
           if (r.decision_reasons.some((x) => x.startsWith('savings_lower_bound_below_min'))) remediation.push({ code: 'savings_not_shown', text: `savings are not shown to reach min_savings ${spec.margins.min_savings}: capture more traffic or accept a lower min_savings` });
         }
+        if (r.state === 'CANNOT_MEASURE') remediation.push({ code: 'run_shadow_dual_run', text: 'replay measures cost only: run the candidate as a shadow_dual_run campaign to decide quality' });
         if (base.trust_class === 'C') remediation.push({ code: 'register_outcome', text: 'the quality evidence is judge-dominated (trust class C): register first-party outcomes or add programmatic scorers' });
         cmp = {
           ...base,
           state: r.state,
-          cannot_measure: null,
+          cannot_measure: r.state === 'CANNOT_MEASURE' ? { reason: 'instrument_cost_only', detail: 'the pairs come from replay: cost savings are measured, quality is never decided from a historical served output' } : null,
           insufficient: null,
           decision: r.decision,
           decision_reasons: r.decision_reasons,
@@ -599,7 +605,7 @@ export function foldReport(input: FoldInput): FoldResult {
           },
         };
         statsParts.push({ call_type: ct, candidate_arm_id: cand.id, settings, result: r });
-        if (r.cost_savings !== null) {
+        if (r.cost_savings !== null && r.state !== 'CANNOT_MEASURE') {
           const tw = rows.reduce((a, x) => a + x.weight, 0);
           const qInc = rows.reduce((a, x) => a + x.weight * x.q_inc, 0) / tw;
           const cInc = rows.reduce((a, x) => a + x.weight * x.cost_inc_usd, 0) / tw;
