@@ -2,8 +2,8 @@
  * The statistical core of one candidate-vs-incumbent comparison, shared by the fold and by
  * verifyBundle so that a bundle's recorded numbers can be recomputed from its rows.
  */
-import { intervalLevel, nonInferiorityDecision, pairedClusterBootstrap, pairedScoreIntervals } from '@shadowplane/stats';
-import type { Instrument, IntervalValue } from '@shadowplane/contracts';
+import { intervalLevel, nonInferiorityDecision, pairedClusterBootstrap, pairedDifferenceSpread, pairedScoreIntervals, powerPlanFromPairs } from '@shadowplane/stats';
+import { MIN_ARM_OBSERVATIONS, type Instrument, type IntervalValue, type PowerPlanValue } from '@shadowplane/contracts';
 
 /** One paired item as written in the evidence bundle (`parts.paired[].rows`). Costs in USD on the comparison's one basis. */
 export interface PairRow {
@@ -156,5 +156,58 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
     decision: capped.decision,
     decision_reasons: capped.reasons,
     state: capped.state,
+  };
+}
+
+/** Power 0.8 and a 90% upper confidence bound on the paired sd: the plan's fixed settings. */
+export const PLAN_POWER = 0.8;
+export const PLAN_SD_CONFIDENCE = 0.9;
+
+/**
+ * The power plan written into a comparison (and recomputed by verifyBundle): from the comparison's
+ * own paired rows once they span ≥ MIN_ARM_OBSERVATIONS clusters (upper confidence bound on the
+ * paired spread), before that the prior √0.5·√deff (deff from `priorWeights`, the cluster weights
+ * the prior applies to, or the rows'). A-A pairs only report the noise floor (`noise_floor_sd`).
+ * Shape: rows (any, sorted by item_hash), { clusters (where the MDE is stated), alpha_one_sided,
+ * margin_pp, noise_floor: { pairs, sd } , priorWeights? } → PowerPlanValue.
+ * Source: libs/stats powerPlanFromPairs.
+ */
+export function comparisonPowerPlan(
+  rows: readonly PairRow[],
+  o: { clusters: number; alpha_one_sided: number; margin_pp: number; noise_floor: { pairs: number; sd: number | null }; priorWeights?: readonly number[] },
+): PowerPlanValue {
+  const spread = rows.length > 0 ? pairedDifferenceSpread(rows.map((r) => ({ cluster: r.cluster, weight: r.weight, qIncumbent: r.q_inc, qCandidate: r.q_cand, costIncumbentUsd: 0, costCandidateUsd: 0 }))) : null;
+  let deff = spread?.designEffect ?? 1;
+  if (o.priorWeights && o.priorWeights.length > 0) {
+    const sw = o.priorWeights.reduce((a, w) => a + w, 0);
+    const sw2 = o.priorWeights.reduce((a, w) => a + w * w, 0);
+    deff = (o.priorWeights.length * sw2) / (sw * sw);
+  }
+  const p = powerPlanFromPairs({
+    clusters: o.clusters,
+    observed: spread && spread.sd !== null ? { sd: spread.sd, clusters: spread.clusters } : null,
+    minClusters: MIN_ARM_OBSERVATIONS,
+    designEffect: Math.max(1, deff),
+    alphaOneSided: o.alpha_one_sided,
+    power: PLAN_POWER,
+    marginPp: o.margin_pp,
+    confidence: PLAN_SD_CONFIDENCE,
+  });
+  return {
+    clusters: o.clusters,
+    alpha_one_sided: o.alpha_one_sided,
+    power: PLAN_POWER,
+    margin_pp: o.margin_pp,
+    sd_diff: p.sdDiff,
+    sd_source: p.sdSource,
+    aa_pairs: o.noise_floor.pairs,
+    mde_pp: p.mdePp,
+    clusters_needed_for_margin: p.clustersNeededForMargin,
+    powered: p.powered,
+    sd_observed: p.sdObserved,
+    sd_upper_bound: p.sdUpperBound,
+    sd_confidence: PLAN_SD_CONFIDENCE,
+    design_effect: Math.max(1, deff),
+    noise_floor_sd: o.noise_floor.sd,
   };
 }

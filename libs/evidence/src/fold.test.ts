@@ -110,7 +110,8 @@ describe('fold: refusals', () => {
     expect(c.remediation[0]!.code).toBe('capture_more_traffic');
     // conservative prior √0.5, α_eff = 0.05·6/π² = 0.0303964, z = 1.8747 + 0.8416; n = ⌈(100·2.7163·0.70711/2)²⌉
     expect(c.power_plan!.sd_source).toBe('conservative_prior');
-    expect(c.remediation[0]!.text).toMatch(/^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7\)$/);
+    // with t quantiles (df = k − 1) slightly more than the normal-theory 9,222
+    expect(c.remediation[0]!.text).toMatch(/^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7; sd 0\.707 from the conservative prior\)$/);
   });
   it('an all-refused run (every item excluded) is written with per-item reasons and CANNOT_MEASURE', () => {
     const msgs: ObsMessage[] = [...synthCampaign(CID, 10, 0.9, { cand: 'same' })];
@@ -187,8 +188,13 @@ describe('fold: dataset card, null usage, noise floor', () => {
     const msgs: ObsMessage[] = synthCampaign(CID, 40, 0.8, { cand: 'same' });
     for (let i = 0; i < 10; i++) msgs.push(synthObservation(CID, i, 'inc', 'incumbent_aa', { correct: i % 2 === 0 }));
     const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand');
-    expect(c.power_plan!.sd_source).toBe('aa_pairs');
+    // A-A pairs are the noise floor only; the plan's sd is the paired spread's (0 for a copying
+    // candidate), floored at the rare-failure spread √(m(1 − m)) at the margin m = 2 pp
+    expect(c.power_plan!.sd_source).toBe('paired_upper_bound');
     expect(c.power_plan!.aa_pairs).toBe(10);
+    expect(c.power_plan!.noise_floor_sd).toBeGreaterThan(0);
+    expect(c.power_plan!.sd_observed).toBe(0);
+    expect(c.power_plan!.sd_diff).toBeCloseTo(Math.sqrt(0.02 * 0.98), 12);
   });
 });
 
@@ -306,7 +312,8 @@ describe('fold: reproducible report, per-run record', () => {
     expect(ct.arms[0]!.observations.aa_second_calls).toBe(12);
     expect(ct.dataset_card.total_weight).toBe(62);
     expect(ct.dataset_card.exclusion_counts).toEqual({ body_too_large: 3 });
-    expect(ct.comparisons[0]!.power_plan!.sd_source).toBe('aa_pairs');
+    expect(ct.comparisons[0]!.power_plan!.sd_source).toBe('paired_upper_bound');
+    expect(ct.comparisons[0]!.power_plan!.aa_pairs).toBe(12);
   });
   it('keeps what each run measured in its own content-addressed run record, pointing at the report', () => {
     expect(a.runRecordId).not.toBe(b.runRecordId);

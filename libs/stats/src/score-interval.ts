@@ -236,3 +236,31 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
   }
   return { qualityDelta, costSavings, clusters: k, designEffect: deff, level: o.level };
 }
+
+/**
+ * Spread of the paired difference per cluster: the sample sd (k − 1 denominator) of the linearised
+ * contribution u_c = (A_c − D·W_c)/W̄, the sd for which SE(D) ≈ sd/√k (the sd_diff of the power
+ * plan), with the clusters k and Kish's design effect of the cluster weights.
+ * Shape: items (≥ 1) → { sd (null when k < 2), clusters, designEffect }.
+ * Errors: RangeError as {@link pairedScoreIntervals} on invalid items.
+ * Source: Cochran (1977) §6.9 (ratio estimator linearisation); Kish (1965) §11.7.
+ */
+export function pairedDifferenceSpread(items: readonly PairedItem[]): { sd: number | null; clusters: number; designEffect: number } {
+  const { k, W, A } = clusterSums(items, 'pairedDifferenceSpread');
+  let sw = 0;
+  let sa = 0;
+  let sw2 = 0;
+  for (let c = 0; c < k; c++) {
+    sw += W[c]!;
+    sa += A[c]!;
+    sw2 += W[c]! * W[c]!;
+  }
+  const D = sa / sw;
+  const wbar = sw / k;
+  let v = 0;
+  for (let c = 0; c < k; c++) {
+    const e = (A[c]! - D * W[c]!) / wbar;
+    v += e * e;
+  }
+  return { sd: k >= 2 ? Math.sqrt(v / (k - 1)) : null, clusters: k, designEffect: (k * sw2) / (sw * sw) };
+}
