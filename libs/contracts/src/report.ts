@@ -142,6 +142,11 @@ export const ArmView = z
         /** total cost on `basis` ÷ tasks closed by first-party outcomes; null unless an outcome closes a task */
         per_task_usd: NullableNumber,
         tasks_closed: z.number().int().nonnegative(),
+        /**
+         * calls whose provider reported a cost of 0 beside billed tokens: not counted as free
+         * (priced by the rate card, or unpriced without one). Optional: absent in older reports.
+         */
+        n_provider_zero_mismatch: z.number().int().nonnegative().optional(),
       })
       .strict(),
     tokens: z

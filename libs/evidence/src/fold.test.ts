@@ -386,3 +386,17 @@ describe('fold: the instrument ceiling is enforced by the fold itself', () => {
     expect(v.problems.some((p) => p.path.endsWith('comparisons[0].state') && p.expected === 'ON_FRONTIER')).toBe(true);
   });
 });
+
+describe('fold: a provider cost of 0 with billed tokens', () => {
+  it('is counted per arm as a mismatch, and such calls are priced on the rate card, never as free', () => {
+    const msgs = synthCampaign(CID, 20, 0.9, { cand: 'same' }).map((m, i) =>
+      m.schema === 'shadow.observation/v1' && m.role === 'candidate' && i < 12 ? { ...m, cost: { ...m.cost, basis: 'rate_card' as const, reason: 'provider_zero_with_billed_tokens' } } : m,
+    );
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const arms = r.report.call_types![0]!.arms;
+    // items 0..5 give messages 0..11 (inc, cand alternating): 6 candidate calls relabelled
+    expect(arms.find((a) => a.arm_id === 'cand')!.cost.n_provider_zero_mismatch).toBe(6);
+    expect(arms.find((a) => a.arm_id === 'inc')!.cost.n_provider_zero_mismatch).toBe(0);
+    expect(arms.find((a) => a.arm_id === 'cand')!.cost.total_usd).toBeGreaterThan(0);
+  });
+});

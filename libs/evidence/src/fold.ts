@@ -18,6 +18,7 @@
  */
 import {
   MIN_ARM_OBSERVATIONS,
+  PROVIDER_ZERO_WITH_TOKENS,
   ShadowplaneError,
   canonicalJson,
   contentHash,
@@ -377,6 +378,7 @@ export function foldReport(input: FoldInput): FoldResult {
           n_unpriced: ok.length - priced.length,
           per_task_usd: tasks > 0 && onBasis.length && basis !== 'estimate' ? total / tasks : null,
           tasks_closed: tasks,
+          n_provider_zero_mismatch: ok.filter((s) => s.obs.cost.reason === PROVIDER_ZERO_WITH_TOKENS).length,
         },
         tokens: {
           // Cache reads and writes are parts of input: an unreported part (OpenAI has no cache
