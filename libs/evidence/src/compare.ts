@@ -185,7 +185,7 @@ export function comparisonPowerPlan(
   }
   const p = powerPlanFromPairs({
     clusters: o.clusters,
-    observed: spread && spread.sd !== null ? { sd: spread.sd, clusters: spread.clusters } : null,
+    observed: spread && spread.sd !== null ? { sd: spread.sd, clusters: spread.clusters, meanSquare: Math.min(1, spread.meanSquare) } : null,
     minClusters: MIN_ARM_OBSERVATIONS,
     designEffect: Math.max(1, deff),
     alphaOneSided: o.alpha_one_sided,

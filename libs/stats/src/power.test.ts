@@ -108,6 +108,11 @@ describe('powerPlanFromPairs', () => {
     expect(at(need).powered).toBe(true);
     expect(at(need - 1).powered).toBe(false);
   });
+  it('a near-deterministic sample (no discordance among 20) is bounded by the Wilson zero-event bound, not trusted as sd 0', () => {
+    const z = 1.2815515655446004; // z₀.₉
+    const p = powerPlanFromPairs({ ...base, clusters: 20, observed: { sd: 0, clusters: 20, meanSquare: 0 } });
+    expect(p.sdUpperBound!).toBeCloseTo(Math.sqrt((z * z) / (20 + z * z)), 10);
+  });
   it('has no MDE below 2 clusters and no clusters-needed for a zero margin', () => {
     expect(powerPlanFromPairs({ ...base, clusters: 1, observed: null }).mdePp).toBeNull();
     expect(powerPlanFromPairs({ ...base, marginPp: 0, clusters: 50, observed: null }).clustersNeededForMargin).toBeNull();

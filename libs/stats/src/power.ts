@@ -125,9 +125,12 @@ export interface PairedPowerPlan {
  * (observed pairs are used from m ≥ minClusters; default 8), designEffect ≥ 1 (Kish; default 1),
  * alphaOneSided, power (default 0.8), marginPp ≥ 0, confidence (default 0.9) } → {@link PairedPowerPlan}.
  * Rules:
- * - m ≥ minClusters: sd = observed·√((m − 1)/χ²_{1−confidence, m−1}), the one-sided upper
- *   confidence bound of a normal-theory sd, so the stated MDE is too small in at most about
- *   1 − confidence of reports;
+ * - m ≥ minClusters: sd = the larger of observed·√((m − 1)/χ²_{1−confidence, m−1}) (the
+ *   normal-theory upper confidence bound on an sd) and, when `observed.meanSquare` (mean of the
+ *   squared cluster-mean differences, in [0, 1]) is given, √(deff·U) with U the Wilson score upper
+ *   bound on that mean at `confidence` — the chi-square bound alone is far too optimistic for
+ *   near-deterministic tiers, where a handful of pairs often shows no discordance at all. So the
+ *   stated MDE is too small in at most about 1 − confidence of reports;
  * - otherwise the prior √0.5·√deff (binary, p = ½ on both arms, no correlation, inflated by the
  *   design effect of unequal cluster weights);
  * - either way at least the rare-failure floor √(m_f(1 − m_f)·deff) at the margin m_f = margin/100,
@@ -141,7 +144,7 @@ export interface PairedPowerPlan {
  */
 export function powerPlanFromPairs(o: {
   clusters: number;
-  observed: { sd: number; clusters: number } | null;
+  observed: { sd: number; clusters: number; meanSquare?: number } | null;
   minClusters?: number;
   designEffect?: number;
   alphaOneSided: number;
@@ -166,6 +169,15 @@ export function powerPlanFromPairs(o: {
   if (useObserved) {
     const m = o.observed!.clusters;
     sdUpperBound = o.observed!.sd * Math.sqrt((m - 1) / chiSquarePpf(1 - confidence, m - 1));
+    const ms = o.observed!.meanSquare;
+    if (ms !== undefined) {
+      if (!(ms >= 0 && ms <= 1)) throw new RangeError(`powerPlanFromPairs: observed meanSquare must be in [0, 1], got ${ms}`);
+      // Wilson-type upper bound on E[d̄_c²] (a mean of [0, 1] values, variance ≤ μ(1 − μ)):
+      // few discordant pairs seen is not proof of few discordant pairs
+      const z = normPpf(confidence);
+      const wilsonUpper = (ms + (z * z) / (2 * m) + z * Math.sqrt((ms * (1 - ms)) / m + (z * z) / (4 * m * m))) / (1 + (z * z) / m);
+      sdUpperBound = Math.max(sdUpperBound, Math.sqrt(Math.min(1, wilsonUpper) * deff));
+    }
     base = sdUpperBound;
   } else base = CONSERVATIVE_SD_DIFF * Math.sqrt(deff);
   const mf = o.marginPp / 100;

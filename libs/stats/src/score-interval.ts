@@ -241,11 +241,12 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
  * Spread of the paired difference per cluster: the sample sd (k − 1 denominator) of the linearised
  * contribution u_c = (A_c − D·W_c)/W̄, the sd for which SE(D) ≈ sd/√k (the sd_diff of the power
  * plan), with the clusters k and Kish's design effect of the cluster weights.
- * Shape: items (≥ 1) → { sd (null when k < 2), clusters, designEffect }.
+ * Shape: items (≥ 1) → { sd (null when k < 2), clusters, designEffect, meanSquare (mean over
+ * clusters of the squared cluster-mean difference d̄_c², in [0, 1]) }.
  * Errors: RangeError as {@link pairedScoreIntervals} on invalid items.
  * Source: Cochran (1977) §6.9 (ratio estimator linearisation); Kish (1965) §11.7.
  */
-export function pairedDifferenceSpread(items: readonly PairedItem[]): { sd: number | null; clusters: number; designEffect: number } {
+export function pairedDifferenceSpread(items: readonly PairedItem[]): { sd: number | null; clusters: number; designEffect: number; meanSquare: number } {
   const { k, W, A } = clusterSums(items, 'pairedDifferenceSpread');
   let sw = 0;
   let sa = 0;
@@ -258,9 +259,12 @@ export function pairedDifferenceSpread(items: readonly PairedItem[]): { sd: numb
   const D = sa / sw;
   const wbar = sw / k;
   let v = 0;
+  let ms = 0;
   for (let c = 0; c < k; c++) {
     const e = (A[c]! - D * W[c]!) / wbar;
     v += e * e;
+    const dc = A[c]! / W[c]!;
+    ms += dc * dc;
   }
-  return { sd: k >= 2 ? Math.sqrt(v / (k - 1)) : null, clusters: k, designEffect: (k * sw2) / (sw * sw) };
+  return { sd: k >= 2 ? Math.sqrt(v / (k - 1)) : null, clusters: k, designEffect: (k * sw2) / (sw * sw), meanSquare: ms / k };
 }
