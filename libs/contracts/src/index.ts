@@ -4,7 +4,7 @@ export type { ErrorCode } from './errors.js';
 export { canonicalJson, contentHash, itemHash, sha256Hex, stripVolatile, VOLATILE_REQUEST_FIELDS } from './canonical.js';
 export { natsNames, isSubjectToken, FLAG_PAID_DISPATCH, OUTCOMES_NO_CAMPAIGN } from './names.js';
 export type { NatsNames } from './names.js';
-export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass } from './usage.js';
+export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass, PROVIDER_ZERO_WITH_TOKENS } from './usage.js';
 export {
   Envelope,
   Expectation,
@@ -32,7 +32,7 @@ export {
   MIN_ARM_OBSERVATIONS,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
-export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState } from './observation.js';
+export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, Instrument } from './observation.js';
 export {
   DatasetCard,
   Report,

@@ -7,6 +7,17 @@ export const ArmRole = z.enum(['incumbent', 'candidate', 'incumbent_aa']);
 export type ArmRole = z.infer<typeof ArmRole>;
 
 /**
+ * How an observation was produced, which caps what the fold may conclude from it (DESIGN.md
+ * "Verdict statistics"): `shadow_dual_run` (all arms called together from the same pinned
+ * envelope: counterfactual, any verdict state), `judged_dataset_run` (arms run over a dataset
+ * and judged, not a contemporaneous shadow of production: at most ON_FRONTIER), `replay`
+ * (a candidate re-run of captured traffic against a historical served output: the cost half only,
+ * never a quality verdict).
+ */
+export const Instrument = z.enum(['shadow_dual_run', 'judged_dataset_run', 'replay']);
+export type Instrument = z.infer<typeof Instrument>;
+
+/**
  * `shadow.observation/v1`: one arm call for one item, published on `shadow.obs.<campaign>`.
  * Times ISO-8601; durations ms. `usage` fields null when not reported; `abandoned` = 2xx without
  * usage (billed but uncounted). `charged_micro_usd` is what the budget ledger settled for this
@@ -24,7 +35,7 @@ export const Observation = z
     call_type: SubjectToken,
     arm_id: SubjectToken,
     role: ArmRole,
-    instrument: z.literal('shadow_dual_run'),
+    instrument: Instrument,
     envelope_id: z.uuid(),
     provider: z.string(),
     model: z.string(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instrument } from './observation.js';
 
 // Report contracts. Written by the verdict service (services/verdict, libs/evidence), read by
 // control, shadowctl and the demo through @shadowplane/reports. Additive changes only.
@@ -11,9 +12,11 @@ export const IntervalValue = z.object({ point: z.number(), lower: z.number(), up
 export type IntervalValue = z.infer<typeof IntervalValue>;
 
 /**
- * The power plan of one comparison (libs/stats `powerPlan`): the minimum detectable effect in pp at
- * the clusters we have, where the sd of differences came from (A-A pairs or the conservative prior
- * √0.5), and the clusters needed for MDE ≤ margin. It explains an inconclusive verdict; never the verdict.
+ * The power plan of one comparison (libs/stats `powerPlanFromPairs`): the minimum detectable effect
+ * in pp at the clusters we have, where the sd of the paired difference came from (an upper
+ * confidence bound on the observed candidate-vs-incumbent spread, or the conservative prior before
+ * enough pairs), and the clusters needed for MDE ≤ margin. It explains an inconclusive verdict;
+ * never the verdict.
  */
 export const PowerPlanValue = z
   .object({
@@ -22,11 +25,25 @@ export const PowerPlanValue = z
     power: z.number(),
     margin_pp: z.number(),
     sd_diff: z.number(),
-    sd_source: z.enum(['aa_pairs', 'conservative_prior']),
+    /**
+     * where sd_diff came from: `paired_upper_bound` (upper confidence bound on the observed
+     * candidate-vs-incumbent paired spread), `conservative_prior` (before enough pairs), or
+     * `aa_pairs` (reports written before this rule: the A-A spread, which understates it)
+     */
+    sd_source: z.enum(['paired_upper_bound', 'conservative_prior', 'aa_pairs']),
     aa_pairs: z.number().int().nonnegative(),
     mde_pp: z.number().nullable(),
     clusters_needed_for_margin: z.number().int().nullable(),
     powered: z.boolean(),
+    /** observed sd of the paired per-cluster difference, when sd_source is paired_upper_bound */
+    sd_observed: z.number().nullable().optional(),
+    /** its one-sided upper confidence bound and the confidence used */
+    sd_upper_bound: z.number().nullable().optional(),
+    sd_confidence: z.number().optional(),
+    /** Kish design effect of the cluster weights the prior and the floor are inflated by */
+    design_effect: z.number().optional(),
+    /** sd of the A-A quality deltas: the incumbent's own noise floor (never the plan's sd) */
+    noise_floor_sd: z.number().nullable().optional(),
   })
   .strict();
 export type PowerPlanValue = z.infer<typeof PowerPlanValue>;
@@ -125,6 +142,11 @@ export const ArmView = z
         /** total cost on `basis` ÷ tasks closed by first-party outcomes; null unless an outcome closes a task */
         per_task_usd: NullableNumber,
         tasks_closed: z.number().int().nonnegative(),
+        /**
+         * calls whose provider reported a cost of 0 beside billed tokens: not counted as free
+         * (priced by the rate card, or unpriced without one). Optional: absent in older reports.
+         */
+        n_provider_zero_mismatch: z.number().int().nonnegative().optional(),
       })
       .strict(),
     tokens: z
@@ -163,6 +185,8 @@ export const CannotMeasureReason = z.enum([
   'estimate_only',
   'unscored',
   'insufficient',
+  /** the pairs come from replay: cost is measured, quality never decided */
+  'instrument_cost_only',
 ]);
 export type CannotMeasureReason = z.infer<typeof CannotMeasureReason>;
 
@@ -200,6 +224,12 @@ export const Comparison = z
     judge_weight_share: z.number().nullable(),
     /** why the LLM judge was not used for this pair (same family as an arm), or null */
     judge_refused: z.string().nullable().optional(),
+    /**
+     * The weakest instrument among the paired observations, which capped the state (DESIGN.md
+     * "Verdict statistics"). Optional: reports written before instruments were recorded are all
+     * shadow_dual_run.
+     */
+    instrument: Instrument.optional(),
     stats: z
       .object({
         quality_delta: IntervalValue,

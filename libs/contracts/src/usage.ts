@@ -60,6 +60,13 @@ export const Cost = z.object({
 export type Cost = z.infer<typeof Cost>;
 
 /**
+ * `Cost.reason` when a provider-reported cost of 0 came with billed tokens (input or output > 0):
+ * not a measured zero, so the cost is the rate-card cost (basis `rate_card`) or unknown (no rate
+ * card), and the report counts the mismatch per arm (`ArmView.cost.n_provider_zero_mismatch`).
+ */
+export const PROVIDER_ZERO_WITH_TOKENS = 'provider_zero_with_billed_tokens';
+
+/**
  * Prices in USD per million tokens. `cached_input` prices cache reads, `cache_write` prices cache
  * creation; when absent they fall back to `input` (documented in libs/providers `rateCardCost`).
  */

@@ -2,8 +2,8 @@
  * The statistical core of one candidate-vs-incumbent comparison, shared by the fold and by
  * verifyBundle so that a bundle's recorded numbers can be recomputed from its rows.
  */
-import { intervalLevel, nonInferiorityDecision, pairedClusterBootstrap } from '@shadowplane/stats';
-import type { IntervalValue } from '@shadowplane/contracts';
+import { intervalLevel, nonInferiorityDecision, pairedClusterBootstrap, pairedDifferenceSpread, pairedScoreIntervals, powerPlanFromPairs } from '@shadowplane/stats';
+import { MIN_ARM_OBSERVATIONS, type Instrument, type IntervalValue, type PowerPlanValue } from '@shadowplane/contracts';
 
 /** One paired item as written in the evidence bundle (`parts.paired[].rows`). Costs in USD on the comparison's one basis. */
 export interface PairRow {
@@ -37,6 +37,12 @@ export interface ComparisonSettings {
   min_savings: number;
   hard_gate_failures: number;
   cost_ceiling_breaches: number;
+  /**
+   * The weakest instrument among the rows' observations (replay < judged_dataset_run <
+   * shadow_dual_run); it caps the state. Absent in bundles written before instruments were
+   * recorded: those are shadow_dual_run (the only instrument the contract then accepted).
+   */
+  instrument?: Instrument;
 }
 
 /** The recomputable result of {@link computeComparison}. */
@@ -49,9 +55,44 @@ export interface ComparisonResult {
   quality_delta: IntervalValue;
   cost_savings: IntervalValue | null;
   cost_savings_null_reason: string | null;
-  decision: 'pass' | 'fail' | 'inconclusive';
+  /** null when the instrument licenses no quality decision (replay) */
+  decision: 'pass' | 'fail' | 'inconclusive' | null;
   decision_reasons: string[];
-  state: 'BEAT' | 'NOT_BEAT';
+  /** BEAT / NOT_BEAT from the rule, then capped by the instrument (see {@link capByInstrument}) */
+  state: 'BEAT' | 'NOT_BEAT' | 'ON_FRONTIER' | 'CANNOT_MEASURE';
+}
+
+const INSTRUMENT_RANK: Record<Instrument, number> = { replay: 0, judged_dataset_run: 1, shadow_dual_run: 2 };
+
+/**
+ * The weakest of the given instruments (replay < judged_dataset_run < shadow_dual_run): a
+ * comparison is only as counterfactual as its least counterfactual observation.
+ * Shape: ≥ 0 instruments → the weakest, or shadow_dual_run for none.
+ */
+export function weakestInstrument(xs: Iterable<Instrument>): Instrument {
+  let w: Instrument = 'shadow_dual_run';
+  for (const x of xs) if (INSTRUMENT_RANK[x] < INSTRUMENT_RANK[w]) w = x;
+  return w;
+}
+
+/**
+ * The instrument ceiling (DESIGN.md "Verdict statistics"): shadow_dual_run → any state;
+ * judged_dataset_run → at most ON_FRONTIER (a BEAT becomes ON_FRONTIER: non-inferior and cheaper
+ * on a dataset, not shown counterfactually on production traffic); replay → the cost half only
+ * (state CANNOT_MEASURE, decision null: a historical served output is provenance, never the
+ * control, so no quality verdict). Each cap adds a reason starting `instrument_ceiling:` or
+ * `instrument_cost_only:`.
+ * Shape: rule outcome {decision, reasons, state ∈ BEAT | NOT_BEAT} + instrument → capped outcome.
+ */
+export function capByInstrument(
+  o: { decision: 'pass' | 'fail' | 'inconclusive'; reasons: string[]; state: 'BEAT' | 'NOT_BEAT' },
+  instrument: Instrument,
+): { decision: ComparisonResult['decision']; reasons: string[]; state: ComparisonResult['state'] } {
+  if (instrument === 'replay') return { decision: null, reasons: ['instrument_cost_only: replay observations license the cost comparison only, never a quality verdict'], state: 'CANNOT_MEASURE' };
+  if (instrument === 'judged_dataset_run' && o.state === 'BEAT') {
+    return { decision: o.decision, reasons: [...o.reasons, 'instrument_ceiling: judged_dataset_run caps the state at ON_FRONTIER (only shadow_dual_run licenses BEAT)'], state: 'ON_FRONTIER' };
+  }
+  return o;
 }
 
 /**
@@ -64,38 +105,109 @@ export function comparisonLevel(s: Pick<ComparisonSettings, 'alpha' | 'candidate
 }
 
 /**
- * Computes the paired cluster bootstrap, the non-inferiority decision and the four-state outcome
+ * How the decision intervals are built (recorded in the report's stats as `interval_method`).
+ * See libs/stats `pairedScoreIntervals` and docs/statistics.md.
+ */
+export const DECISION_INTERVAL_METHOD = 'hull(percentile cluster bootstrap, score-EL cluster interval with t(k-1)); savings: hull(percentile, log-ratio t(k-1))';
+
+/**
+ * Computes the paired cluster bootstrap and the small-sample score intervals, takes their hull
+ * as the decision interval for D and for S, applies the non-inferiority decision and the four-state outcome
  * for one comparison from its rows (sorted by item_hash; the order fixes the bootstrap draw).
  * BEAT = decision pass and better beyond the interval on cost (lower(S) > 0) or quality
- * (lower(D) > 0); otherwise NOT_BEAT (measured, did not clear).
+ * (lower(D) > 0); otherwise NOT_BEAT (measured, did not clear); then capped by the settings'
+ * instrument ({@link capByInstrument}), here so that no caller of the fold or of verifyBundle
+ * can bypass the ceiling.
+ * A degenerate savings interval (every cluster the same cost ratio) never clears min_savings and
+ * never makes a BEAT.
  * Errors: RangeError from libs/stats on empty rows or invalid values.
  */
 export function computeComparison(rows: readonly PairRow[], s: ComparisonSettings): ComparisonResult {
   const { level, alphaAdjusted } = comparisonLevel(s);
-  const boot = pairedClusterBootstrap(
-    rows.map((r) => ({ cluster: r.cluster, weight: r.weight, qIncumbent: r.q_inc, qCandidate: r.q_cand, costIncumbentUsd: r.cost_inc_usd, costCandidateUsd: r.cost_cand_usd })),
-    { resamples: s.resamples, seed: s.seed, level },
-  );
+  const items = rows.map((r) => ({ cluster: r.cluster, weight: r.weight, qIncumbent: r.q_inc, qCandidate: r.q_cand, costIncumbentUsd: r.cost_inc_usd, costCandidateUsd: r.cost_cand_usd }));
+  const boot = pairedClusterBootstrap(items, { resamples: s.resamples, seed: s.seed, level });
+  const score = pairedScoreIntervals(items, { level });
+  // The decision interval is the hull of the two: the score interval carries the small-sample
+  // guarantee, the bootstrap can only widen it (see DECISION_INTERVAL_METHOD).
+  const quality = { point: boot.qualityDelta.point, lower: Math.min(boot.qualityDelta.lower, score.qualityDelta.lower), upper: Math.max(boot.qualityDelta.upper, score.qualityDelta.upper) };
+  const savings =
+    boot.costSavings === null || score.costSavings === null
+      ? null
+      : { point: boot.costSavings.point, lower: Math.min(boot.costSavings.lower, score.costSavings.lower), upper: Math.max(boot.costSavings.upper, score.costSavings.upper), degenerate: score.costSavings.degenerate };
   const d = nonInferiorityDecision({
-    qualityDelta: boot.qualityDelta,
-    costSavings: boot.costSavings,
+    qualityDelta: quality,
+    costSavings: savings,
     marginPp: s.margin_pp,
     minSavings: s.min_savings,
     hardGateBroken: s.hard_gate_failures > 0,
     costCeilingBreached: s.cost_ceiling_breaches > 0,
   });
-  const better = (boot.costSavings !== null && boot.costSavings.lower > 0) || boot.qualityDelta.lower > 0;
+  const better = (savings !== null && !savings.degenerate && savings.lower > 0) || quality.lower > 0;
+  const capped = capByInstrument({ decision: d.decision, reasons: d.reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' }, s.instrument ?? 'shadow_dual_run');
   return {
     level,
     alpha_one_sided_adjusted: alphaAdjusted,
     items: boot.items,
     clusters: boot.clusters,
     total_weight: rows.reduce((a, r) => a + r.weight, 0),
-    quality_delta: { ...boot.qualityDelta },
-    cost_savings: boot.costSavings === null ? null : { ...boot.costSavings },
+    quality_delta: quality,
+    cost_savings: savings === null ? null : { point: savings.point, lower: savings.lower, upper: savings.upper },
     cost_savings_null_reason: boot.costSavingsNullReason ?? null,
-    decision: d.decision,
-    decision_reasons: d.reasons,
-    state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT',
+    decision: capped.decision,
+    decision_reasons: capped.reasons,
+    state: capped.state,
+  };
+}
+
+/** Power 0.8 and a 90% upper confidence bound on the paired sd: the plan's fixed settings. */
+export const PLAN_POWER = 0.8;
+export const PLAN_SD_CONFIDENCE = 0.9;
+
+/**
+ * The power plan written into a comparison (and recomputed by verifyBundle): from the comparison's
+ * own paired rows once they span ≥ MIN_ARM_OBSERVATIONS clusters (upper confidence bound on the
+ * paired spread), before that the prior √0.5·√deff (deff from `priorWeights`, the cluster weights
+ * the prior applies to, or the rows'). A-A pairs only report the noise floor (`noise_floor_sd`).
+ * Shape: rows (any, sorted by item_hash), { clusters (where the MDE is stated), alpha_one_sided,
+ * margin_pp, noise_floor: { pairs, sd } , priorWeights? } → PowerPlanValue.
+ * Source: libs/stats powerPlanFromPairs.
+ */
+export function comparisonPowerPlan(
+  rows: readonly PairRow[],
+  o: { clusters: number; alpha_one_sided: number; margin_pp: number; noise_floor: { pairs: number; sd: number | null }; priorWeights?: readonly number[] },
+): PowerPlanValue {
+  const spread = rows.length > 0 ? pairedDifferenceSpread(rows.map((r) => ({ cluster: r.cluster, weight: r.weight, qIncumbent: r.q_inc, qCandidate: r.q_cand, costIncumbentUsd: 0, costCandidateUsd: 0 }))) : null;
+  let deff = spread?.designEffect ?? 1;
+  if (o.priorWeights && o.priorWeights.length > 0) {
+    const sw = o.priorWeights.reduce((a, w) => a + w, 0);
+    const sw2 = o.priorWeights.reduce((a, w) => a + w * w, 0);
+    deff = (o.priorWeights.length * sw2) / (sw * sw);
+  }
+  const p = powerPlanFromPairs({
+    clusters: o.clusters,
+    observed: spread && spread.sd !== null ? { sd: spread.sd, clusters: spread.clusters, meanSquare: Math.min(1, spread.meanSquare) } : null,
+    minClusters: MIN_ARM_OBSERVATIONS,
+    designEffect: Math.max(1, deff),
+    alphaOneSided: o.alpha_one_sided,
+    power: PLAN_POWER,
+    marginPp: o.margin_pp,
+    confidence: PLAN_SD_CONFIDENCE,
+  });
+  return {
+    clusters: o.clusters,
+    alpha_one_sided: o.alpha_one_sided,
+    power: PLAN_POWER,
+    margin_pp: o.margin_pp,
+    sd_diff: p.sdDiff,
+    sd_source: p.sdSource,
+    aa_pairs: o.noise_floor.pairs,
+    mde_pp: p.mdePp,
+    clusters_needed_for_margin: p.clustersNeededForMargin,
+    powered: p.powered,
+    sd_observed: p.sdObserved,
+    sd_upper_bound: p.sdUpperBound,
+    sd_confidence: PLAN_SD_CONFIDENCE,
+    design_effect: Math.max(1, deff),
+    noise_floor_sd: o.noise_floor.sd,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { studentTPpf } from '@shadowplane/stats';
 import { canonicalJson, contentHash, type ObsMessage } from '@shadowplane/contracts';
-import { foldReport } from './index.js';
+import { foldReport, verifyBundle } from './index.js';
 import { seededRandom, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '../test/synth.js';
 
 const CID = 'cmp_0123456789abcdef';
@@ -15,7 +16,12 @@ describe('fold: verdicts against a known ground truth (GSM8K outputs)', () => {
     const eq = cmpOf(r, 'equal');
     expect(eq.decision).toBe('pass');
     expect(eq.state).toBe('BEAT');
-    expect(eq.stats!.quality_delta).toEqual({ point: 0, lower: 0, upper: 0 });
+    // No discordant pair among 300: the interval does not collapse to [0, 0]. Its half-width is the
+    // score bound t²/(k − 1 + t²) of zero events (k = 300 singleton clusters, t = t₂₉₉ at level).
+    const t = studentTPpf((1 + eq.stats!.level) / 2, 299);
+    expect(eq.stats!.quality_delta.point).toBe(0);
+    expect(eq.stats!.quality_delta.lower).toBeCloseTo(-(t * t) / (299 + t * t), 8);
+    expect(eq.stats!.quality_delta.upper).toBeCloseTo((t * t) / (299 + t * t), 8);
     const w = cmpOf(r, 'worse');
     expect(w.decision).toBe('fail');
     expect(w.state).toBe('NOT_BEAT');
@@ -104,7 +110,8 @@ describe('fold: refusals', () => {
     expect(c.remediation[0]!.code).toBe('capture_more_traffic');
     // conservative prior √0.5, α_eff = 0.05·6/π² = 0.0303964, z = 1.8747 + 0.8416; n = ⌈(100·2.7163·0.70711/2)²⌉
     expect(c.power_plan!.sd_source).toBe('conservative_prior');
-    expect(c.remediation[0]!.text).toMatch(/^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7\)$/);
+    // with t quantiles (df = k − 1) slightly more than the normal-theory 9,222
+    expect(c.remediation[0]!.text).toMatch(/^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7; sd 0\.707 from the conservative prior\)$/);
   });
   it('an all-refused run (every item excluded) is written with per-item reasons and CANNOT_MEASURE', () => {
     const msgs: ObsMessage[] = [...synthCampaign(CID, 10, 0.9, { cand: 'same' })];
@@ -181,8 +188,15 @@ describe('fold: dataset card, null usage, noise floor', () => {
     const msgs: ObsMessage[] = synthCampaign(CID, 40, 0.8, { cand: 'same' });
     for (let i = 0; i < 10; i++) msgs.push(synthObservation(CID, i, 'inc', 'incumbent_aa', { correct: i % 2 === 0 }));
     const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand');
-    expect(c.power_plan!.sd_source).toBe('aa_pairs');
+    // A-A pairs are the noise floor only; the plan's sd bounds the paired spread (0 observed for a
+    // copying candidate) from above: no discordance among 40 clusters still allows a discordance
+    // up to the Wilson zero-event bound z²/(40 + z²) at 90%, z = z₀.₉ = 1.2815515655446004
+    const z = 1.2815515655446004;
+    expect(c.power_plan!.sd_source).toBe('paired_upper_bound');
     expect(c.power_plan!.aa_pairs).toBe(10);
+    expect(c.power_plan!.noise_floor_sd).toBeGreaterThan(0);
+    expect(c.power_plan!.sd_observed).toBe(0);
+    expect(c.power_plan!.sd_diff).toBeCloseTo(Math.sqrt((z * z) / (40 + z * z)), 10);
   });
 });
 
@@ -300,7 +314,8 @@ describe('fold: reproducible report, per-run record', () => {
     expect(ct.arms[0]!.observations.aa_second_calls).toBe(12);
     expect(ct.dataset_card.total_weight).toBe(62);
     expect(ct.dataset_card.exclusion_counts).toEqual({ body_too_large: 3 });
-    expect(ct.comparisons[0]!.power_plan!.sd_source).toBe('aa_pairs');
+    expect(ct.comparisons[0]!.power_plan!.sd_source).toBe('paired_upper_bound');
+    expect(ct.comparisons[0]!.power_plan!.aa_pairs).toBe(12);
   });
   it('keeps what each run measured in its own content-addressed run record, pointing at the report', () => {
     expect(a.runRecordId).not.toBe(b.runRecordId);
@@ -326,5 +341,64 @@ describe('fold: reproducible report, per-run record', () => {
     expect(b.runRecord.call_types[0]!.arms[0]!.latency_ms).not.toEqual(incA.latency_ms);
     expect(a.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6, superseded_observations: 0 });
     expect(b.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6 + 1, superseded_observations: 1 });
+  });
+});
+
+describe('fold: the instrument ceiling is enforced by the fold itself', () => {
+  // 300 GSM8K items, incumbent 90% correct, candidate copies it: under shadow_dual_run a BEAT.
+  const base = synthCampaign(CID, 300, 0.9, { cand: 'same' });
+  const withInstrument = (inst: 'judged_dataset_run' | 'replay', which: 'all' | 'one') =>
+    base.map((m, i) => (m.schema === 'shadow.observation/v1' && (which === 'all' || i === 1) ? { ...m, instrument: inst } : m));
+  const fold = (messages: ObsMessage[]) => cmpOf(foldReport({ campaign: campaign(['cand']), messages, provisional: false }), 'cand');
+
+  it('shadow_dual_run: an equal, cheaper candidate is BEAT', () => {
+    const c = fold(base);
+    expect(c.instrument).toBe('shadow_dual_run');
+    expect(c.state).toBe('BEAT');
+  });
+  it('judged_dataset_run: the same evidence is capped at ON_FRONTIER, with the ceiling named', () => {
+    const c = fold(withInstrument('judged_dataset_run', 'all'));
+    expect(c.instrument).toBe('judged_dataset_run');
+    expect(c.decision).toBe('pass');
+    expect(c.state).toBe('ON_FRONTIER');
+    expect(c.decision_reasons.some((r) => r.startsWith('instrument_ceiling:'))).toBe(true);
+  });
+  it('one judged_dataset_run observation among shadow pairs caps the whole comparison', () => {
+    expect(fold(withInstrument('judged_dataset_run', 'one')).state).toBe('ON_FRONTIER');
+  });
+  it('replay: cost savings are measured, quality is never decided (CANNOT_MEASURE{instrument_cost_only})', () => {
+    const r = foldReport({ campaign: campaign(['cand']), messages: withInstrument('replay', 'all'), provisional: false });
+    const c = cmpOf(r, 'cand');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.decision).toBeNull();
+    expect(c.cannot_measure!.reason).toBe('instrument_cost_only');
+    // synth costs: incumbent 0.002 + (i mod 7)·1e-5, candidate 0.0004 + the same → savings ≈ 79%
+    expect(c.stats!.cost_savings!.point).toBeGreaterThan(0.78);
+    expect(c.stats!.cost_savings!.point).toBeLessThan(0.8);
+    expect(c.remediation.map((x) => x.code)).toContain('run_shadow_dual_run');
+    expect(r.report.call_types![0]!.frontier.points.map((p) => p.arm_id)).not.toContain('cand');
+  });
+  it('a bundle whose report was edited to lift the cap fails verification', () => {
+    const r = foldReport({ campaign: campaign(['cand']), messages: withInstrument('judged_dataset_run', 'all'), provisional: false });
+    expect(verifyBundle(r.bundle).ok).toBe(true);
+    const edited = JSON.parse(JSON.stringify(r.bundle)) as typeof r.bundle;
+    (edited.parts.report.call_types![0]!.comparisons[0] as { state: string }).state = 'BEAT';
+    const v = verifyBundle(edited);
+    expect(v.ok).toBe(false);
+    expect(v.problems.some((p) => p.path.endsWith('comparisons[0].state') && p.expected === 'ON_FRONTIER')).toBe(true);
+  });
+});
+
+describe('fold: a provider cost of 0 with billed tokens', () => {
+  it('is counted per arm as a mismatch, and such calls are priced on the rate card, never as free', () => {
+    const msgs = synthCampaign(CID, 20, 0.9, { cand: 'same' }).map((m, i) =>
+      m.schema === 'shadow.observation/v1' && m.role === 'candidate' && i < 12 ? { ...m, cost: { ...m.cost, basis: 'rate_card' as const, reason: 'provider_zero_with_billed_tokens' } } : m,
+    );
+    const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
+    const arms = r.report.call_types![0]!.arms;
+    // items 0..5 give messages 0..11 (inc, cand alternating): 6 candidate calls relabelled
+    expect(arms.find((a) => a.arm_id === 'cand')!.cost.n_provider_zero_mismatch).toBe(6);
+    expect(arms.find((a) => a.arm_id === 'inc')!.cost.n_provider_zero_mismatch).toBe(0);
+    expect(arms.find((a) => a.arm_id === 'cand')!.cost.total_usd).toBeGreaterThan(0);
   });
 });

@@ -18,6 +18,7 @@
  */
 import {
   MIN_ARM_OBSERVATIONS,
+  PROVIDER_ZERO_WITH_TOKENS,
   ShadowplaneError,
   canonicalJson,
   contentHash,
@@ -41,10 +42,10 @@ import {
   type ShareValue,
 } from '@shadowplane/contracts';
 import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Composite, type ScoreResult } from '@shadowplane/scoring';
-import { powerPlan, quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/stats';
+import { quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/stats';
 import { fastContentHash } from './canonical-fast.js';
 import { NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD, clusterBySimhash } from './clusters.js';
-import { comparisonLevel, computeComparison, type ComparisonSettings, type PairRow } from './compare.js';
+import { comparisonLevel, comparisonPowerPlan, computeComparison, weakestInstrument, type ComparisonSettings, type PairRow } from './compare.js';
 import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
 
 /** The pinned campaign a fold is for. */
@@ -282,6 +283,8 @@ export function foldReport(input: FoldInput): FoldResult {
       }
       scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite, compositeNoJudge });
     }
+    const instrumentOf = new Map<string, Observation['instrument']>();
+    for (const s of scored.values()) instrumentOf.set(s.id, s.obs.instrument);
     const byArm = new Map<string, ScoredObs[]>();
     for (const s of scored.values()) {
       const k = `${s.obs.arm_id}|${s.obs.role}`;
@@ -302,21 +305,8 @@ export function foldReport(input: FoldInput): FoldResult {
     }
     const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
     aaParts.push({ call_type: ct, diffs: aaDiffs, sd: aaSd });
-    const plan = (clusters: number): PowerPlanValue => {
-      const p = powerPlan({ clusters: Math.max(1, clusters), sdDiff: aaSd, alphaOneSided: alphaAdjusted, power: 0.8, marginPp: spec.margins.noninferiority_pp });
-      return {
-        clusters,
-        alpha_one_sided: alphaAdjusted,
-        power: 0.8,
-        margin_pp: spec.margins.noninferiority_pp,
-        sd_diff: p.sdDiff,
-        sd_source: p.sdSource,
-        aa_pairs: aaDiffs.length,
-        mde_pp: clusters >= 1 ? p.mdePp : null,
-        clusters_needed_for_margin: p.clustersNeededForMargin,
-        powered: clusters >= 1 && p.powered,
-      };
-    };
+    const noiseFloor = { pairs: aaDiffs.length, sd: aaSd };
+    const planSettings = { alpha_one_sided: alphaAdjusted, margin_pp: spec.margins.noninferiority_pp, noise_floor: noiseFloor };
 
     // 5. arm views
     const tasksClosed = (armId: string) => {
@@ -388,6 +378,7 @@ export function foldReport(input: FoldInput): FoldResult {
           n_unpriced: ok.length - priced.length,
           per_task_usd: tasks > 0 && onBasis.length && basis !== 'estimate' ? total / tasks : null,
           tasks_closed: tasks,
+          n_provider_zero_mismatch: ok.filter((s) => s.obs.cost.reason === PROVIDER_ZERO_WITH_TOKENS).length,
         },
         tokens: {
           // Cache reads and writes are parts of input: an unreported part (OpenAI has no cache
@@ -494,11 +485,12 @@ export function foldReport(input: FoldInput): FoldResult {
       for (const [bs, rs] of pairsByBasis) if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
       for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
       rows = byKey(rows, (r) => r.item_hash);
+      const instrument = weakestInstrument(rows.flatMap((r) => [instrumentOf.get(r.obs_inc)!, instrumentOf.get(r.obs_cand)!]));
       if (Object.keys(excluded).length > 0) anyRefused = true;
       const wsum = rows.reduce((a, r) => a + r.weight, 0);
       const jshare = wsum > 0 ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum : null;
       const clustersHave = new Set(rows.map((r) => r.cluster)).size;
-      const pp = plan(clustersHave);
+      const pp = comparisonPowerPlan(rows, { ...planSettings, clusters: clustersHave });
       const base: Omit<Comparison, 'state' | 'cannot_measure' | 'insufficient' | 'decision' | 'decision_reasons' | 'remediation' | 'stats'> = {
         candidate_arm_id: cand.id,
         basis,
@@ -508,12 +500,13 @@ export function foldReport(input: FoldInput): FoldResult {
         trust_class: jshare === null ? null : trustClass(jshare),
         judge_weight_share: jshare,
         judge_refused: judgeRefused,
+        instrument,
         power_plan: pp,
       };
       const need = pp.clusters_needed_for_margin;
       const moreTraffic: Remediation = {
         code: 'capture_more_traffic',
-        text: need === null ? 'capture more traffic (a zero margin cannot be powered: set a positive noninferiority_pp)' : `capture more traffic: need ${need} clusters for MDE <= ${spec.margins.noninferiority_pp}pp (have ${clustersHave})`,
+        text: need === null ? 'capture more traffic (a zero margin cannot be powered: set a positive noninferiority_pp)' : `capture more traffic: need ${need} clusters for MDE <= ${spec.margins.noninferiority_pp}pp (have ${clustersHave}; sd ${pp.sd_diff.toFixed(3)} from ${pp.sd_source === 'paired_upper_bound' ? 'the upper bound on the observed paired spread' : 'the conservative prior'})`,
       };
       const cannot = (reason: CannotMeasureReason, detail: string, remediation: Remediation[]): Comparison => ({
         ...base,
@@ -565,21 +558,32 @@ export function foldReport(input: FoldInput): FoldResult {
           min_savings: spec.margins.min_savings,
           hard_gate_failures: hardFails,
           cost_ceiling_breaches: ceiling,
+          instrument,
         };
         const r = computeComparison(rows, settings);
         const remediation: Remediation[] = [];
         if (r.decision === 'inconclusive') {
           if (r.decision_reasons.some((x) => x.startsWith('quality_lower_bound_not_above_margin'))) {
-            remediation.push(pp.powered ? { code: 'quality_not_shown', text: `the quality interval is already within the power plan (MDE ${pp.mde_pp?.toFixed(2)}pp) and still does not clear -${spec.margins.noninferiority_pp}pp: the candidate is probably worse by about the margin` } : moreTraffic);
+            // claim only what the interval shows: below 0 throughout → shown worse (by less than it
+            // can rule out); otherwise it holds both 0 and −margin and only more traffic can tell
+            const m = spec.margins.noninferiority_pp;
+            const lo = (r.quality_delta.lower * 100).toFixed(2);
+            const hi = (r.quality_delta.upper * 100).toFixed(2);
+            remediation.push(
+              r.quality_delta.upper < 0
+                ? { code: 'quality_shown_worse', text: `the quality interval [${lo}, ${hi}]pp lies below 0: the candidate is shown worse than the incumbent, by between ${(-r.quality_delta.upper * 100).toFixed(2)} and ${(-r.quality_delta.lower * 100).toFixed(2)}pp, and not shown within -${m}pp` }
+                : { code: 'capture_more_traffic', text: `the quality interval [${lo}, ${hi}]pp holds both 0 and -${m}pp: ${moreTraffic.text}` },
+            );
           }
           if (r.decision_reasons.some((x) => x.startsWith('savings_unmeasurable'))) remediation.push({ code: 'add_rate_card', text: 'cost savings are unmeasurable: configure rate cards so both arms are priced' });
           if (r.decision_reasons.some((x) => x.startsWith('savings_lower_bound_below_min'))) remediation.push({ code: 'savings_not_shown', text: `savings are not shown to reach min_savings ${spec.margins.min_savings}: capture more traffic or accept a lower min_savings` });
         }
+        if (r.state === 'CANNOT_MEASURE') remediation.push({ code: 'run_shadow_dual_run', text: 'replay measures cost only: run the candidate as a shadow_dual_run campaign to decide quality' });
         if (base.trust_class === 'C') remediation.push({ code: 'register_outcome', text: 'the quality evidence is judge-dominated (trust class C): register first-party outcomes or add programmatic scorers' });
         cmp = {
           ...base,
           state: r.state,
-          cannot_measure: null,
+          cannot_measure: r.state === 'CANNOT_MEASURE' ? { reason: 'instrument_cost_only', detail: 'the pairs come from replay: cost savings are measured, quality is never decided from a historical served output' } : null,
           insufficient: null,
           decision: r.decision,
           decision_reasons: r.decision_reasons,
@@ -599,7 +603,7 @@ export function foldReport(input: FoldInput): FoldResult {
           },
         };
         statsParts.push({ call_type: ct, candidate_arm_id: cand.id, settings, result: r });
-        if (r.cost_savings !== null) {
+        if (r.cost_savings !== null && r.state !== 'CANNOT_MEASURE') {
           const tw = rows.reduce((a, x) => a + x.weight, 0);
           const qInc = rows.reduce((a, x) => a + x.weight * x.q_inc, 0) / tw;
           const cInc = rows.reduce((a, x) => a + x.weight * x.cost_inc_usd, 0) / tw;
@@ -640,6 +644,12 @@ export function foldReport(input: FoldInput): FoldResult {
       }
     }
 
+    // before any pairs: the prior, inflated by the design effect of the admitted clusters' weights
+    const datasetPlan = (): PowerPlanValue => {
+      const cw = new Map<string, number>();
+      for (const h of admitted) cw.set(clusterOf.get(h)!, (cw.get(clusterOf.get(h)!) ?? 0) + weight.get(h)!);
+      return comparisonPowerPlan([], { ...planSettings, clusters: cw.size, priorWeights: [...cw.values()] });
+    };
     const card: DatasetCard = {
       schema: 'shadow.dataset_card/v1',
       dataset_hash: fastContentHash(admitted.map((h) => [h, weight.get(h)!])),
@@ -654,7 +664,7 @@ export function foldReport(input: FoldInput): FoldResult {
       traffic_classes: sortRecord(trafficCounts),
       exclusions,
       exclusion_counts: sortRecord(exclusionCounts),
-      power_plan: plan(new Set(clusterOf.values()).size),
+      power_plan: datasetPlan(),
     };
     datasetCards.push(card);
     const decidingBases = comparisons.map((c) => c.basis).filter((b): b is 'provider_reported' | 'rate_card' => b !== null);

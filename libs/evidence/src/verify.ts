@@ -2,11 +2,11 @@
  * Offline verification of an evidence bundle: recomputes hashes and the statistics.
  */
 import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
-import { powerPlan, sdOfDifferences } from '@shadowplane/stats';
+import { sdOfDifferences } from '@shadowplane/stats';
 import { fastCanonicalJson as canonicalJson, fastContentHash as contentHash } from './canonical-fast.js';
 import { BUNDLE_PARTS, type BundleParts, type CostEvidenceRow, type StatsPart } from './bundle.js';
 import { clusterBySimhash } from './clusters.js';
-import { computeComparison, type PairRow } from './compare.js';
+import { comparisonPowerPlan, computeComparison, type PairRow } from './compare.js';
 
 /** One mismatch found by {@link verifyBundle}: the JSON path (dotted, `[i]` for indexes) of the recorded value. */
 export interface BundleProblem {
@@ -186,21 +186,28 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
     }
   });
 
-  // 2b. noise floor and power plans from the A-A part
+  // 2b. noise floor from the A-A part; power plans from each comparison's paired rows
+  const noiseFloorOf = new Map<string, { pairs: number; sd: number | null }>();
   (parts.aa ?? []).forEach((aa, i) => {
     const sd = aa.diffs.length >= 2 ? sdOfDifferences(aa.diffs) : null;
     if (!sameNumber(aa.sd, sd)) add(`parts.aa[${i}].sd`, sd, aa.sd, 'A-A sd differs from the recorded differences');
-    callTypes.forEach((ct, c) => {
-      if (ct.call_type !== aa.call_type) return;
-      ((ct.comparisons ?? []) as Obj[]).forEach((cmp, m) => {
-        const pp = cmp.power_plan as Obj | null;
-        if (!pp || typeof pp.clusters !== 'number') return;
-        const plan = powerPlan({ clusters: Math.max(1, pp.clusters), sdDiff: sd, alphaOneSided: pp.alpha_one_sided as number, power: pp.power as number, marginPp: pp.margin_pp as number });
-        const base = `parts.report.call_types[${c}].comparisons[${m}].power_plan`;
-        if (!sameNumber(pp.sd_diff, plan.sdDiff)) add(`${base}.sd_diff`, plan.sdDiff, pp.sd_diff, 'power plan sd differs from the A-A part');
-        if (pp.clusters as number >= 1 && !sameNumber(pp.mde_pp, plan.mdePp)) add(`${base}.mde_pp`, plan.mdePp, pp.mde_pp, 'MDE differs from the recomputed power plan');
-        if (!sameNumber(pp.clusters_needed_for_margin, plan.clustersNeededForMargin)) add(`${base}.clusters_needed_for_margin`, plan.clustersNeededForMargin, pp.clusters_needed_for_margin, 'clusters needed differs from the recomputed power plan');
+    noiseFloorOf.set(aa.call_type, { pairs: aa.diffs.length, sd });
+  });
+  callTypes.forEach((ct, c) => {
+    ((ct.comparisons ?? []) as Obj[]).forEach((cmp, m) => {
+      const pp = cmp.power_plan as Obj | null;
+      if (!pp || typeof pp.clusters !== 'number' || pp.sd_source === 'aa_pairs') return;
+      const pr = (parts.paired ?? []).find((x) => x.call_type === ct.call_type && x.candidate_arm_id === cmp.candidate_arm_id);
+      const plan = comparisonPowerPlan((pr?.rows ?? []) as PairRow[], {
+        clusters: pp.clusters,
+        alpha_one_sided: pp.alpha_one_sided as number,
+        margin_pp: pp.margin_pp as number,
+        noise_floor: noiseFloorOf.get(ct.call_type as string) ?? { pairs: 0, sd: null },
       });
+      const base = `parts.report.call_types[${c}].comparisons[${m}].power_plan`;
+      for (const f of ['sd_diff', 'sd_source', 'mde_pp', 'clusters_needed_for_margin', 'powered', 'noise_floor_sd'] as const) {
+        if (!sameNumber(pp[f] ?? null, plan[f] ?? null)) add(`${base}.${f}`, plan[f], pp[f], `power plan ${f} differs from the one recomputed from the paired rows`);
+      }
     });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NULL_USAGE } from '@shadowplane/contracts';
 import type { Usage } from '@shadowplane/contracts';
-import { estimateCost, parseResponse, rateCardCost, resolveCost, usdToMicroUsdCeil } from './index.js';
+import { estimateCost, parseResponse, PROVIDER_ZERO_WITH_TOKENS, rateCardCost, resolveCost, usdToMicroUsdCeil } from './index.js';
 
 const u = (o: Partial<Usage>): Usage => ({ ...NULL_USAGE, ...o });
 
@@ -74,9 +74,24 @@ describe('usdToMicroUsdCeil', () => {
 
 describe('resolveCost', () => {
   const SSE = { status: 200, headers: { 'content-type': 'text/event-stream' } };
-  it('prefers the provider-reported cost over the rate card, and keeps a reported 0', () => {
+  it('prefers the provider-reported cost over the rate card', () => {
+    const r = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5,"cost":0.00003}}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(r, { input: 1, output: 1 })).toEqual({ usd: 0.00003, micro_usd: 30, basis: 'provider_reported' });
+  });
+  it('a provider cost of 0 with billed tokens is not a measured zero: the rate card prices it, labelled as such', () => {
     const r = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5,"cost":0}}\n\ndata: [DONE]\n\n');
-    expect(resolveCost(r, { input: 1, output: 1 })).toEqual({ usd: 0, micro_usd: 0, basis: 'provider_reported' });
+    // 5 input + 5 output tokens at $1/M each = $0.00001 = 10 µ$
+    expect(resolveCost(r, { input: 1, output: 1 })).toEqual({ usd: 0.00001, micro_usd: 10, basis: 'rate_card', reason: PROVIDER_ZERO_WITH_TOKENS });
+  });
+  it('a provider cost of 0 with billed tokens and no rate card is unknown (so the budget settles the upper bound)', () => {
+    const r = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5,"cost":0}}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(r)).toEqual({ usd: null, micro_usd: null, basis: null, reason: PROVIDER_ZERO_WITH_TOKENS });
+  });
+  it('a free model (rate card 0) agrees with a provider 0, which stays provider_reported; so does a 0 with no tokens', () => {
+    const r = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5,"cost":0}}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(r, { input: 0, output: 0 })).toEqual({ usd: 0, micro_usd: 0, basis: 'provider_reported' });
+    const none = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":0,"completion_tokens":0,"cost":0}}\n\ndata: [DONE]\n\n');
+    expect(resolveCost(none, { input: 1, output: 1 })).toEqual({ usd: 0, micro_usd: 0, basis: 'provider_reported' });
   });
   it('without a provider cost and without a card, the cost is unknown with a reason', () => {
     const r = parseResponse('openai.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":5}}\n\ndata: [DONE]\n\n');

@@ -1,5 +1,5 @@
 // The one public surface of @shadowplane/providers: wire adapters, SSE parsing, usage and cost.
-export { createResponseParser, parseResponse, resolveCost } from './response.js';
+export { createResponseParser, parseResponse, resolveCost, PROVIDER_ZERO_WITH_TOKENS } from './response.js';
 export type { ParsedResponse, StreamParser, ToolCall } from './response.js';
 export type { ResponseMeta } from './headers.js';
 export { headerValue } from './headers.js';

@@ -72,6 +72,26 @@ describe('OpenAI chat streams', () => {
     expect(r.errorMessage).toBe('Provider disconnected');
   });
 
+  // Shape of OpenRouter's documented mid-stream error event (top-level `error` beside a
+  // `choices` entry with finish_reason "error"), here also carrying the billed `usage`.
+  it('keeps the usage carried by a mid-stream error chunk: billed tokens never vanish', () => {
+    const errChunk = chatChunk({ provider: 'Google', error: { code: 502, message: 'Provider disconnected' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }], usage: { prompt_tokens: 43, completion_tokens: 10, total_tokens: 53, cost: 0.0000215 } });
+    const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [{ index: 0, delta: { content: 'Par' } }] }), errChunk, 'data: [DONE]'));
+    expect(r.errorClass).toBe('upstream_5xx');
+    expect(r.usage.input_tokens).toBe(43);
+    expect(r.usage.output_tokens).toBe(10);
+    expect(r.providerCostUsd).toBe(0.0000215);
+    expect(r.abandoned).toBe(false);
+    expect(r.finishReason).toBe('error');
+    expect(r.upstream).toBe('Google');
+  });
+  it('keeps the usage of a final error chunk with no [DONE] after it', () => {
+    const errChunk = chatChunk({ error: { code: 'server_error', message: 'boom' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }], usage: { prompt_tokens: 43, completion_tokens: 10 } });
+    const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [{ index: 0, delta: { content: 'x' } }] }), errChunk));
+    expect(r.errorClass).not.toBeNull();
+    expect([r.usage.input_tokens, r.usage.output_tokens]).toEqual([43, 10]);
+  });
+
   it('an OpenRouter usage.cost of 0 is kept as a reported 0, not treated as missing', () => {
     const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ provider: 'X', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0 } }), 'data: [DONE]'));
     expect(r.providerCostUsd).toBe(0);

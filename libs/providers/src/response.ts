@@ -1,5 +1,5 @@
 import type { Api, Cost, ErrorClass, RateCard, Usage } from '@shadowplane/contracts';
-import { NULL_USAGE } from '@shadowplane/contracts';
+import { NULL_USAGE, PROVIDER_ZERO_WITH_TOKENS } from '@shadowplane/contracts';
 import { classifyError, classifyErrorObject, errorObjectOf, retryAfterSeconds } from './errors.js';
 import { headerValue } from './headers.js';
 import type { ResponseMeta } from './headers.js';
@@ -244,6 +244,12 @@ class ResponseParser implements StreamParser {
     const err = errorObjectOf(j);
     if (err !== null) {
       this.setError(this.meta.status, err);
+      // an error chunk (OpenRouter mid-stream or final) may carry the usage the provider billed:
+      // keep it, or billed tokens vanish from the record
+      this.echo(j);
+      if (isObj(j['usage'])) this.usageRaw = j['usage'];
+      const fr = Array.isArray(j['choices']) && isObj(j['choices'][0]) ? str(j['choices'][0]['finish_reason']) : null;
+      if (fr !== null) this.finishReason = fr;
       return;
     }
     this.echo(j);
@@ -460,6 +466,7 @@ class ResponseParser implements StreamParser {
       this.errorClass = c.errorClass;
       this.errorMessage = c.message;
       if (c.upstream !== null) this.upstream = c.upstream;
+      if (isObj(j['usage'])) this.usageRaw = j['usage']; // billed usage beside an error is kept
       return;
     }
     if (this.api === 'anthropic.messages') {
@@ -660,17 +667,33 @@ export function parseResponse(api: Api, meta: ResponseMeta, body: Uint8Array | s
   return p.end();
 }
 
+/** Reason on a cost whose provider-reported 0 came with billed tokens (libs/contracts). */
+export { PROVIDER_ZERO_WITH_TOKENS };
+
 /**
  * The cost to record for a parsed response: `provider_reported` when the provider reported a
- * cost (kept even when it is 0), else `rate_card` from `card` when given, else unknown
- * (`{usd:null, micro_usd:null, basis:null, reason}` with reason `no_usage` when neither input
- * nor output tokens were reported — abandoned or error responses — `no_rate_card` otherwise).
- * Bases never blend.
- * Source: DESIGN.md honesty rule 5.
+ * cost, else `rate_card` from `card` when given, else unknown (`{usd:null, micro_usd:null,
+ * basis:null, reason}` with reason `no_usage` when neither input nor output tokens were reported
+ * — abandoned or error responses — `no_rate_card` otherwise). Bases never blend.
+ * A provider-reported 0 with billed tokens (input or output > 0) is not a measured zero (a gateway
+ * that reports `cost: 0` for a paid call would make the arm look free and the budget never trip):
+ * with a rate card that prices those tokens above 0 the cost is the rate-card cost, labelled
+ * `rate_card` with reason {@link PROVIDER_ZERO_WITH_TOKENS}; without a rate card it is unknown
+ * (usd null, same reason), so the budget settles the reserved upper bound. Where the rate card is
+ * itself 0 for those tokens (a free model) the provider's 0 agrees with it and stays
+ * `provider_reported`.
+ * Source: DESIGN.md honesty rules 4–6.
  */
 export function resolveCost(parsed: ParsedResponse, card?: RateCard): Cost {
   if (parsed.providerCostUsd !== null) {
     const c = providerReportedCost(parsed.providerCostUsd);
+    const billed = (parsed.usage.input_tokens ?? 0) > 0 || (parsed.usage.output_tokens ?? 0) > 0;
+    if (c.usd === 0 && billed) {
+      if (card === undefined) return { usd: null, micro_usd: null, basis: null, reason: PROVIDER_ZERO_WITH_TOKENS };
+      const rc = rateCardCost(parsed.usage, card);
+      if (rc.usd === 0) return c; // a free model: the provider's 0 agrees with the card
+      return { ...rc, reason: PROVIDER_ZERO_WITH_TOKENS };
+    }
     if (c.usd !== null) return c;
   }
   if (card !== undefined) return rateCardCost(parsed.usage, card);

@@ -18,6 +18,7 @@ export const DECISION_REASONS = [
   'savings_unmeasurable',
   'hard_gate_broken',
   'cost_ceiling_breached',
+  'savings_interval_degenerate',
 ] as const;
 /** One of {@link DECISION_REASONS}. */
 export type DecisionReason = (typeof DECISION_REASONS)[number];
@@ -34,7 +35,8 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
  * Rule (DESIGN.md "Verdict statistics"):
  * - fail when upper(D) < −margin, or a hard assertion gate is broken, or a per-request cost ceiling
  *   is breached;
- * - else pass when lower(D) > −margin and lower(S) ≥ minSavings;
+ * - else pass when lower(D) > −margin and lower(S) ≥ minSavings, and the savings interval is not
+ *   degenerate (`costSavings.degenerate`: zero spread — a collapsed interval never licenses a pass);
  * - else inconclusive.
  * Reasons: every bound that decided or did not clear is named, as `<token>: <numbers>` with a
  * token from {@link DECISION_REASONS}; a pass lists the two cleared bounds.
@@ -44,7 +46,7 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
  */
 export function nonInferiorityDecision(o: {
   qualityDelta: { lower: number; upper: number };
-  costSavings: { lower: number } | null;
+  costSavings: { lower: number; degenerate?: boolean } | null;
   marginPp: number;
   minSavings: number;
   hardGateBroken?: boolean;
@@ -71,6 +73,7 @@ export function nonInferiorityDecision(o: {
   );
   let savingsOk = false;
   if (o.costSavings === null) reasons.push('savings_unmeasurable: cost savings have no interval (unknown or zero incumbent cost)');
+  else if (o.costSavings.degenerate === true) reasons.push(`savings_interval_degenerate: every cluster has the same cost ratio (lower(S) ${pct(o.costSavings.lower)} with zero width); a collapsed interval is not evidence of a bound`);
   else {
     savingsOk = o.costSavings.lower >= o.minSavings;
     reasons.push(

@@ -7,11 +7,14 @@
 export { normPpf, normCdf } from './normal.js';
 export { wilsonInterval, twoProportionZ } from './proportions.js';
 export { holm, bonferroniAlpha, alphaSpent, intervalLevel } from './multiplicity.js';
-export { mdePpPaired, CONSERVATIVE_SD_DIFF, powerPlan, sdOfDifferences } from './power.js';
-export type { PowerPlan } from './power.js';
+export { mdePpPaired, CONSERVATIVE_SD_DIFF, powerPlan, powerPlanFromPairs, sdOfDifferences } from './power.js';
+export type { PowerPlan, PairedPowerPlan, PairedSdSource } from './power.js';
 export { quantileType7 } from './quantile.js';
 export { createRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
 export { pairedClusterBootstrap } from './bootstrap.js';
+export { pairedScoreIntervals, pairedDifferenceSpread } from './score-interval.js';
+export type { ScoreInterval, PairedScoreIntervals } from './score-interval.js';
+export { studentTCdf, studentTPpf, chiSquarePpf } from './distributions.js';
 export type { PairedItem, Interval, BootstrapResult, CostSavingsNullReason } from './bootstrap.js';
 export { nonInferiorityDecision, DECISION_REASONS } from './decision.js';
 export type { Decision, DecisionReason } from './decision.js';

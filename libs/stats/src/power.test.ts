@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONSERVATIVE_SD_DIFF, mdePpPaired, powerPlan, sdOfDifferences } from './power.js';
+import { CONSERVATIVE_SD_DIFF, mdePpPaired, powerPlan, powerPlanFromPairs, sdOfDifferences } from './power.js';
 
 // z₀.₉₅ + z₀.₈ = 1.6448536269514722 + 0.8416212335729143 (scipy.stats.norm.ppf; stats.json norm_ppf)
 const Z_SUM = 1.6448536269514722 + 0.8416212335729143;
@@ -73,5 +73,49 @@ describe('sdOfDifferences', () => {
     expect(() => sdOfDifferences([])).toThrow(/at least 2/);
     expect(() => sdOfDifferences([0.5])).toThrow(RangeError);
     expect(() => sdOfDifferences([0, Number.NaN])).toThrow(/index 1/);
+  });
+});
+
+describe('powerPlanFromPairs', () => {
+  const base = { alphaOneSided: 0.05, marginPp: 5 };
+  it('before enough pairs uses the prior √0.5, inflated by √deff for unequal cluster weights', () => {
+    const p = powerPlanFromPairs({ ...base, clusters: 100, observed: { sd: 0.1, clusters: 7 }, designEffect: 1.44 });
+    expect(p.sdSource).toBe('conservative_prior');
+    expect(p.sdDiff).toBeCloseTo(Math.SQRT1_2 * 1.2, 12);
+    expect(p.sdObserved).toBeNull();
+  });
+  it('from 8 clusters uses the 90% upper confidence bound sd·√((m − 1)/χ²₀.₁,ₘ₋₁) (table: χ²₀.₁,₇ = 2.833)', () => {
+    const p = powerPlanFromPairs({ ...base, clusters: 8, observed: { sd: 0.4, clusters: 8 } });
+    expect(p.sdSource).toBe('paired_upper_bound');
+    expect(p.sdUpperBound!).toBeCloseTo(0.4 * Math.sqrt(7 / 2.833), 3);
+    expect(p.sdDiff).toBe(p.sdUpperBound);
+  });
+  it('an observed sd of 0 is floored at the rare-failure spread √(m(1 − m)) at the margin: no cliff', () => {
+    const zero = powerPlanFromPairs({ ...base, clusters: 200, observed: { sd: 0, clusters: 200 } });
+    const tiny = powerPlanFromPairs({ ...base, clusters: 200, observed: { sd: 1e-6, clusters: 200 } });
+    expect(zero.sdDiff).toBeCloseTo(Math.sqrt(0.05 * 0.95), 12);
+    expect(tiny.sdDiff).toBe(zero.sdDiff);
+    expect(zero.mdePp).toBe(tiny.mdePp);
+  });
+  it('states the MDE with t quantiles (k − 1 df): larger than the normal-theory MDE at few clusters', () => {
+    const p = powerPlanFromPairs({ ...base, clusters: 10, observed: { sd: 0.5, clusters: 10 } });
+    expect(p.mdePp!).toBeGreaterThan(mdePpPaired({ sdDiff: p.sdDiff, clusters: 10, alphaOneSided: 0.05, power: 0.8 }));
+  });
+  it('clustersNeededForMargin is the least k with MDE(k) ≤ margin', () => {
+    const p = powerPlanFromPairs({ ...base, clusters: 30, observed: { sd: 0.3, clusters: 30 } });
+    const need = p.clustersNeededForMargin!;
+    const at = (k: number) => powerPlanFromPairs({ ...base, clusters: k, observed: { sd: 0.3, clusters: 30 } });
+    expect(at(need).powered).toBe(true);
+    expect(at(need - 1).powered).toBe(false);
+  });
+  it('a near-deterministic sample (no discordance among 20) is bounded by the Wilson zero-event bound, not trusted as sd 0', () => {
+    const z = 1.2815515655446004; // z₀.₉
+    const p = powerPlanFromPairs({ ...base, clusters: 20, observed: { sd: 0, clusters: 20, meanSquare: 0 } });
+    expect(p.sdUpperBound!).toBeCloseTo(Math.sqrt((z * z) / (20 + z * z)), 10);
+  });
+  it('has no MDE below 2 clusters and no clusters-needed for a zero margin', () => {
+    expect(powerPlanFromPairs({ ...base, clusters: 1, observed: null }).mdePp).toBeNull();
+    expect(powerPlanFromPairs({ ...base, marginPp: 0, clusters: 50, observed: null }).clustersNeededForMargin).toBeNull();
+    expect(() => powerPlanFromPairs({ ...base, clusters: 50, observed: { sd: -1, clusters: 50 } })).toThrow(RangeError);
   });
 });

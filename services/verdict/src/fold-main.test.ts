@@ -13,7 +13,7 @@ const CID = 'cmp_0f0f0f0f0f0f0f0f';
 describe('shadowplane fold (offline)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sp-fold-'));
   const obsFile = join(dir, 'obs.jsonl');
-  writeFileSync(obsFile, synthCampaign(CID, 50, 0.9, { same: 'same', worse: 0.4 }).map((m) => JSON.stringify(m)).join('\n') + '\n');
+  writeFileSync(obsFile, synthCampaign(CID, 300, 0.9, { same: 'same', worse: 0.4 }).map((m) => JSON.stringify(m)).join('\n') + '\n');
   const specFile = join(dir, 'run-spec.yaml');
   writeFileSync(specFile, stringify(synthSpec(['same', 'worse'])));
 
@@ -43,7 +43,7 @@ describe('shadowplane fold (offline)', () => {
     const json3 = join(dir, 'r3.json');
     const run3 = join(dir, 'run3.json');
     const obsFile3 = join(dir, 'obs3.jsonl');
-    writeFileSync(obsFile3, synthCampaign('cmp_1111111111111111', 50, 0.9, { same: 'same', worse: 0.4 }).reverse().map((m) => JSON.stringify(m)).join('\n') + '\n');
+    writeFileSync(obsFile3, synthCampaign('cmp_1111111111111111', 300, 0.9, { same: 'same', worse: 0.4 }).reverse().map((m) => JSON.stringify(m)).join('\n') + '\n');
     expect(await main([obsFile3, '--spec', specFile, '--json', json3, '--run-record', run3])).toBe(0);
     expect(readFileSync(json3, 'utf8')).toBe(readFileSync(json, 'utf8'));
     expect((JSON.parse(readFileSync(run3, 'utf8')) as RunRecord).campaign_id).toBe('cmp_1111111111111111');
