@@ -104,6 +104,10 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 - name: SHADOWPLANE_NATS_PREFIX
   value: {{ .Values.nats.prefix | quote }}
 {{- end }}
+{{- if ne (int .Values.nats.replicas) 1 }}
+- name: SHADOWPLANE_NATS_REPLICAS
+  value: {{ .Values.nats.replicas | quote }}
+{{- end }}
 - name: SHADOWPLANE_LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
 {{- if .Values.otlp.endpoint }}

@@ -44,6 +44,36 @@ describe('BudgetLedgerClient', () => {
     expect(await client.snapshot('b')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 0, settled_micro_usd: 320, exhausted: false });
   });
 
+  it('refuses to reserve again an id that was settled, whole-request and without writing', async () => {
+    await client.ledgers.put('s', newLedger(1));
+    expect((await client.reserve('s', { 'i1.inc.1': 300 })).ok).toBe(true);
+    await client.settle('s', { prefix: 'i1.inc.' }, 100);
+    const before = await client.ledgers.get('s');
+    const again = await client.reserve('s', { 'i1.inc.1': 300, 'i1.cand.1': 50 });
+    expect(again).toMatchObject({ ok: false, reason: 'already_settled', settledIds: ['i1.inc.1'] });
+    expect((await client.ledgers.get('s'))?.revision).toBe(before?.revision);
+    // an id settled by exact selector is refused too; ids never settled still reserve
+    expect((await client.reserve('s', { 'i2.inc.1': 10 })).ok).toBe(true);
+    await client.settle('s', { ids: ['i2.inc.1'] }, 'reserved');
+    expect(await client.reserve('s', { 'i2.inc.1': 10 })).toMatchObject({ ok: false, reason: 'already_settled' });
+    expect((await client.reserve('s', { 'i2.inc.2': 10 })).ok).toBe(true);
+    expect(await client.snapshot('s')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 10, settled_micro_usd: 110, exhausted: false, outstanding: { 'i2.inc.2': 10 } });
+  });
+
+  it('a reserve racing the settlement of the same id never leaves it reserved after the settlement', async () => {
+    for (let round = 0; round < 20; round++) {
+      const id = `race${round}`;
+      await client.ledgers.put(id, newLedger(1));
+      await client.reserve(id, { r: 100 });
+      // the settlement and a duplicate reserve (a redelivery) at once
+      const [s, r] = await Promise.all([client.settle(id, { ids: ['r'] }, 40), client.reserve(id, { r: 100 })]);
+      expect(s.found).toBe(true);
+      const l = (await client.snapshot(id))!;
+      // either the reserve saw it outstanding (a no-op) or saw the settlement record: never re-reserved
+      expect({ round, reserved: l.reserved_micro_usd, settled: l.settled_micro_usd, r: r.ok || r.reason }).toEqual({ round, reserved: 0, settled: 40, r: r.ok ? true : 'already_settled' });
+    }
+  });
+
   it('clamps an actual cost above its reservation and reports the excess', async () => {
     await client.ledgers.put('c', newLedger(1));
     await client.reserve('c', { r: 50 });

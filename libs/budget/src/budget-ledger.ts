@@ -5,7 +5,9 @@ import { BudgetLedger } from '@shadowplane/contracts';
 /** Result of {@link BudgetLedgerClient.reserve}. */
 export type ReserveResult =
   | { ok: true; reservationIds: string[]; ledger: BudgetLedger }
-  | { ok: false; reason: 'budget_exhausted' | 'no_ledger'; ledger: BudgetLedger | null };
+  | { ok: false; reason: 'budget_exhausted' | 'no_ledger'; ledger: BudgetLedger | null }
+  /** some ids were already settled: a settled reservation is never opened again (nothing written) */
+  | { ok: false; reason: 'already_settled'; settledIds: string[]; ledger: BudgetLedger };
 
 /** Result of {@link BudgetLedgerClient.settle}. */
 export interface SettleResult {
@@ -43,6 +45,11 @@ const sumValues = (o: Record<string, number>): number => Object.values(o).reduce
  * A redelivered or recovered item can therefore repeat any step without double counting.
  * Ids are chosen by the caller; the duplicator uses `<item_hash>.<arm_id>.<attempt>`.
  *
+ * A settled id is never reserved again: settling records `<campaign>.settled.<id>` in the same
+ * bucket before the CAS write that removes the reservation, and a reservation reads those
+ * records after reading the ledger and writes only if the ledger is unchanged since. So a late
+ * or duplicated reserve (a redelivery racing a recovery) cannot reopen spend already accounted.
+ *
  * The ledger is created by the control service at launch (`limit_micro_usd =
  * ceil(max_cost_usd·1e6)`, zero reserved/settled); this client never creates one.
  */
@@ -60,7 +67,8 @@ export class BudgetLedgerClient {
    * Reserves every part atomically (one CAS write): all or none. Parts whose id is already
    * outstanding are kept as they are (idempotent); parts of 0 micro-USD are not recorded.
    * Refused — and the ledger's `exhausted` flag set in the same write — when the ledger is
-   * already exhausted or settled + reserved + the new parts would exceed the limit.
+   * already exhausted or settled + reserved + the new parts would exceed the limit. Refused
+   * without any write when a new part's id was settled before (`already_settled`).
    * @param parts reservation id → micro-USD (non-negative integers)
    * @returns `{ok:true, reservationIds}` or `{ok:false, reason}` (`no_ledger` when the campaign has none)
    * @throws RangeError for a negative or non-integer amount; Error('cas_retries_exhausted') under extreme contention
@@ -69,31 +77,42 @@ export class BudgetLedgerClient {
     for (const [id, v] of Object.entries(parts)) {
       if (!Number.isInteger(v) || v < 0) throw new RangeError(`reservation ${id}: micro-USD must be a non-negative integer, got ${v}`);
     }
-    let refused = false;
-    const r = await this.ledgers.mutate(
-      campaignId,
-      (cur) => {
-        refused = false;
-        if (cur === null) return undefined;
-        const outstanding = { ...(cur.outstanding ?? {}) };
-        let add = 0;
-        for (const [id, v] of Object.entries(parts)) {
-          if (v === 0 || Object.hasOwn(outstanding, id)) continue;
-          outstanding[id] = v;
-          add += v;
-        }
-        if (add === 0) return undefined; // nothing new (retry of an applied reservation)
-        if (cur.exhausted || cur.settled_micro_usd + cur.reserved_micro_usd + add > cur.limit_micro_usd) {
-          refused = true;
-          return cur.exhausted ? undefined : { ...cur, exhausted: true };
-        }
-        return { ...cur, outstanding, reserved_micro_usd: cur.reserved_micro_usd + add };
-      },
-      this.opts.maxCasAttempts ?? 500,
-    );
-    if (r.value === null) return { ok: false, reason: 'no_ledger', ledger: null };
-    if (refused) return { ok: false, reason: 'budget_exhausted', ledger: r.value };
-    return { ok: true, reservationIds: Object.keys(parts), ledger: r.value };
+    const maxAttempts = this.opts.maxCasAttempts ?? 500;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const got = await this.ledgers.get(campaignId);
+      if (got === null) return { ok: false, reason: 'no_ledger', ledger: null };
+      const cur = got.value;
+      const outstanding = { ...(cur.outstanding ?? {}) };
+      let add = 0;
+      const fresh: string[] = [];
+      for (const [id, v] of Object.entries(parts)) {
+        if (v === 0 || Object.hasOwn(outstanding, id)) continue;
+        outstanding[id] = v;
+        add += v;
+        fresh.push(id);
+      }
+      if (add === 0) return { ok: true, reservationIds: Object.keys(parts), ledger: cur }; // retry of an applied reservation
+      // read after the ledger: a settlement writes its record before its ledger write
+      const settledIds = await this.settledAmong(campaignId, fresh);
+      if (settledIds.length > 0) return { ok: false, reason: 'already_settled', settledIds, ledger: cur };
+      if (cur.exhausted || cur.settled_micro_usd + cur.reserved_micro_usd + add > cur.limit_micro_usd) {
+        if (cur.exhausted) return { ok: false, reason: 'budget_exhausted', ledger: cur };
+        const next = { ...cur, exhausted: true };
+        if ((await this.ledgers.update(campaignId, next, got.revision)) !== null) return { ok: false, reason: 'budget_exhausted', ledger: next };
+      } else {
+        const next = { ...cur, outstanding, reserved_micro_usd: cur.reserved_micro_usd + add };
+        if ((await this.ledgers.update(campaignId, next, got.revision)) !== null) return { ok: true, reservationIds: Object.keys(parts), ledger: next };
+      }
+      // conflict: jittered pause so contending writers spread out
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
+    }
+    throw new Error('cas_retries_exhausted');
+  }
+
+  /** The ids among `ids` that have a settlement record (parallel reads). */
+  private async settledAmong(campaignId: string, ids: readonly string[]): Promise<string[]> {
+    const hits = await Promise.all(ids.map(async (id) => ((await this.ledgers.kv.get(settledKey(campaignId, id)))?.operation === 'PUT' ? id : null)));
+    return hits.filter((x): x is string => x !== null);
   }
 
   /**
@@ -108,36 +127,39 @@ export class BudgetLedgerClient {
    */
   async settle(campaignId: string, which: SettleSelector, actualMicroUsd: number | 'reserved'): Promise<SettleResult> {
     if (actualMicroUsd !== 'reserved' && (!Number.isInteger(actualMicroUsd) || actualMicroUsd < 0)) throw new RangeError(`actual micro-USD must be a non-negative integer, got ${actualMicroUsd}`);
-    let res: SettleResult = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
-    await this.ledgers.mutate(
-      campaignId,
-      (cur) => {
-        res = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
-        if (cur === null) return undefined;
-        const outstanding = { ...(cur.outstanding ?? {}) };
-        const ids = 'ids' in which ? which.ids.filter((id) => Object.hasOwn(outstanding, id)) : Object.keys(outstanding).filter((id) => id.startsWith(which.prefix));
-        if (ids.length === 0) return undefined;
-        let released = 0;
-        for (const id of ids) {
-          released += outstanding[id]!;
-          delete outstanding[id];
-        }
-        const actual = actualMicroUsd === 'reserved' ? released : actualMicroUsd;
-        const settled = Math.min(actual, released);
-        res = { found: true, releasedMicroUsd: released, settledMicroUsd: settled, overchargeMicroUsd: Math.max(0, actual - released) };
-        const next: BudgetLedger = {
-          ...cur,
-          reserved_micro_usd: Math.max(0, cur.reserved_micro_usd - released),
-          settled_micro_usd: cur.settled_micro_usd + settled,
-        };
-        if (Object.keys(outstanding).length > 0) next.outstanding = outstanding;
-        else delete next.outstanding;
-        return next;
-      },
-      this.opts.maxCasAttempts ?? 500,
-    );
-    if (res.overchargeMicroUsd > 0) this.opts.onOvercharge?.(campaignId, res.overchargeMicroUsd);
-    return res;
+    const none: SettleResult = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
+    const maxAttempts = this.opts.maxCasAttempts ?? 500;
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      const got = await this.ledgers.get(campaignId);
+      if (got === null) return none;
+      const cur = got.value;
+      const outstanding = { ...(cur.outstanding ?? {}) };
+      const ids = 'ids' in which ? which.ids.filter((id) => Object.hasOwn(outstanding, id)) : Object.keys(outstanding).filter((id) => id.startsWith(which.prefix));
+      if (ids.length === 0) return none;
+      let released = 0;
+      for (const id of ids) {
+        released += outstanding[id]!;
+        delete outstanding[id];
+      }
+      const actual = actualMicroUsd === 'reserved' ? released : actualMicroUsd;
+      const settled = Math.min(actual, released);
+      const next: BudgetLedger = {
+        ...cur,
+        reserved_micro_usd: Math.max(0, cur.reserved_micro_usd - released),
+        settled_micro_usd: cur.settled_micro_usd + settled,
+      };
+      if (Object.keys(outstanding).length > 0) next.outstanding = outstanding;
+      else delete next.outstanding;
+      // the records first: from the ledger write on, a reserve of these ids must see them
+      await Promise.all(ids.map((id) => this.ledgers.kv.put(settledKey(campaignId, id), '1')));
+      if ((await this.ledgers.update(campaignId, next, got.revision)) !== null) {
+        const res = { found: true, releasedMicroUsd: released, settledMicroUsd: settled, overchargeMicroUsd: Math.max(0, actual - released) };
+        if (res.overchargeMicroUsd > 0) this.opts.onOvercharge?.(campaignId, res.overchargeMicroUsd);
+        return res;
+      }
+      await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
+    }
+    throw new Error('cas_retries_exhausted');
   }
 
   /** Sum of outstanding reservations whose id starts with `prefix` (micro-USD; 0 when none). */
@@ -157,6 +179,11 @@ export class BudgetLedgerClient {
   async markExhausted(campaignId: string): Promise<void> {
     await this.ledgers.mutate(campaignId, (cur) => (cur === null || cur.exhausted ? undefined : { ...cur, exhausted: true }), this.opts.maxCasAttempts ?? 500);
   }
+}
+
+/** Key of the record that reservation `id` of `campaignId` was settled (same bucket as the ledger). */
+export function settledKey(campaignId: string, id: string): string {
+  return `${campaignId}.settled.${id}`;
 }
 
 /** A fresh ledger for a campaign's USD cap: limit = ceil(max_cost_usd·1e6) micro-USD, nothing reserved or settled. */

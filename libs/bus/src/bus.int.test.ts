@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BudgetLedger } from '@shadowplane/contracts';
-import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
-import { connectBus, provision, openKv, JsonKv, type Bus } from './index.js';
+import { execFileSync } from 'node:child_process';
+import { natsServerBinary, randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
+import { assertCasSafeServer, connectBus, provision, openKv, JsonKv, type Bus } from './index.js';
 
 describe('bus', () => {
   let bus: Bus;
@@ -24,6 +25,12 @@ describe('bus', () => {
     expect([...made.streams, ...made.buckets.map((b) => `KV_${b}`), ...made.objectStores.map((o) => `OBJ_${o}`)].sort()).toEqual(
       [n.streams.capture, n.streams.obs, `KV_${n.buckets.budget}`, `KV_${n.buckets.campaigns}`, `KV_${n.buckets.dispatch}`, `KV_${n.buckets.flags}`, `KV_${n.buckets.reports}`, `OBJ_${n.buckets.artifacts}`, `OBJ_${n.captureBodies}`].sort(),
     );
+  });
+
+  it('reads the server version at connect: the pinned build, not one with the replicated-bucket CAS race', async () => {
+    const reported = /v(\d+\.\d+\.\d+)/.exec(execFileSync(natsServerBinary(), ['--version'], { encoding: 'utf8' }))![1];
+    expect(bus.serverVersion).toBe(reported);
+    expect(() => assertCasSafeServer(bus.serverVersion)).not.toThrow();
   });
 
   it('compare-and-set mutate loses no update under 40 concurrent writers', async () => {

@@ -2,7 +2,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType, DiscardPolicy } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
-import { natsNames, type NatsNames } from '@shadowplane/contracts';
+import { natsNames, ShadowplaneError, type NatsNames } from '@shadowplane/contracts';
 
 const NS_PER_MS = 1_000_000;
 const DAY_MS = 86_400_000;
@@ -28,6 +28,28 @@ export interface BusOptions {
    * single cost of a capture, so it turns them off.
    */
   asyncTraces?: boolean;
+  /**
+   * Replicas for every stream, KV bucket and object store {@link provision} creates or checks
+   * (1–5; 3 on a 3-node JetStream cluster). Default: `SHADOWPLANE_NATS_REPLICAS` from the
+   * environment, else 1 — so a role that does not pass it still honours the setting.
+   */
+  replicas?: number;
+}
+
+/**
+ * Parses `SHADOWPLANE_NATS_REPLICAS` (an integer 1–5, JetStream's range; default 1).
+ * @throws ShadowplaneError `config_invalid` naming the variable for anything else
+ */
+export function natsReplicasFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SHADOWPLANE_NATS_REPLICAS;
+  if (raw === undefined || raw === '') return 1;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 5) {
+    throw new ShadowplaneError('config_invalid', `invalid configuration: SHADOWPLANE_NATS_REPLICAS: must be an integer 1-5, got ${JSON.stringify(raw)}`, {
+      details: { issues: [{ key: 'SHADOWPLANE_NATS_REPLICAS', message: 'must be an integer 1-5' }] },
+    });
+  }
+  return n;
 }
 
 /** A NATS connection with JetStream handles and Shadowplane's names. */
@@ -38,6 +60,10 @@ export interface Bus {
   readonly names: NatsNames;
   readonly kvm: Kvm;
   readonly objm: Objm;
+  /** The version the server reported when this connection was made (`INFO.version`, e.g. `2.15.3`) */
+  readonly serverVersion: string;
+  /** Replicas {@link provision} uses for every stream, bucket and object store */
+  readonly replicas: number;
   /**
    * Drains and closes the connection. Safe to call twice. The drain waits for the server, so a
    * frozen server would hold it for minutes; after `timeoutMs` (default 5,000) the connection is
@@ -52,6 +78,8 @@ export interface Bus {
  * @throws Error when the first connection fails within `connectTimeoutMs`
  */
 export async function connectBus(opts: BusOptions): Promise<Bus> {
+  const replicas = opts.replicas ?? natsReplicasFromEnv();
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new RangeError(`replicas must be an integer 1-5, got ${replicas}`);
   const servers = opts.url.split(',').map((s) => s.trim()).filter(Boolean);
   const nc = await connect({
     servers,
@@ -71,6 +99,8 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
     names: natsNames(opts.prefix ?? ''),
     kvm: new Kvm(js),
     objm: new Objm(js),
+    serverVersion: nc.info?.version ?? '',
+    replicas,
     async close(timeoutMs = 5000) {
       if (closed) return;
       closed = true;
@@ -105,7 +135,7 @@ export interface ProvisionOptions {
   artifactTtlMs?: number;
   /** storage for every stream and bucket (default file) */
   storage?: 'file' | 'memory';
-  /** replicas for every stream and bucket (default 1; 3 in a JetStream cluster) */
+  /** replicas for every stream, bucket and object store (default `bus.replicas`) */
   replicas?: number;
 }
 
@@ -118,15 +148,18 @@ export interface Provisioned {
 
 /**
  * Creates every stream, KV bucket and object store Shadowplane uses, tolerating existing ones
- * (idempotent: every role calls it at start). Streams that exist are left as they are.
+ * (idempotent: every role calls it at start). One that exists is left as it is, but its replica
+ * count must equal the one asked for: a mismatch is refused, not silently kept, so a cluster
+ * configured for R3 never runs its ledger on an R1 bucket.
  * Source: DESIGN.md "State: NATS is the one stateful engine".
  * @returns the names of everything that now exists
+ * @throws ShadowplaneError `nats_replicas_mismatch` naming the stream/bucket and both counts
  */
 export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Provisioned> {
   const storage = o.storage === 'memory' ? StorageType.Memory : StorageType.File;
-  const replicas = o.replicas ?? 1;
+  const replicas = o.replicas ?? bus.replicas;
   const n = bus.names;
-  await ensureStream(bus.jsm, {
+  await ensureStream(bus.jsm, replicas, {
     name: n.streams.capture,
     subjects: [n.captureAll],
     retention: RetentionPolicy.Limits,
@@ -136,7 +169,7 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Pro
     duplicate_window: (o.duplicateWindowMs ?? 120_000) * NS_PER_MS,
     discard: DiscardPolicy.Old,
   });
-  await ensureStream(bus.jsm, {
+  await ensureStream(bus.jsm, replicas, {
     name: n.streams.obs,
     subjects: [n.obsAll],
     retention: RetentionPolicy.Limits,
@@ -154,10 +187,14 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Pro
     [n.buckets.reports, 1],
     [n.buckets.flags, 5],
   ] as const) {
-    await bus.kvm.create(bucket, { history, storage: kvStorage, replicas });
+    if (!(await existsWithReplicas(bus.jsm, `KV_${bucket}`, `KV bucket ${bucket}`, replicas))) await bus.kvm.create(bucket, { history, storage: kvStorage, replicas });
   }
-  await bus.objm.create(n.buckets.artifacts, { storage: kvStorage, replicas, ttl: (o.artifactTtlMs ?? 7 * DAY_MS) * NS_PER_MS });
-  await bus.objm.create(n.captureBodies, { storage: kvStorage, replicas, ttl: (o.captureMaxAgeMs ?? 7 * DAY_MS) * NS_PER_MS });
+  for (const [store, ttlMs] of [
+    [n.buckets.artifacts, o.artifactTtlMs ?? 7 * DAY_MS],
+    [n.captureBodies, o.captureMaxAgeMs ?? 7 * DAY_MS],
+  ] as const) {
+    if (!(await existsWithReplicas(bus.jsm, `OBJ_${store}`, `object store ${store}`, replicas))) await bus.objm.create(store, { storage: kvStorage, replicas, ttl: ttlMs * NS_PER_MS });
+  }
   return {
     streams: [n.streams.capture, n.streams.obs],
     buckets: [n.buckets.campaigns, n.buckets.budget, n.buckets.dispatch, n.buckets.reports, n.buckets.flags],
@@ -165,13 +202,30 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Pro
   };
 }
 
-async function ensureStream(jsm: JetStreamManager, cfg: Parameters<JetStreamManager['streams']['add']>[0] & { name: string }): Promise<void> {
+/**
+ * True when the JetStream stream behind a stream/bucket/store exists with `want` replicas, false
+ * when it does not exist.
+ * @throws ShadowplaneError `nats_replicas_mismatch` when it exists with another replica count
+ */
+async function existsWithReplicas(jsm: JetStreamManager, stream: string, what: string, want: number): Promise<boolean> {
+  let have: number;
   try {
-    await jsm.streams.info(cfg.name);
-    return;
+    have = (await jsm.streams.info(stream)).config.num_replicas || 1;
   } catch (e) {
-    if (!isNotFound(e)) throw e;
+    if (isNotFound(e)) return false;
+    throw e;
   }
+  if (have === want) return true;
+  throw new ShadowplaneError(
+    'nats_replicas_mismatch',
+    `${what} exists with ${have} replica(s) but SHADOWPLANE_NATS_REPLICAS is ${want}: set SHADOWPLANE_NATS_REPLICAS=${have}, or change the stream ` +
+      `(\`nats stream edit ${stream} --replicas ${want}\`) and start again`,
+    { details: { stream, have, want } },
+  );
+}
+
+async function ensureStream(jsm: JetStreamManager, replicas: number, cfg: Parameters<JetStreamManager['streams']['add']>[0] & { name: string }): Promise<void> {
+  if (await existsWithReplicas(jsm, cfg.name, `stream ${cfg.name}`, replicas)) return;
   try {
     await jsm.streams.add(cfg);
   } catch (e) {

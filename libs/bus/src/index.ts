@@ -1,5 +1,6 @@
 // @shadowplane/bus: NATS connection, idempotent provisioning and typed KV. Named exports only.
-export { connectBus, provision, openKv, openObjectStore } from './bus.js';
+export { connectBus, provision, openKv, openObjectStore, natsReplicasFromEnv } from './bus.js';
 export type { Bus, BusOptions, ProvisionOptions, Provisioned } from './bus.js';
 export { JsonKv, isCasConflict } from './json-kv.js';
 export type { Versioned } from './json-kv.js';
+export { assertCasSafeServer, compareVersions, CAS_SAFE_NATS_VERSION } from './server-version.js';

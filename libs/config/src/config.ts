@@ -10,6 +10,7 @@ export const EXIT_CONFIG = 78;
 export const COMMON_ENV = {
   SHADOWPLANE_NATS_URL: 'NATS server URL(s), comma-separated (default nats://127.0.0.1:4222)',
   SHADOWPLANE_NATS_PREFIX: 'isolation prefix for stream/bucket/subject names (default none)',
+  SHADOWPLANE_NATS_REPLICAS: 'replicas (1-5) of every stream, KV bucket and object store: 1 on a single server, 3 on a 3-node JetStream cluster; existing ones with another count are refused at start',
   SHADOWPLANE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace (default info)',
   SHADOWPLANE_OTLP_ENDPOINT: 'OTLP/HTTP traces endpoint; tracing is off when unset',
   SHADOWPLANE_PROVIDERS_FILE: 'YAML/JSON operator allowlist of providers (id, base_url, api, api_key_env|api_key_file)',
@@ -20,6 +21,7 @@ export const COMMON_ENV = {
 export const CommonEnv = z.object({
   SHADOWPLANE_NATS_URL: z.string().default('nats://127.0.0.1:4222').describe(COMMON_ENV.SHADOWPLANE_NATS_URL),
   SHADOWPLANE_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{0,32}$/).default('').describe(COMMON_ENV.SHADOWPLANE_NATS_PREFIX),
+  SHADOWPLANE_NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1).describe(COMMON_ENV.SHADOWPLANE_NATS_REPLICAS),
   SHADOWPLANE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe(COMMON_ENV.SHADOWPLANE_LOG_LEVEL),
   SHADOWPLANE_OTLP_ENDPOINT: z.url().optional().describe(COMMON_ENV.SHADOWPLANE_OTLP_ENDPOINT),
 });

@@ -9,6 +9,11 @@ export const MAX_ITEMS_DEFAULT = 500;
 /** Fewest merged observations per arm before any verdict (DESIGN.md honesty rule 10). */
 export const MIN_ARM_OBSERVATIONS = 8;
 
+/** Suffix of the arm id generated for the A-A second incumbent call; spec arm ids may not end with it. */
+export const AA_ARM_SUFFIX = '__aa';
+/** The A-A arm's id for an incumbent arm id (`<incumbent>__aa`). */
+export const aaArmId = (incumbentId: string): string => `${incumbentId}${AA_ARM_SUFFIX}`;
+
 /** Per-arm limits. RPM/TPM are enforced with bottleneck; times in ms. */
 export const ArmLimits = z
   .object({
@@ -112,6 +117,9 @@ export const CampaignSpec = z
     const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
     const seen = new Set<string>();
     ids.forEach((id, i) => {
+      // reserved for the A-A arm the duplicator generates: a spec arm with it would take its
+      // observations, reservations and dispatch records
+      if (id.endsWith(AA_ARM_SUFFIX)) ctx.addIssue({ code: 'custom', message: `arm ids ending in ${AA_ARM_SUFFIX} are reserved for the generated A-A arm (${aaArmId(spec.incumbent.id)})`, path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'] });
       if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `duplicate arm id ${id}`, path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'] });
       seen.add(id);
     });

@@ -32,6 +32,8 @@ export const ERROR_CODES = {
   not_implemented: { httpStatus: 501, retryable: false, message: 'A method or transfer coding the proxy does not relay (CONNECT, codings other than chunked).' },
   upstream_invalid_response: { httpStatus: 502, retryable: true, message: 'The upstream answered with something that is not valid HTTP/1.1.' },
   report_empty: { httpStatus: 422, retryable: false, message: 'Nothing was scored and nothing was refused: an empty report cannot be written.' },
+  nats_server_unsupported: { httpStatus: 500, retryable: false, message: 'The NATS server is older than 2.10.0, whose KV compare-and-set is unsafe on replicated buckets; a role that keeps the budget ledger refuses to start.' },
+  nats_replicas_mismatch: { httpStatus: 500, retryable: false, message: 'A stream, KV bucket or object store exists with a replica count other than SHADOWPLANE_NATS_REPLICAS; provisioning refuses to start.' },
 } as const satisfies Record<string, { httpStatus: number; retryable: boolean; message: string }>;
 
 /** A stable error code from {@link ERROR_CODES}. */

@@ -30,6 +30,8 @@ export {
   MAX_ITEMS_CEILING,
   MAX_ITEMS_DEFAULT,
   MIN_ARM_OBSERVATIONS,
+  AA_ARM_SUFFIX,
+  aaArmId,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
 export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, Instrument } from './observation.js';

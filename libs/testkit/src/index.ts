@@ -1,6 +1,8 @@
 // Private test kit: real processes and sockets for tests. Named exports only.
-export { startNatsServer, natsServerBinary, canConnect } from './nats-server.js';
-export type { NatsServerHandle } from './nats-server.js';
+export { startNatsServer, natsServerBinary, canConnect, MIN_NATS_SERVER_VERSION } from './nats-server.js';
+export type { NatsServerHandle, NatsClusterMemberOptions } from './nats-server.js';
+export { startNatsCluster } from './nats-cluster.js';
+export type { NatsClusterHandle } from './nats-cluster.js';
 export { freePort } from './ports.js';
 export { randomPrefix, testNames } from './names.js';
 export { sharedNatsUrl } from './shared-nats.js';
@@ -8,3 +10,4 @@ export { chatEnvelope } from './envelopes.js';
 export { startRedisServer } from './redis-server.js';
 export type { RedisServerHandle } from './redis-server.js';
 export { freezeProcess, thawProcess } from './freeze.js';
+export { startFakeNatsInfo } from './fake-nats.js';

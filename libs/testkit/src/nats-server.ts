@@ -2,6 +2,8 @@ import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compareVersions, CAS_SAFE_NATS_VERSION } from '@shadowplane/bus';
 import { connect } from 'node:net';
 
 /** A nats-server process started for tests or the demo. */
@@ -11,24 +13,55 @@ export interface NatsServerHandle {
   readonly port: number;
   readonly storeDir: string;
   readonly process: ChildProcess;
+  /** server name (`-n`), set for cluster members */
+  readonly serverName?: string;
   /** SIGTERM (then SIGKILL after `graceMs`), and delete the store dir unless `keepStore`. */
   stop(opts?: { keepStore?: boolean; graceMs?: number }): Promise<void>;
   /** SIGKILL immediately (crash), keeping the store so a restart can recover it. */
   kill(): Promise<void>;
 }
 
-/** Locates nats-server on PATH or in /usr/sbin; throws with an install hint when absent. */
+/** The oldest nats-server tests and the demo run against: 2.9.x has a KV CAS race on replicated buckets. */
+export const MIN_NATS_SERVER_VERSION = CAS_SAFE_NATS_VERSION;
+
+/** Repository root (this file is libs/testkit/src/nats-server.ts). */
+const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/**
+ * Locates a nats-server of at least {@link MIN_NATS_SERVER_VERSION}: `NATS_SERVER_BIN`, then the
+ * pinned build in `.bin/nats-server` (`make nats-server`), then one on PATH. Debian's 2.9.x is
+ * refused, not used.
+ * @returns the path or command name of the binary
+ * @throws Error naming every candidate found and its version, with the build command, when none qualifies
+ */
 export function natsServerBinary(): string {
-  const candidates = [process.env.NATS_SERVER_BIN, 'nats-server', '/usr/sbin/nats-server', '/usr/local/bin/nats-server'].filter(Boolean) as string[];
+  const candidates = [process.env.NATS_SERVER_BIN, join(REPO_ROOT, '.bin', 'nats-server'), 'nats-server'].filter(Boolean) as string[];
+  const tooOld: string[] = [];
   for (const c of candidates) {
+    let out: string;
     try {
-      execFileSync(c, ['--version'], { stdio: 'ignore' });
-      return c;
+      out = execFileSync(c, ['--version'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     } catch {
-      /* try the next */
+      continue; // not there: try the next
     }
+    const v = /v?(\d+\.\d+\.\d+)/.exec(out)?.[1] ?? '0.0.0';
+    if (compareVersions(v, MIN_NATS_SERVER_VERSION) >= 0) return c;
+    tooOld.push(`${c} is ${v}`);
   }
-  throw new Error('nats-server not found: install it (Debian: apt-get install -y nats-server) or set NATS_SERVER_BIN');
+  throw new Error(
+    `no nats-server >= ${MIN_NATS_SERVER_VERSION} found${tooOld.length ? ` (${tooOld.join('; ')})` : ''}: run \`make nats-server\` to build the pinned release into .bin/, or set NATS_SERVER_BIN`,
+  );
+}
+
+/** Cluster membership for {@link startNatsServer}. */
+export interface NatsClusterMemberOptions {
+  /** unique server name in the cluster (JetStream peers are named by it) */
+  serverName: string;
+  clusterName: string;
+  /** this member's route (cluster) port on 127.0.0.1 */
+  routePort: number;
+  /** every member's route URL, this one's included (a server ignores the route to itself) */
+  routes: string[];
 }
 
 /**
@@ -40,15 +73,19 @@ export function natsServerBinary(): string {
  * not proof: when a fixed port is already taken, this server exits while the probe reaches the
  * other listener, and a test would then freeze or stop a server nobody uses.
  * @param opts.port fixed port (a restart on the port a test's clients know; default: the server
- *   picks one); opts.storeDir reuse a store (restart tests)
+ *   picks one); opts.storeDir reuse a store (restart tests); opts.cluster makes it a member of a
+ *   JetStream cluster: server name, cluster name, its route port and every member's route URL
  * @throws Error when the binary is missing, the server exits (e.g. the fixed port is taken), or it
  *   does not listen within 10 s
  */
-export async function startNatsServer(opts: { port?: number; storeDir?: string } = {}): Promise<NatsServerHandle> {
+export async function startNatsServer(opts: { port?: number; storeDir?: string; cluster?: NatsClusterMemberOptions } = {}): Promise<NatsServerHandle> {
   const bin = natsServerBinary();
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'shadowplane-nats-'));
   const portsDir = mkdtempSync(join(tmpdir(), 'shadowplane-nats-ports-'));
-  const child = spawn(bin, ['-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-js', '-sd', storeDir, '--ports_file_dir', portsDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = ['-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-js', '-sd', storeDir, '--ports_file_dir', portsDir];
+  const c = opts.cluster;
+  if (c) args.push('-n', c.serverName, '--cluster_name', c.clusterName, '--cluster', `nats://127.0.0.1:${c.routePort}`, '--routes', c.routes.join(','));
+  const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     if (stderr.length < 8192) stderr += d.toString();
@@ -80,6 +117,7 @@ export async function startNatsServer(opts: { port?: number; storeDir?: string }
     port,
     storeDir,
     process: child,
+    ...(c ? { serverName: c.serverName } : {}),
     async stop({ keepStore = false, graceMs = 3000 } = {}) {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { connectBus, provision, type Bus } from '@shadowplane/bus';
+import { assertCasSafeServer, connectBus, provision, type Bus } from '@shadowplane/bus';
 import { EXIT_CONFIG, loadProviderAllowlist, ConfigError } from '@shadowplane/config';
+import { isShadowplaneError } from '@shadowplane/contracts';
 import { loadKeyring } from '@shadowplane/artifacts';
 import * as reportsLib from '@shadowplane/reports';
 import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
@@ -38,7 +39,13 @@ export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestinatio
     destination: opts.logDestination ?? process.stderr,
   });
   const registry = createMetricsRegistry({ prefix: 'shadowplane_control_' });
-  const bus = await connectBus({ url: cfg.env.SHADOWPLANE_NATS_URL, name: 'shadowplane-control', prefix: cfg.env.SHADOWPLANE_NATS_PREFIX });
+  const bus = await connectBus({ url: cfg.env.SHADOWPLANE_NATS_URL, name: 'shadowplane-control', prefix: cfg.env.SHADOWPLANE_NATS_PREFIX, replicas: cfg.env.SHADOWPLANE_NATS_REPLICAS });
+  try {
+    assertCasSafeServer(bus.serverVersion); // campaign state and the budget ledger rest on compare-and-set
+  } catch (e) {
+    await bus.close();
+    throw e;
+  }
   await provision(bus, { storage: cfg.env.SHADOWPLANE_CONTROL_STORAGE });
   const app = await buildControlApp({
     bus,
@@ -116,8 +123,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     handle = await startControl(process.env);
   } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`shadowplane control: ${e.message}\n`);
+    if (e instanceof ConfigError || (isShadowplaneError(e) && (e.code === 'nats_server_unsupported' || e.code === 'nats_replicas_mismatch'))) {
+      process.stderr.write(`shadowplane control: ${(e as Error).message}\n`);
       return EXIT_CONFIG;
     }
     process.stderr.write(`shadowplane control: cannot start: ${(e as Error).message}\n`);

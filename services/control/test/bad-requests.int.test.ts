@@ -27,6 +27,20 @@ const TABLE: { name: string; body: string; contentType?: string; status: number;
     code: 'invalid_request',
     field: 'incumbent.provider',
   },
+  {
+    name: "a candidate id equal to the generated A-A arm's id",
+    body: JSON.stringify({ ...base, candidates: [{ id: 'large__aa', provider: 'sim-openai', model: 'sim-medium', rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 } }] }),
+    status: 400,
+    code: 'invalid_request',
+    field: 'candidates.0.id',
+  },
+  {
+    name: 'an incumbent id in the A-A namespace',
+    body: JSON.stringify({ ...base, incumbent: { id: 'x__aa', provider: 'sim-openai', model: 'sim-large', rate_card: { input: 2.5, cached_input: 1.25, output: 10 } } }),
+    status: 400,
+    code: 'invalid_request',
+    field: 'incumbent.id',
+  },
   { name: 'max_items over 5,000', body: JSON.stringify({ ...base, max_items: 5001 }), status: 400, code: 'invalid_request', field: 'max_items' },
   { name: 'unknown top-level field', body: JSON.stringify({ ...base, budget_usd: 3 }), status: 400, code: 'invalid_request', field: 'budget_usd' },
   {

@@ -11,6 +11,7 @@ import {
   DispatchState,
   Envelope,
   NULL_USAGE,
+  aaArmId,
   sha256Hex,
   simhash64,
   type Arm,
@@ -184,7 +185,7 @@ export class CampaignRunner {
     const inc = add(spec.incumbent, 'incumbent', spec.incumbent.id);
     if (inc && spec.aa_share > 0) {
       // the A-A call shares the incumbent's limits (same provider and model)
-      add(spec.incumbent, 'incumbent_aa', `${spec.incumbent.id}__aa`, inc);
+      add(spec.incumbent, 'incumbent_aa', aaArmId(spec.incumbent.id), inc);
     }
     for (const c of spec.candidates) add(c, 'candidate', c.id);
     return out;
@@ -303,11 +304,11 @@ export class CampaignRunner {
     const spec = this.campaign.spec;
     if (this.campaign.state !== 'running') return later(2000);
     if (spec.deadline && Date.now() > Date.parse(spec.deadline)) {
-      await this.event(env, 'excluded', 'after_deadline', `x.${env.envelope_id}`);
+      await this.event(env, 'excluded', 'after_deadline', `x.${this.id}.${env.envelope_id}`);
       return ACK;
     }
     if (!spec.traffic_classes.includes(env.traffic_class)) {
-      await this.event(env, 'excluded', 'traffic_class', `x.${env.envelope_id}`);
+      await this.event(env, 'excluded', 'traffic_class', `x.${this.id}.${env.envelope_id}`);
       this.ctx.metrics.items.inc({ outcome: 'excluded' });
       return ACK;
     }
@@ -327,7 +328,7 @@ export class CampaignRunner {
     }
     if (claim.value.envelope_id !== env.envelope_id) {
       // an exact duplicate of an item already claimed: it only adds weight
-      await this.event(env, 'duplicate', null, `dup.${env.envelope_id}`);
+      await this.event(env, 'duplicate', null, `dup.${this.id}.${env.envelope_id}`);
       this.ctx.metrics.items.inc({ outcome: 'duplicate' });
       return ACK;
     }
@@ -365,6 +366,11 @@ export class CampaignRunner {
       if (r.reason === 'no_ledger') {
         this.log.warn({}, 'campaign has no budget ledger yet; item retried later');
         return later(2000);
+      }
+      if (r.reason === 'already_settled') {
+        // only an admission refused for max_items releases first attempts before the claim
+        // records it (a crash in between): finish that exclusion
+        return this.exclude(env, key, revision, 'over_max_items');
       }
       this.ctx.metrics.reservations.inc({ result: 'refused' });
       await this.markBudgetExhausted();
@@ -688,6 +694,7 @@ export class CampaignRunner {
     return JSON.parse(new TextDecoder().decode(bytes));
   }
 
+  /** Publishes an item event; `msgID` (JetStream de-duplication) must contain the campaign id, as OBS is shared by every campaign. */
   private async event(env: Envelope, kind: ItemEvent['kind'], reason: string | null, msgID: string): Promise<void> {
     const ev: ItemEvent = { schema: 'shadow.item_event/v1', campaign_id: this.id, item_hash: env.item_hash, call_type: env.call_type, envelope_id: env.envelope_id, kind, reason, at: new Date().toISOString() };
     await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(ev), { msgID });

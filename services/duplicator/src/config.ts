@@ -40,6 +40,8 @@ export type DuplicatorEnv = z.infer<typeof DuplicatorEnv>;
 export interface DuplicatorConfig {
   natsUrl: string;
   natsPrefix: string;
+  /** replicas of every stream, bucket and object store (SHADOWPLANE_NATS_REPLICAS; unset: the env var, else 1) */
+  natsReplicas?: number;
   logLevel: DuplicatorEnv['SHADOWPLANE_LOG_LEVEL'];
   providersFile: string;
   redisUrl: string | undefined;
@@ -71,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): DuplicatorConfig {
   return {
     natsUrl: e.SHADOWPLANE_NATS_URL,
     natsPrefix: e.SHADOWPLANE_NATS_PREFIX,
+    natsReplicas: e.SHADOWPLANE_NATS_REPLICAS,
     logLevel: e.SHADOWPLANE_LOG_LEVEL,
     providersFile: e.SHADOWPLANE_PROVIDERS_FILE,
     redisUrl: e.SHADOWPLANE_REDIS_URL,

@@ -1,6 +1,6 @@
 import { Agent } from 'undici';
 import type { Logger } from 'pino';
-import { connectBus, openKv, openObjectStore, provision, JsonKv, type Bus } from '@shadowplane/bus';
+import { assertCasSafeServer, connectBus, openKv, openObjectStore, provision, JsonKv, type Bus } from '@shadowplane/bus';
 import { Campaign, type ProviderEntry } from '@shadowplane/contracts';
 import { loadProviderAllowlist, providerApiKey } from '@shadowplane/config';
 import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
@@ -55,7 +55,13 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
   const providers = new Map(entries.map((e) => [e.id, { entry: e, apiKey: providerApiKey(e, env) }]));
   const keyring = deps.keyring ?? loadKeyring(env);
 
-  const bus: Bus = await connectBus({ url: config.natsUrl, name: `shadowplane-duplicator-${config.workerId}`, prefix: config.natsPrefix });
+  const bus: Bus = await connectBus({ url: config.natsUrl, name: `shadowplane-duplicator-${config.workerId}`, prefix: config.natsPrefix, ...(config.natsReplicas === undefined ? {} : { replicas: config.natsReplicas }) });
+  try {
+    assertCasSafeServer(bus.serverVersion); // the ledger's cap rests on compare-and-set
+  } catch (e) {
+    await bus.close();
+    throw e;
+  }
   if (config.provision) await provision(bus, { storage: config.storage });
   const n = bus.names;
   const dispatchKv = await openKv(bus, n.buckets.dispatch);

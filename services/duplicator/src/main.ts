@@ -13,7 +13,8 @@ function help(): string {
  * `shadowplane duplicator`: runs one worker until SIGTERM/SIGINT, then drains (in-flight items
  * finish and settle). Prints `{"event":"listening","role":"duplicator","url":<ops url>,"worker_id":...}`
  * on stdout when ready; logs (pino JSON) go to stderr.
- * @returns 0 after a clean drain, 78 for bad configuration, 1 when start fails
+ * @returns 0 after a clean drain, 78 for bad configuration (also a NATS older than 2.10 or a
+ *   replica-count mismatch), 1 when start fails
  */
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -33,7 +34,8 @@ export async function main(argv: string[]): Promise<number> {
   try {
     handle = await startDuplicator(config, { logger });
   } catch (e) {
-    if (isShadowplaneError(e) && e.code === 'config_invalid') {
+    // bad configuration, or a NATS deployment the ledger cannot run on: say why, exit EX_CONFIG
+    if (isShadowplaneError(e) && (e.code === 'config_invalid' || e.code === 'nats_server_unsupported' || e.code === 'nats_replicas_mismatch')) {
       process.stderr.write(`shadowplane duplicator: ${e.message}\n`);
       return EXIT_CONFIG;
     }

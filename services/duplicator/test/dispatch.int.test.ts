@@ -81,4 +81,22 @@ describe('duplicator end to end (one in-process worker)', () => {
     const streamed = new Set(envs.filter((e) => (e.request.body as { stream?: boolean }).stream).map((e) => e.item_hash));
     expect(obs.filter((o) => streamed.has(o.item_hash)).every((o) => o.ttft_ms !== null)).toBe(true);
   });
+
+  it('two campaigns on one suite each get their own item events (message ids are scoped by campaign)', async () => {
+    // both campaigns read the same captures and exclude every one of them (wrong traffic class),
+    // and both see the same exact duplicates: before scoping, JetStream de-duplication dropped
+    // the second campaign's events
+    const spec = { suite: 's2', call_types: ['qa'], incumbent: arms.incumbent, candidates: arms.candidates, max_items: 4, max_cost_usd: 5, aa_share: 0, traffic_classes: ['synthetic' as const] };
+    const a = await launchCampaign(rig.bus, { ...spec, name: 'scoped-a' });
+    const b = await launchCampaign(rig.bus, { ...spec, name: 'scoped-b' });
+    const envs = gsm8kQuestions(3).map((q) => chatEnvelope('s2', 'qa', q));
+    await publishEnvelopes(rig.bus, envs);
+    for (const id of [a.id, b.id]) {
+      const got = await waitFor(`excluded events of ${id}`, async () => {
+        const ev = (await readObs(rig.bus, id)).filter((m): m is ItemEvent => m.schema === 'shadow.item_event/v1');
+        return ev.length >= envs.length ? ev : null;
+      });
+      expect(got.map((e) => [e.envelope_id, e.kind, e.reason]).sort()).toEqual(envs.map((e) => [e.envelope_id, 'excluded', 'traffic_class']).sort());
+    }
+  });
 });
