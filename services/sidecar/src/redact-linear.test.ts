@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { redactText as backtrackingRedact } from '../test/redact-backtracking-reference.js';
-import { applyNamedRule, normaliseFieldName, redactJson, redactText, REDACTION_RULES } from './redact.js';
+import { applyNamedRule, BOUNDED_V8_PATTERNS, normaliseFieldName, redactJson, redactText, REDACTION_RULES, V8_MAX_REPEAT } from './redact.js';
 
 // Characters that make up the rules' shapes: digits, separators, key prefixes, '@', ':' and '.'.
 const ALPHABET = [...'0123456789  -.:@+()abcdefAF'];
@@ -10,9 +10,20 @@ const chunks = ['sk-', 'AKIA', 'ghp_', 'eyJ', 'Bearer ', '.com', '4111', '555-',
 const text = fc.array(fc.oneof(fc.constantFrom(...ALPHABET), fc.constantFrom(...chunks)), { maxLength: 60 }).map((a) => a.join(''));
 
 describe('the linear-time redactor', () => {
-  it('every rule is an RE2JS pattern (automata: time linear in the input, no backtracking)', () => {
+  it('every rule is an RE2JS pattern (automata: time linear in the input, no backtracking) or a V8 pattern bounded by construction', () => {
     expect(REDACTION_RULES.length).toBeGreaterThan(20);
     for (const r of REDACTION_RULES) expect(r.re).toBeInstanceOf(RE2JS);
+    expect(BOUNDED_V8_PATTERNS.length).toBe(9);
+    for (const { name, re } of BOUNDED_V8_PATTERNS) expect({ name, ...boundedByConstruction(re.source) }).toEqual({ name, unbounded: 0, longestRepeat: expect.any(Number), longLookaround: 0 });
+    for (const { re } of BOUNDED_V8_PATTERNS) expect(boundedByConstruction(re.source).longestRepeat).toBeLessThanOrEqual(V8_MAX_REPEAT);
+  });
+
+  it('the structural check catches the patterns that backtracked', () => {
+    expect(boundedByConstruction('[a-z]+@x').unbounded).toBe(1);
+    expect(boundedByConstruction('eyJ[A-Za-z0-9_-]{8,}\\.').unbounded).toBe(1);
+    expect(boundedByConstruction('(?:a|b)*c').unbounded).toBe(1);
+    expect(boundedByConstruction('[+*]\\+x{2,3}').unbounded).toBe(0);
+    expect(boundedByConstruction('(?<![\\w.]{2})x').longLookaround).toBeGreaterThan(0);
   });
 
   it('redacts exactly as the former backtracking patterns did, on strings made of their shapes', () => {
@@ -98,3 +109,65 @@ describe('the quick exit', () => {
     expect(redactText('key sk_live_abcdefghijklmnopqrstuv').value).toBe('key <API_KEY>');
   });
 });
+
+/**
+ * Counts what could make a V8 pattern backtrack without bound: quantifiers `*`, `+`, `{n,}` (outside
+ * character classes and escapes), repetition counts, and look-arounds spanning more than one
+ * character (a look-around here must be a single class or escape, optionally alternated).
+ */
+function boundedByConstruction(src: string): { unbounded: number; longestRepeat: number; longLookaround: number } {
+  let unbounded = 0;
+  let longestRepeat = 0;
+  let longLookaround = 0;
+  let i = 0;
+  const skipAtom = (j: number): number => {
+    if (src[j] === '\\') return j + 2;
+    if (src[j] === '[') {
+      let k = j + 1;
+      while (k < src.length && src[k] !== ']') k += src[k] === '\\' ? 2 : 1;
+      return k + 1;
+    }
+    return j + 1;
+  };
+  while (i < src.length) {
+    const c = src[i]!;
+    if (c === '\\' || c === '[') {
+      i = skipAtom(i);
+      continue;
+    }
+    if (c === '(' && /^\(\?<?[=!]/.test(src.slice(i))) {
+      // look-around: its body must be atoms of one character each, between alternations
+      let k = src.indexOf(src[i + 2] === '<' ? src.slice(i, i + 4) : src.slice(i, i + 3), i) + (src[i + 2] === '<' ? 4 : 3);
+      let width = 0;
+      let depth = 0;
+      while (k < src.length && !(src[k] === ')' && depth === 0)) {
+        if (src[k] === '|') {
+          longLookaround += width > 2 ? 1 : 0;
+          width = 0;
+          k++;
+          continue;
+        }
+        if (src[k] === '(') depth++;
+        if (src[k] === ')') depth--;
+        if (src[k] === '{' || src[k] === '*' || src[k] === '+') longLookaround++;
+        width++;
+        k = src[k] === '(' || src[k] === ')' ? k + 1 : skipAtom(k);
+      }
+      if (width > 2) longLookaround++;
+      i = k + 1;
+      continue;
+    }
+    if (c === '*' || c === '+') unbounded++;
+    if (c === '{') {
+      const m = /^\{(\d+)(,(\d*))?\}/.exec(src.slice(i));
+      if (m) {
+        if (m[2] !== undefined && m[3] === '') unbounded++;
+        else longestRepeat = Math.max(longestRepeat, Number(m[3] ?? m[1]));
+        i += m[0].length;
+        continue;
+      }
+    }
+    i++;
+  }
+  return { unbounded, longestRepeat, longLookaround };
+}
