@@ -14,6 +14,7 @@ import {
   FIELD_EXPECT,
   FIELD_HOST,
   FIELD_KEEP_ALIVE,
+  FIELD_PROXY_AUTH,
   FIELD_PROXY_CONNECTION,
   FIELD_SHADOW,
   FIELD_SHADOW_CAPTURE,
@@ -156,6 +157,7 @@ export class SidecarProxy {
         pool,
       };
     });
+    this.keepAliveLine = `keep-alive: timeout=${Math.max(1, Math.floor(c.keepAliveTimeoutMs / 1000))}\r\n\r\n`;
     this.sampler = new Sampler({ ...c.sampling, ...(d.random ? { random: d.random } : {}) });
     this.readsOtherHeaders = [...this.sampler.headerNames].some((h) => !h.startsWith('x-shadow-'));
     // one periodic sweep enforces every timeout (a deadline number per connection) instead of a
@@ -343,6 +345,7 @@ export class SidecarProxy {
           continue;
         case FIELD_KEEP_ALIVE:
         case FIELD_PROXY_CONNECTION:
+        case FIELD_PROXY_AUTH:
         case FIELD_TE:
         case FIELD_UPGRADE:
         case FIELD_TRAILER:
@@ -471,6 +474,9 @@ export class SidecarProxy {
       sidecarId: cfg.sidecarId,
       inlineMaxBytes: cfg.capture.inlineMaxBytes,
       maxBodyBytes: cfg.capture.captureMaxBytes,
+      maxDecodeRatio: cfg.capture.maxDecodeRatio,
+      cpuBudgetMs: cfg.capture.cpuBudgetMs,
+      secretFieldNames: cfg.capture.secretFieldNames,
       bodyStore: this.d.names.captureBodies,
       // now, not when the (batched) build runs
       capturedAt: new Date().toISOString(),
@@ -482,7 +488,8 @@ export class SidecarProxy {
       // the teed chunks are no longer needed; the envelope (and body) replace them in the budget
       this.d.publisher.release(teed);
       if (built.kind === 'excluded') {
-        this.d.metrics.capture('excluded', built.reason);
+        // over a budget: the capture was dropped for what it cost, not for what it held
+        this.d.metrics.capture(built.reason === 'cpu_budget' || built.reason === 'memory_budget' ? 'dropped' : 'excluded', built.reason);
         if (built.reason === 'envelope_invalid' || built.reason === 'worker_error') this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
         return;
       }
@@ -510,6 +517,14 @@ export class SidecarProxy {
   get keepAliveTimeoutMs(): number {
     return this.d.config.keepAliveTimeoutMs;
   }
+
+  /**
+   * The last line of a head that keeps its connection open: `keep-alive: timeout=N` (RFC 9112
+   * §9.3 / the Keep-Alive hint) with N the idle timeout in whole seconds, rounded down — the sweep
+   * closes an idle connection no earlier than that — then the empty line. A client pool that keeps
+   * idle sockets longer than the server would otherwise reuse one the sidecar has closed.
+   */
+  readonly keepAliveLine: string;
 }
 
 const NOT_SAMPLED: SampleDecision = Object.freeze({ kind: 'not_sampled' });
@@ -756,11 +771,12 @@ class ClientConn {
 
   /** Answers a request itself with a JSON error body; `close` ends the connection after it. */
   answer(status: number, code: string, message: string, echo: string, close: boolean): void {
-    const body = JSON.stringify({ error: { code, message } });
+    // the body as UTF-8 bytes and its length in those bytes; the head is ASCII
+    const body = Buffer.from(JSON.stringify({ error: { code, message } }), 'utf8');
     const head =
-      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `${CAPTURE_HEADER}: ${echo}\r\n${close ? 'connection: close\r\n' : ''}\r\n`;
-    this.sock.write(Buffer.from(head + body, 'latin1'));
+      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${body.byteLength}\r\n` +
+      `${CAPTURE_HEADER}: ${echo}\r\n${close ? 'connection: close\r\n\r\n' : this.proxy.keepAliveLine}`;
+    this.sock.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
     if (close) {
       this.closing = true;
       this.buf = null;
@@ -1265,6 +1281,7 @@ class Exchange {
           if (this.conn !== null) this.conn.idleMs = idleFromHint(fs.value(k));
           continue;
         case FIELD_PROXY_CONNECTION:
+        case FIELD_PROXY_AUTH:
         case FIELD_TE:
         case FIELD_UPGRADE:
         case FIELD_TRAILER:
@@ -1322,7 +1339,7 @@ class Exchange {
     // the status line as sent when it is HTTP/1.1 already; the kept field lines as they arrived
     // (without a reason phrase the space after the code is still required: RFC 9112 §4)
     const start = sl.minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
-    let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : '\r\n'}`;
+    let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : this.proxy.keepAliveLine}`;
     if (framing === Framing.Chunked && !this.dechunk) tail = `transfer-encoding: chunked\r\n${tail}`;
     else if (dropId !== -1 && framing !== Framing.Chunked) tail = `content-length: ${contentLength}\r\n${tail}`;
     this.clientHead = copyHead(start, fs, kept, dropId, tail);
@@ -1346,7 +1363,7 @@ class Exchange {
     for (let k = 0; k < n; k++) {
       const id = fs.id(k);
       // hop-by-hop (RFC 9110 §7.6.1), body framing (a 1xx has no body) and the sidecar's own echo
-      kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
+      kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_PROXY_AUTH || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
       if (id !== FIELD_CONNECTION || fs.valueIs(k, V_KEEP_ALIVE)) continue;
       if (fs.valueIs(k, V_CLOSE)) this.upstreamKeepAlive = false;
       else connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;

@@ -76,6 +76,8 @@ export interface RedactOptions {
    * each string's scan being linear in its length); default none
    */
   deadline?: number;
+  /** a string longer than this (UTF-16 units) also ends redaction with `overBudget` (an inline build hands such a body to the worker); default none */
+  maxStringLength?: number;
 }
 
 /**
@@ -93,6 +95,7 @@ interface Ctx {
   uncertain: string[];
   secretName: (normalisedName: string) => boolean;
   deadline: number;
+  maxString: number;
   sinceCheck: number;
 }
 
@@ -424,13 +427,14 @@ function secretNameTest(extra: readonly string[] | undefined): (k: string) => bo
 const SECRET_TESTS = new Map<string, (k: string) => boolean>();
 
 function newCtx(o: RedactOptions): Ctx {
-  return { counts: new Map(), uncertain: [], secretName: secretNameTest(o.secretFieldNames), deadline: o.deadline ?? Infinity, sinceCheck: 0 };
+  return { counts: new Map(), uncertain: [], secretName: secretNameTest(o.secretFieldNames), deadline: o.deadline ?? Infinity, maxString: o.maxStringLength ?? Infinity, sinceCheck: 0 };
 }
 
-/** Checks the CPU budget every ~16 KiB of scanned text (a clock read per string would cost more than most scans). */
+/** Checks the budget before each string, reading the clock every ~2 KiB of text (once per string would cost more than most scans). */
 function spend(ctx: Ctx, n: number): void {
+  if (n > ctx.maxString) throw new OverBudget();
   ctx.sinceCheck += n + 16;
-  if (ctx.sinceCheck < 16 * 1024) return;
+  if (ctx.sinceCheck < 2048) return;
   ctx.sinceCheck = 0;
   if (performance.now() > ctx.deadline) throw new OverBudget();
 }
