@@ -131,6 +131,8 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', simUrl, '--nats', natsUrl, '--sample', '1', '--suite', 'demo'], {
       ...common,
       SHADOWPLANE_SIDECAR_PLACEMENT: 'egress',
+      // the replay names each request's call type with x-shadow-call-type: an opt-in the operator must allow
+      SHADOWPLANE_SIDECAR_OPT_IN: 'true',
     });
     const sidecarUrl = String(sidecar.ready.url);
     say(`▶ sidecar ${sidecarUrl} → ${simUrl} (sampling 100%)`);

@@ -7,6 +7,8 @@ export interface SseEvent {
   data: string;
 }
 
+const CR_LINE_END = /\r\n?/g;
+
 /** Default bound on one SSE event still being assembled, in UTF-16 chars (64 Mi). */
 export const DEFAULT_MAX_EVENT_CHARS = 64 * 1024 * 1024;
 
@@ -21,6 +23,11 @@ export interface SseDecoder {
 /**
  * Creates an SSE decoder: a streaming UTF-8 `TextDecoder` in front of `eventsource-parser` (a
  * WHATWG-spec parser: LF/CRLF/CR line ends, `:` comments and keep-alives, multi-line `data:`).
+ * Line ends are turned into LF before the parser sees them (CRLF → LF, a lone CR → LF, the LF of a
+ * CRLF split across pushes dropped), so every event is dispatched in the push that brings its
+ * terminating bytes: given a trailing CR, the parser itself waits for the next byte to know whether
+ * an LF follows, and an event ending in CR CR (or CRLF CR) was held until more bytes arrived, which
+ * inflated the time to first token recorded for such streams.
  * `onEvent` is called once per dispatched event, in order; `onComment` per comment line.
  * Invalid UTF-8 becomes U+FFFD (never throws). After `end()` further pushes are ignored.
  * Source: https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation
@@ -44,17 +51,27 @@ export function createSseDecoder(
     ...(handlers.onComment ? { onComment: handlers.onComment } : {}),
   });
   let ended = false;
+  /** the last text fed ended with a CR: an LF first in the next one is that CRLF's end */
+  let afterCr = false;
+  const lineEnds = (raw: string): string => {
+    let text = raw;
+    if (afterCr && text.charCodeAt(0) === 0x0a) text = text.slice(1);
+    if (raw.length > 0) afterCr = raw.charCodeAt(raw.length - 1) === 0x0d;
+    return text.includes('\r') ? text.replace(CR_LINE_END, '\n') : text;
+  };
   return {
     push(chunk) {
       if (ended) return;
-      const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      const raw = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+      if (raw.length === 0) return;
+      const text = lineEnds(raw);
       if (text.length === 0) return;
       if (pending + text.length > maxEventChars) {
         // only the part after the last blank line can still be pending: feed up to it first
         dispatched = false;
         parser.feed(text);
         if (dispatched) {
-          const lastEnd = Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r'));
+          const lastEnd = text.lastIndexOf('\n');
           pending = text.length - lastEnd - 1;
         } else pending += text.length;
         if (pending > maxEventChars) {
@@ -65,16 +82,16 @@ export function createSseDecoder(
       }
       dispatched = false;
       parser.feed(text);
-      pending = dispatched ? text.length - Math.max(text.lastIndexOf('\n'), text.lastIndexOf('\r')) - 1 : pending + text.length;
+      pending = dispatched ? text.length - text.lastIndexOf('\n') - 1 : pending + text.length;
     },
     end() {
       if (ended) return;
       ended = true;
-      const tail = decoder.decode();
+      const tail = lineEnds(decoder.decode());
       if (tail.length > 0) parser.feed(tail);
       // A final event without its trailing blank line is still an event the server sent: two
-      // line ends terminate a pending line and dispatch the pending event (a pending CR pairs
-      // with the first LF as one CRLF). eventsource-parser's reset({consume}) does not dispatch.
+      // line ends terminate a pending line and dispatch the pending event.
+      // eventsource-parser's reset({consume}) does not dispatch.
       parser.feed('\n\n');
     },
   };

@@ -17,7 +17,9 @@ export type ExcludeReason =
   | 'upstream_failed'
   | 'bad_body_encoding'
   | 'envelope_invalid'
-  | 'worker_error';
+  | 'worker_error'
+  | 'cpu_budget'
+  | 'memory_budget';
 
 /** The teed response of a sampled request: chunk references (no copies) and arrival times. */
 export interface TeedResponse {
@@ -50,8 +52,16 @@ export interface CaptureInput {
   sidecarId: string;
   /** request bodies larger than this (bytes, redacted JSON) go to the object store */
   inlineMaxBytes: number;
-  /** decompression limit for encoded request bodies, bytes */
+  /** most bytes a request body or a response may decode to (either over → excluded `too_large`) */
   maxBodyBytes: number;
+  /** most decoded bytes per encoded byte (gzip/deflate/br), above it → excluded `too_large` */
+  maxDecodeRatio: number;
+  /** CPU budget of one build on the worker thread, ms; over it → excluded `cpu_budget` */
+  cpuBudgetMs: number;
+  /** extra secret member names for the redactor (see redact.ts) */
+  secretFieldNames: readonly string[];
+  /** the request body already decoded (by {@link decodeBounded} when the processor sized it), else null */
+  decodedBody?: Buffer | null;
   /** object store holding large bodies (natsNames().captureBodies) */
   bodyStore: string;
   /** ISO time of capture (default now) */
@@ -70,6 +80,15 @@ export interface BuiltEnvelope {
 
 /** Result of {@link buildEnvelope}. */
 export type BuildResult = BuiltEnvelope | { kind: 'excluded'; reason: ExcludeReason; detail?: string };
+
+/**
+ * Limits of a build on the event loop: it gives up (`offload`) after {@link INLINE_BUDGET_MS} of
+ * redaction or at a string longer than {@link INLINE_MAX_STRING}, so one capture holds the loop
+ * for a few milliseconds at most (the slowest rule on its worst input is ~1 µs per byte:
+ * `npm run bench:redact`).
+ */
+export const INLINE_BUDGET_MS = 2;
+export const INLINE_MAX_STRING = 4096;
 
 /** What the publisher needs from a built envelope (small enough to pass between threads). */
 export interface Publishable {
@@ -91,17 +110,26 @@ export function toPublishable(r: BuildResult): ProcessResult {
   return { kind: 'envelope', envelopeId: r.envelope.envelope_id, suite: r.envelope.suite, callType: r.envelope.call_type, data: r.data, body: r.body };
 }
 
-function decodeBody(buf: Buffer, encoding: string | null, max: number): Buffer | null {
+/** What {@link decodeBounded} found: the decoded bytes, over a limit, or not decodable. */
+export type Decoded = { kind: 'ok'; bytes: Buffer } | { kind: 'too_large' } | { kind: 'bad' };
+
+/**
+ * Decodes a body in one content coding (identity, gzip/x-gzip, deflate, br) without ever producing
+ * more than `min(max, buf.length × ratio)` bytes: zlib stops at that output length, so a bomb
+ * costs at most the limit in memory and the time to inflate it. Unknown codings are `bad`.
+ */
+export function decodeBounded(buf: Buffer, encoding: string | null, max: number, ratio: number): Decoded {
   const enc = (encoding ?? 'identity').trim().toLowerCase();
+  if (enc === 'identity' || enc === '') return buf.byteLength > max ? { kind: 'too_large' } : { kind: 'ok', bytes: buf };
+  const limit = Math.max(1, Math.min(max, Math.floor(buf.byteLength * ratio)));
   try {
-    if (enc === 'identity' || enc === '') return buf;
-    if (enc === 'gzip' || enc === 'x-gzip') return gunzipSync(buf, { maxOutputLength: max });
-    if (enc === 'deflate') return inflateSync(buf, { maxOutputLength: max });
-    if (enc === 'br') return brotliDecompressSync(buf, { maxOutputLength: max });
-  } catch {
-    return null;
+    if (enc === 'gzip' || enc === 'x-gzip') return { kind: 'ok', bytes: gunzipSync(buf, { maxOutputLength: limit }) };
+    if (enc === 'deflate') return { kind: 'ok', bytes: inflateSync(buf, { maxOutputLength: limit }) };
+    if (enc === 'br') return { kind: 'ok', bytes: brotliDecompressSync(buf, { maxOutputLength: limit }) };
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? { kind: 'too_large' } : { kind: 'bad' };
   }
-  return null;
+  return { kind: 'bad' };
 }
 
 /**
@@ -119,17 +147,38 @@ function decodeBody(buf: Buffer, encoding: string | null, max: number): Buffer |
  */
 export function buildEnvelope(c: CaptureInput): BuildResult {
   try {
-    return build(c);
+    return build(c, 'worker') as BuildResult;
   } catch (e) {
     return { kind: 'excluded', reason: 'envelope_invalid', detail: e instanceof Error ? e.message : String(e) };
   }
 }
 
-function build(c: CaptureInput): BuildResult {
+/**
+ * {@link buildEnvelope} for the event loop: the same build within {@link INLINE_BUDGET_MS} and
+ * {@link INLINE_MAX_STRING}, or `offload` when it would take longer (the caller builds it on the
+ * worker, with the full CPU budget). Never throws.
+ */
+export function buildEnvelopeInline(c: CaptureInput): BuildResult | { kind: 'offload' } {
+  try {
+    return build(c, 'inline');
+  } catch (e) {
+    return { kind: 'excluded', reason: 'envelope_invalid', detail: e instanceof Error ? e.message : String(e) };
+  }
+}
+
+function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kind: 'offload' } {
   const d = c.decision;
-  const raw = c.requestChunks.length === 1 ? c.requestChunks[0]! : Buffer.concat(c.requestChunks, c.requestBytes);
-  const decoded = decodeBody(raw, c.contentEncoding, c.maxBodyBytes);
-  if (decoded === null) return { kind: 'excluded', reason: 'bad_body_encoding' };
+  const t0 = performance.now();
+  let decoded: Buffer;
+  if (c.decodedBody) {
+    decoded = c.decodedBody;
+  } else {
+    const raw = c.requestChunks.length === 1 ? c.requestChunks[0]! : Buffer.concat(c.requestChunks, c.requestBytes);
+    const dec = decodeBounded(raw, c.contentEncoding, c.maxBodyBytes, c.maxDecodeRatio);
+    if (dec.kind === 'too_large') return { kind: 'excluded', reason: 'too_large', detail: 'decoded body over the limit' };
+    if (dec.kind === 'bad') return { kind: 'excluded', reason: 'bad_body_encoding' };
+    decoded = dec.bytes;
+  }
   if (!isUtf8(decoded)) return { kind: 'excluded', reason: 'not_json', detail: 'invalid utf-8' };
   const text = decoded.toString('utf8');
   let body: unknown;
@@ -140,7 +189,11 @@ function build(c: CaptureInput): BuildResult {
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return { kind: 'excluded', reason: 'not_json', detail: 'not an object' };
 
-  const red = redactJson(body);
+  const red =
+    where === 'inline'
+      ? redactJson(body, { secretFieldNames: c.secretFieldNames, deadline: performance.now() + INLINE_BUDGET_MS, maxStringLength: INLINE_MAX_STRING })
+      : redactJson(body, { secretFieldNames: c.secretFieldNames, deadline: t0 + c.cpuBudgetMs });
+  if (red.overBudget) return where === 'inline' ? { kind: 'offload' } : { kind: 'excluded', reason: 'cpu_budget' };
   if (red.uncertain) return { kind: 'excluded', reason: 'pii_uncertain', detail: red.uncertainReasons.join(',') };
   if (!modelMatches(d.models, requestModel(d.api, red.value))) return { kind: 'excluded', reason: 'model_filtered' };
   const redactions: Redaction[] = [...red.counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => ({ type, count }));
@@ -256,9 +309,9 @@ function served(c: CaptureInput): Envelope['served'] {
     for (let i = 0; i < r.chunks.length; i++) parser.push(r.chunks[i]!, r.times[i]);
   } else {
     // compressed response: no per-chunk timing survives decompression, so no TTFT
-    const plain = decodeBody(Buffer.concat(r.chunks), enc, 64 * 1024 * 1024);
-    if (plain === null) return null;
-    parser.push(plain);
+    const plain = decodeBounded(Buffer.concat(r.chunks), enc, c.maxBodyBytes, c.maxDecodeRatio);
+    if (plain.kind !== 'ok') return null;
+    parser.push(plain.bytes);
   }
   const p = parser.end(c.endMs);
   return {

@@ -51,6 +51,30 @@ export const SidecarEnv = CommonEnv.extend({
   SHADOWPLANE_SIDECAR_CAPTURE_OFFLOAD_BYTES: Int(0, 1024 * MiB)
     .default(64 * 1024)
     .describe('captures with more teed bytes than this are built on a worker thread instead of the event loop'),
+  SHADOWPLANE_SIDECAR_CAPTURE_MAX_DECODE_RATIO: Int(1, 100_000)
+    .default(100)
+    .describe('most decoded bytes per encoded byte of a gzip/deflate/br request body or response the capture decodes; above it (or above CAPTURE_MAX_BYTES decoded) the capture is excluded as too_large, the request untouched'),
+  SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS: Int(1, 600_000)
+    .default(2000)
+    .describe('most ms one capture may spend redacting on the worker thread; over it the capture is dropped (cpu_budget), never the request'),
+  SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB: Int(32, 65_536)
+    .default(512)
+    .describe('heap limit of the capture worker thread, MiB; a capture that exhausts it is dropped (memory_budget) and the worker restarts'),
+  SHADOWPLANE_SIDECAR_REDACT_FIELD_NAMES: z
+    .string()
+    .default('')
+    .describe('comma-separated extra member names whose values are redacted as <SECRET> (case and -_ . ignored; added to api_key, password, secret, token, authorization, client_secret, private_key, …)'),
+  SHADOWPLANE_SIDECAR_OPT_IN: EnvBool.default(false).describe('honour the x-shadow-suite / x-shadow-call-type opt-in headers (a client forcing a capture); off unless the operator turns it on (file: sampling.opt_in)'),
+  SHADOWPLANE_SIDECAR_CLIENT_HEADER_TIMEOUT_MS: Int(1, 3_600_000).default(60_000).describe('most ms a client may take to send a request head (→ 408; nginx client_header_timeout, 60 s)'),
+  SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: Int(1, 3_600_000)
+    .default(60_000)
+    .describe('most ms between two reads of a request body, and for a client to read a response the proxy waits on before it reads the next pipelined request (→ 408 or a cut; nginx client_body_timeout / send_timeout, 60 s)'),
+  SHADOWPLANE_SIDECAR_REQUEST_TIMEOUT_MS: Int(1, 3_600_000)
+    .default(300_000)
+    .describe('most ms from the first byte of a request head to the last byte of its body (→ 408 or a cut; Node http requestTimeout, 300 s; nginx has none)'),
+  SHADOWPLANE_SIDECAR_PIPELINE_MAX_UNREAD_BYTES: Int(0, 1024 * MiB)
+    .default(1 * MiB)
+    .describe('response bytes a client may leave unread before the proxy stops reading its pipelined requests (until it reads)'),
   SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: Int(0, 5_000)
     .default(1000)
     .describe('most ms a small capture waits so captures are built and published in batches (less CPU per capture; 0 = at once)'),
@@ -133,8 +157,8 @@ export const SidecarFile = z
         rate: z.number().min(0).max(1).optional(),
         suite: SubjectToken.optional(),
         sticky_header: HeaderName.optional(),
-        /** honour x-shadow-suite / x-shadow-call-type opt-in headers (default true) */
-        opt_in: z.boolean().default(true),
+        /** honour x-shadow-suite / x-shadow-call-type opt-in headers (default SHADOWPLANE_SIDECAR_OPT_IN, false) */
+        opt_in: z.boolean().optional(),
         /** rate applied to opt-in requests (default 1: every opted-in request) */
         opt_in_rate: z.number().min(0).max(1).default(1),
         rules: z.array(SamplingRuleSpec).default([]),
@@ -163,6 +187,14 @@ export interface SidecarConfig {
     captureMaxBytes: number;
     responseCaptureMaxBytes: number;
     offloadBytes: number;
+    /** most decoded bytes per encoded byte (gzip/deflate/br) */
+    maxDecodeRatio: number;
+    /** ms of redaction one capture may spend on the worker */
+    cpuBudgetMs: number;
+    /** heap limit of the capture worker, MiB */
+    workerMemoryMb: number;
+    /** extra secret member names for the redactor */
+    secretFieldNames: string[];
     batchMs: number;
     queueMax: number;
     queueMaxBytes: number;
@@ -177,6 +209,8 @@ export interface SidecarConfig {
     bodyTimeoutMs: number;
   };
   keepAliveTimeoutMs: number;
+  /** client-side deadlines, ms: head, body idle (and unread pipelined responses), whole request */
+  client: { headerTimeoutMs: number; bodyTimeoutMs: number; requestTimeoutMs: number; pipelineMaxUnreadBytes: number };
   /** accept queue of the proxy listener, connections (capped by the kernel's net.core.somaxconn) */
   listenBacklog: number;
   drainTimeoutMs: number;
@@ -301,7 +335,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         suite: s?.suite ?? e.SHADOWPLANE_SIDECAR_SUITE,
         stickyHeader,
         stickySalt,
-        optIn: s?.opt_in ?? true,
+        optIn: s?.opt_in ?? e.SHADOWPLANE_SIDECAR_OPT_IN,
         optInRate: s?.opt_in_rate ?? 1,
         rules,
         expectations: s?.expectations ?? [],
@@ -312,6 +346,10 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         captureMaxBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_MAX_BYTES,
         responseCaptureMaxBytes: e.SHADOWPLANE_SIDECAR_RESPONSE_CAPTURE_MAX_BYTES,
         offloadBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_OFFLOAD_BYTES,
+        maxDecodeRatio: e.SHADOWPLANE_SIDECAR_CAPTURE_MAX_DECODE_RATIO,
+        cpuBudgetMs: e.SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS,
+        workerMemoryMb: e.SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB,
+        secretFieldNames: e.SHADOWPLANE_SIDECAR_REDACT_FIELD_NAMES.split(',').map((x) => x.trim()).filter((x) => x !== ''),
         batchMs: e.SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS,
         queueMax: e.SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX,
         queueMaxBytes: e.SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX_BYTES,
@@ -326,6 +364,12 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         bodyTimeoutMs: e.SHADOWPLANE_SIDECAR_BODY_TIMEOUT_MS,
       },
       keepAliveTimeoutMs: e.SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS,
+      client: {
+        headerTimeoutMs: e.SHADOWPLANE_SIDECAR_CLIENT_HEADER_TIMEOUT_MS,
+        bodyTimeoutMs: e.SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS,
+        requestTimeoutMs: e.SHADOWPLANE_SIDECAR_REQUEST_TIMEOUT_MS,
+        pipelineMaxUnreadBytes: e.SHADOWPLANE_SIDECAR_PIPELINE_MAX_UNREAD_BYTES,
+      },
       listenBacklog: e.SHADOWPLANE_SIDECAR_LISTEN_BACKLOG,
       drainTimeoutMs: e.SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS,
       drainIdleGraceMs: e.SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS,

@@ -72,6 +72,8 @@ export const FIELD_CONTENT_TYPE = 11;
 export const FIELD_CONTENT_ENCODING = 12;
 export const FIELD_SHADOW = 13;
 export const FIELD_SHADOW_CAPTURE = 14;
+/** `Proxy-Authorization` or `Proxy-Authenticate`: credentials for this hop, never forwarded (RFC 9110 §11.7) */
+export const FIELD_PROXY_AUTH = 15;
 
 const lit = (s: string): Uint8Array => Uint8Array.from(s, (c) => c.charCodeAt(0));
 const N_HOST = lit('host');
@@ -87,6 +89,8 @@ const N_CONTENT_ENCODING = lit('content-encoding');
 const N_PROXY_CONNECTION = lit('proxy-connection');
 const N_TRANSFER_ENCODING = lit('transfer-encoding');
 const N_X_SHADOW = lit('x-shadow-');
+const N_PROXY_AUTHENTICATE = lit('proxy-authenticate');
+const N_PROXY_AUTHORIZATION = lit('proxy-authorization');
 const N_X_SHADOW_CAPTURE = lit('x-shadow-capture');
 
 /**
@@ -131,6 +135,12 @@ function fieldId(b: Uint8Array, s: number, e: number): number {
       break;
     case 17:
       if (hasName(b, s, N_TRANSFER_ENCODING)) return FIELD_TRANSFER_ENCODING;
+      break;
+    case 18:
+      if (hasName(b, s, N_PROXY_AUTHENTICATE)) return FIELD_PROXY_AUTH;
+      break;
+    case 19:
+      if (hasName(b, s, N_PROXY_AUTHORIZATION)) return FIELD_PROXY_AUTH;
       break;
   }
   // x-shadow-* of any other length (9 … 17 included: the cases above fall through to here)

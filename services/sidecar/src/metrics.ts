@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Outcome of one proxied request (label of `shadowplane_sidecar_requests_total`). */
-export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'upstream_cut' | 'client_aborted' | 'no_route' | 'bad_request';
+export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'upstream_cut' | 'client_aborted' | 'client_timeout' | 'no_route' | 'bad_request';
 
 /**
  * Outcome of a capture (label `outcome` of `shadowplane_sidecar_captures_total`):
@@ -100,7 +100,7 @@ export class SidecarMetrics {
       registers: [registry],
     });
     // every outcome is exported from the start (0), so a rate() over it exists before the first one
-    for (const outcome of ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'no_route', 'bad_request'] as const) this.requests.inc({ outcome }, 0);
+    for (const outcome of ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'client_timeout', 'no_route', 'bad_request'] as const) this.requests.inc({ outcome }, 0);
     this.lastPublish.set(0);
     this.natsConnected.set(0);
     this.queueDepth.set(0);

@@ -1,5 +1,6 @@
 // CaptureProcessor batching: small captures wait for company up to batchMs (or until 16 wait), at
 // most 4 are built per event-loop turn, and flush() builds whatever waits (shutdown).
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
 import { SidecarMetrics } from './metrics.js';
@@ -23,6 +24,9 @@ function input(i: number): CaptureInput {
     sidecarId: 'unit',
     inlineMaxBytes: 65536,
     maxBodyBytes: 1 << 20,
+    maxDecodeRatio: 100,
+    cpuBudgetMs: 10_000,
+    secretFieldNames: [],
     bodyStore: 'b',
   };
 }
@@ -93,6 +97,70 @@ describe('CaptureProcessor batching', () => {
     const { p } = processor(0);
     const r = await p.process(input(1));
     expect(r.kind).toBe('envelope');
+    await p.close();
+  });
+});
+
+describe('CaptureProcessor budgets', () => {
+  const gz = (s: string) => gzipSync(Buffer.from(s));
+  const withBody = (body: Buffer, over: Partial<CaptureInput> = {}): CaptureInput => ({ ...input(0), requestChunks: [body], requestBytes: body.length, ...over });
+  const where = async (m: SidecarMetrics, w: string) => (await m.builds.get()).values.find((v) => v.labels.where === w)?.value ?? 0;
+
+  it('the decoded size decides inline or worker: a gzip body of a few KB that inflates to 10 MB is never inflated on the event loop, and is too_large', async () => {
+    const { p, metrics } = processor(0);
+    const bomb = gz(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'a'.repeat(10 << 20) }] }));
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const r = await p.process(withBody(bomb, { contentEncoding: 'gzip', maxBodyBytes: 32 << 20 }));
+    expect(r).toMatchObject({ kind: 'excluded', reason: 'too_large' }); // over the 100:1 ratio
+    expect(await where(metrics, 'inline')).toBe(0);
+    expect(await where(metrics, 'worker')).toBe(1);
+    await p.close();
+  });
+
+  it('a small gzip body is decoded once and built inline', async () => {
+    const { p, metrics } = processor(0);
+    const r = await p.process(withBody(gz(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })), { contentEncoding: 'gzip' }));
+    expect(r.kind).toBe('envelope');
+    expect(await where(metrics, 'inline')).toBe(1);
+    expect(await where(metrics, 'worker')).toBe(0);
+    await p.close();
+  });
+
+  it('an inline build that meets a long string hands the capture to the worker, which builds it', async () => {
+    const { p, metrics } = processor(0);
+    const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'password: x '.repeat(1000) }] }));
+    expect(body.length).toBeLessThan(64 * 1024);
+    const r = await p.process(withBody(body));
+    expect(r.kind).toBe('envelope');
+    expect(await where(metrics, 'inline')).toBe(1);
+    expect(await where(metrics, 'worker')).toBe(1);
+    await p.close();
+  });
+
+  it('over the CPU budget on the worker, the capture is dropped as cpu_budget', async () => {
+    const { p } = processor(0);
+    const body = Buffer.from(JSON.stringify({ model: 'm', messages: Array.from({ length: 400 }, () => ({ role: 'user', content: `mail a@b.io ${'1 '.repeat(2000)}` })) }));
+    const r = await p.process(withBody(body, { cpuBudgetMs: 1, maxBodyBytes: 8 << 20 }));
+    expect(r).toMatchObject({ kind: 'excluded', reason: 'cpu_budget' });
+    await p.close();
+  });
+
+  it('a build past the hard timeout is stopped by terminating the worker (cpu_budget), and the next capture gets a new worker', async () => {
+    const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
+    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, { memoryMb: 512, hardTimeoutMs: 1 });
+    const big = Buffer.from(JSON.stringify({ model: 'm', messages: Array.from({ length: 2000 }, (_, i) => ({ role: 'user', content: `q ${i} ${'x'.repeat(2000)}` })) }));
+    const r = await p.process(withBody(big));
+    expect(r).toMatchObject({ kind: 'excluded', reason: 'cpu_budget' });
+    await p.close();
+  });
+
+  it('a body that exhausts the worker heap is dropped as memory_budget', async () => {
+    const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
+    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, { memoryMb: 32, hardTimeoutMs: 60_000 });
+    // ~6 MB of tiny objects: far more heap than 32 MiB once parsed
+    const big = Buffer.from(`{"model":"m","messages":[${Array.from({ length: 800_000 }, () => '{"a":1}').join(',')}]}`);
+    const r = await p.process(withBody(big, { maxBodyBytes: 64 << 20 }));
+    expect(r).toMatchObject({ kind: 'excluded', reason: 'memory_budget' });
     await p.close();
   });
 });

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@shadowplane/telemetry';
 import type { SidecarMetrics } from './metrics.js';
-import { buildEnvelope, toPublishable, type CaptureInput, type ProcessResult } from './capture.js';
+import { buildEnvelope, buildEnvelopeInline, decodeBounded, toPublishable, type CaptureInput, type ProcessResult } from './capture.js';
 
 /** A batch this large is built without waiting for the window to end. */
 const BATCH_MAX = 16;
@@ -13,8 +13,10 @@ const BATCH_MAX = 16;
 const TURN_MAX = 4;
 
 /**
- * Runs {@link buildEnvelope} off the hot path. Small captures (request + response bytes ≤
- * `offloadBytes`) are built on the event loop in batches: the first one waits up to `batchMs`
+ * Runs {@link buildEnvelope} off the hot path. Small captures (request body *decoded* + response
+ * bytes ≤ `offloadBytes`: a compressed body is inflated here at most to that size, so a 29 KB
+ * gzip bomb goes to the worker, not the loop) are built on the event loop in batches, each within
+ * an inline budget ({@link buildEnvelopeInline}: over it, it moves to the worker): the first one waits up to `batchMs`
  * for company (or until {@link BATCH_MAX} wait), then they are built {@link TURN_MAX} per
  * event-loop turn, turn after turn, so proxied traffic is never held up for long. At a few captures a second each build otherwise ran with cold caches and paid a
  * NATS write and an ack wake-up of its own — about 0.6 ms of CPU per capture on a 2 GHz VM core
@@ -32,28 +34,57 @@ export class CaptureProcessor {
   private timer: NodeJS.Timeout | null = null;
   private immediate: NodeJS.Immediate | null = null;
 
+  /** the job the worker is running (it takes them in order): its id and when it started */
+  private running: { id: number; since: number } | null = null;
+  private watchdog: NodeJS.Timeout | null = null;
+  /** why the worker was stopped on purpose (its exit then names the reason of the job it ran) */
+  private killedFor: 'cpu_budget' | null = null;
+
   /**
-   * @param offloadBytes captures with more teed bytes go to the worker thread
+   * @param offloadBytes captures with more teed bytes (request decoded) go to the worker thread
    * @param batchMs most ms a small capture waits for others before the batch is built (0 = next turn)
+   * @param worker the worker's heap limit (MiB) and the wall-clock ms after which a build still
+   *   running is stopped by terminating the worker (the redactor's own CPU budget plus a margin:
+   *   the backstop for work the redactor does not meter, e.g. JSON.parse of a huge body)
    */
   constructor(
     private readonly offloadBytes: number,
     private readonly log: Logger,
     private readonly metrics: SidecarMetrics,
     private readonly batchMs = 0,
+    private readonly worker_: { memoryMb: number; hardTimeoutMs: number } = { memoryMb: 512, hardTimeoutMs: 10_000 },
   ) {}
 
   /** Builds one envelope; never rejects. */
   process(input: CaptureInput): Promise<ProcessResult> {
     const respBytes = input.response?.chunks.reduce((n, c) => n + c.byteLength, 0) ?? 0;
-    if (input.requestBytes + respBytes <= this.offloadBytes) {
-      this.metrics.builds.inc({ where: 'inline' });
-      return new Promise((resolve) => {
-        this.batch.push({ input, resolve });
-        this.schedule();
-      });
+    if (respBytes <= this.offloadBytes && this.compressedResponse(input) === false) {
+      let reqBytes = input.requestBytes;
+      if (input.contentEncoding !== null && reqBytes + respBytes <= this.offloadBytes) {
+        // the decoded size decides: inflate at most what an inline build may hold
+        const raw = input.requestChunks.length === 1 ? input.requestChunks[0]! : Buffer.concat(input.requestChunks, input.requestBytes);
+        const d = decodeBounded(raw, input.contentEncoding, Math.min(this.offloadBytes - respBytes, input.maxBodyBytes), input.maxDecodeRatio);
+        if (d.kind === 'ok') {
+          input.decodedBody = d.bytes;
+          reqBytes = d.bytes.byteLength;
+        } else if (d.kind === 'bad') return Promise.resolve({ kind: 'excluded', reason: 'bad_body_encoding' });
+        else reqBytes = Infinity; // larger decoded: the worker decodes it within the real limits
+      }
+      if (reqBytes + respBytes <= this.offloadBytes) {
+        this.metrics.builds.inc({ where: 'inline' });
+        return new Promise((resolve) => {
+          this.batch.push({ input, resolve });
+          this.schedule();
+        });
+      }
     }
     return this.offload(input);
+  }
+
+  /** A compressed response is decoded for the served summary: its decoded size is unknown here, so it is built on the worker. */
+  private compressedResponse(input: CaptureInput): boolean {
+    const enc = input.response?.headers.find(([k]) => k.toLowerCase() === 'content-encoding')?.[1];
+    return enc !== undefined && enc.trim().toLowerCase() !== 'identity';
   }
 
   /**
@@ -99,7 +130,13 @@ export class CaptureProcessor {
     }
     const jobs = this.batch.length <= TURN_MAX ? this.batch : this.batch.slice(0, TURN_MAX);
     this.batch = this.batch.length <= TURN_MAX ? [] : this.batch.slice(TURN_MAX);
-    for (const j of jobs) j.resolve(toPublishable(buildEnvelope(j.input)));
+    for (const j of jobs) {
+      const r = buildEnvelopeInline(j.input);
+      if (r.kind === 'offload') {
+        // over the inline budget: build it on the worker, with the full budget
+        void this.offload(j.input).then(j.resolve);
+      } else j.resolve(toPublishable(r));
+    }
     // the rest (already due) in the next turn, so one batch never holds the event loop for long
     if (this.batch.length > 0) this.schedule(true);
   }
@@ -117,11 +154,12 @@ export class CaptureProcessor {
     const req = Buffer.concat(input.requestChunks, input.requestBytes);
     const transfer: ArrayBuffer[] = [];
     if (req.byteOffset === 0 && req.byteLength === req.buffer.byteLength) transfer.push(req.buffer as ArrayBuffer);
-    const msg = { id, input: { ...input, requestChunks: [req] } };
+    const msg = { id, input: { ...input, requestChunks: [req], decodedBody: null } };
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
       try {
         w.postMessage(msg, transfer);
+        if (this.running === null) this.startedNext();
       } catch (err) {
         this.pending.delete(id);
         resolve({ kind: 'excluded', reason: 'worker_error', detail: (err as Error).message });
@@ -129,22 +167,55 @@ export class CaptureProcessor {
     });
   }
 
+  /**
+   * The worker takes jobs in order: the oldest pending one is running, since now. A build past
+   * the hard timeout is stopped by terminating the worker: that capture is dropped as
+   * `cpu_budget`, the others it held as `worker_error`, and the next capture starts a new worker.
+   */
+  private startedNext(): void {
+    const first = this.pending.keys().next();
+    this.running = first.done === true ? null : { id: first.value, since: performance.now() };
+    if (this.watchdog !== null) clearTimeout(this.watchdog);
+    this.watchdog = null;
+    if (this.running === null) return;
+    const id = this.running.id;
+    this.watchdog = setTimeout(() => {
+      this.watchdog = null;
+      if (this.running?.id !== id || this.worker === null) return;
+      this.killedFor = 'cpu_budget';
+      void this.worker.terminate();
+    }, this.worker_.hardTimeoutMs);
+    this.watchdog.unref();
+  }
+
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
-    const w = new Worker(new URL('./capture-worker.mjs', import.meta.url), { name: 'shadowplane-capture' });
+    // the heap limit is the capture's memory budget: a body that parses into more kills only the worker
+    const w = new Worker(new URL('./capture-worker.mjs', import.meta.url), {
+      name: 'shadowplane-capture',
+      resourceLimits: { maxOldGenerationSizeMb: this.worker_.memoryMb },
+    });
     w.unref();
     w.on('message', (m: { id: number; result: ProcessResult }) => {
       const r = m.result;
       if (r.kind === 'envelope' && r.body) r.body.bytes = Buffer.from(r.body.bytes.buffer, r.body.bytes.byteOffset, r.body.bytes.byteLength);
       this.pending.get(m.id)?.(r);
       this.pending.delete(m.id);
+      this.startedNext();
     });
+    let oom = false;
     const fail = (why: string) => {
       if (this.worker === w) this.worker = null;
-      for (const [, resolve] of this.pending) resolve({ kind: 'excluded', reason: 'worker_error', detail: why });
+      // the job it was running pays for the failure; the ones queued behind it are lost with it
+      const running = this.running?.id;
+      const culprit: 'cpu_budget' | 'memory_budget' | 'worker_error' = this.killedFor ?? (oom ? 'memory_budget' : 'worker_error');
+      for (const [id, resolve] of this.pending) resolve({ kind: 'excluded', reason: id === running ? culprit : 'worker_error', detail: why });
       this.pending.clear();
+      this.killedFor = null;
+      this.startedNext();
     };
     w.on('error', (err) => {
+      oom = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
       this.log.warn({ err: { message: err.message } }, 'capture worker failed');
       fail(err.message);
     });

@@ -14,6 +14,7 @@ import {
   FIELD_EXPECT,
   FIELD_HOST,
   FIELD_KEEP_ALIVE,
+  FIELD_PROXY_AUTH,
   FIELD_PROXY_CONNECTION,
   FIELD_SHADOW,
   FIELD_SHADOW_CAPTURE,
@@ -50,8 +51,6 @@ const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
 const MAX_REQUEST_HEAD = 16 * 1024;
 /** Largest upstream response head accepted, bytes; larger → 502. */
 const MAX_RESPONSE_HEAD = 64 * 1024;
-/** ms a client may take to send a complete request head (slow-loris guard, as Node's default). */
-const CLIENT_HEADERS_TIMEOUT_MS = 60_000;
 /** ms an idle upstream connection is kept for reuse (undici's default; an upstream Keep-Alive hint lowers it). */
 const UPSTREAM_IDLE_MS = 4_000;
 /** A request whose bytes fit here is kept until its response starts, to replay it once on a fresh connection when a reused one turns out stale. */
@@ -156,11 +155,21 @@ export class SidecarProxy {
         pool,
       };
     });
+    this.keepAliveLine = `keep-alive: timeout=${Math.max(1, Math.floor(c.keepAliveTimeoutMs / 1000))}\r\n\r\n`;
     this.sampler = new Sampler({ ...c.sampling, ...(d.random ? { random: d.random } : {}) });
     this.readsOtherHeaders = [...this.sampler.headerNames].some((h) => !h.startsWith('x-shadow-'));
     // one periodic sweep enforces every timeout (a deadline number per connection) instead of a
     // timer per socket re-armed several times per request; a timeout fires up to one period late
-    const shortest = Math.min(c.upstream.connectTimeoutMs, c.upstream.headersTimeoutMs, c.upstream.bodyTimeoutMs, c.keepAliveTimeoutMs, UPSTREAM_IDLE_MS);
+    const shortest = Math.min(
+      c.upstream.connectTimeoutMs,
+      c.upstream.headersTimeoutMs,
+      c.upstream.bodyTimeoutMs,
+      c.keepAliveTimeoutMs,
+      c.client.headerTimeoutMs,
+      c.client.bodyTimeoutMs,
+      c.client.requestTimeoutMs,
+      UPSTREAM_IDLE_MS,
+    );
     this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(1000, Math.floor(shortest / 4))));
     this.sweeper.unref();
     this.server = createServer({ noDelay: true, allowHalfOpen: true }, (sock) => {
@@ -343,6 +352,7 @@ export class SidecarProxy {
           continue;
         case FIELD_KEEP_ALIVE:
         case FIELD_PROXY_CONNECTION:
+        case FIELD_PROXY_AUTH:
         case FIELD_TE:
         case FIELD_UPGRADE:
         case FIELD_TRAILER:
@@ -445,7 +455,7 @@ export class SidecarProxy {
     const cap = ex.capture;
     if (cap === null) return;
     if (outcome !== 'ok' && outcome !== 'upstream_cut') {
-      cap.abandon(outcome === 'client_aborted' ? 'client_aborted' : outcome === 'bad_request' ? 'request_incomplete' : 'upstream_failed');
+      cap.abandon(outcome === 'client_aborted' ? 'client_aborted' : outcome === 'bad_request' || outcome === 'client_timeout' ? 'request_incomplete' : 'upstream_failed');
       return;
     }
     if (!cap.requestComplete && !ex.requestDone) {
@@ -471,6 +481,9 @@ export class SidecarProxy {
       sidecarId: cfg.sidecarId,
       inlineMaxBytes: cfg.capture.inlineMaxBytes,
       maxBodyBytes: cfg.capture.captureMaxBytes,
+      maxDecodeRatio: cfg.capture.maxDecodeRatio,
+      cpuBudgetMs: cfg.capture.cpuBudgetMs,
+      secretFieldNames: cfg.capture.secretFieldNames,
       bodyStore: this.d.names.captureBodies,
       // now, not when the (batched) build runs
       capturedAt: new Date().toISOString(),
@@ -482,7 +495,8 @@ export class SidecarProxy {
       // the teed chunks are no longer needed; the envelope (and body) replace them in the budget
       this.d.publisher.release(teed);
       if (built.kind === 'excluded') {
-        this.d.metrics.capture('excluded', built.reason);
+        // over a budget: the capture was dropped for what it cost, not for what it held
+        this.d.metrics.capture(built.reason === 'cpu_budget' || built.reason === 'memory_budget' ? 'dropped' : 'excluded', built.reason);
         if (built.reason === 'envelope_invalid' || built.reason === 'worker_error') this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
         return;
       }
@@ -510,6 +524,14 @@ export class SidecarProxy {
   get keepAliveTimeoutMs(): number {
     return this.d.config.keepAliveTimeoutMs;
   }
+
+  /**
+   * The last line of a head that keeps its connection open: `keep-alive: timeout=N` (RFC 9112
+   * §9.3 / the Keep-Alive hint) with N the idle timeout in whole seconds, rounded down — the sweep
+   * closes an idle connection no earlier than that — then the empty line. A client pool that keeps
+   * idle sockets longer than the server would otherwise reuse one the sidecar has closed.
+   */
+  readonly keepAliveLine: string;
 }
 
 const NOT_SAMPLED: SampleDecision = Object.freeze({ kind: 'not_sampled' });
@@ -621,6 +643,10 @@ class ClientConn {
   private buf: Buffer | null = null;
   private ex: Exchange | null = null;
   private headStartedAt = 0;
+  /** performance.now() ms by which the request in progress must have arrived whole (Infinity: none in progress) */
+  private requestDeadline = Infinity;
+  /** true while the next pipelined request waits for the client to read what was answered */
+  private awaitingRead = false;
   private ended = false;
   private closing = false;
   private stashPaused = false;
@@ -641,7 +667,10 @@ class ClientConn {
     sock.on('end', () => this.onEnd());
     sock.on('error', () => undefined);
     sock.on('close', () => this.ex?.onClientGone());
-    sock.on('drain', () => this.ex?.onClientDrain());
+    sock.on('drain', () => {
+      if (this.ex !== null) this.ex.onClientDrain();
+      else if (this.awaitingRead) this.readOn();
+    });
     this.deadline = performance.now() + proxy.keepAliveTimeoutMs;
   }
 
@@ -666,6 +695,7 @@ class ClientConn {
       let rest = d;
       if (!ex.requestDone) {
         const end = ex.feed(d, 0);
+        this.bodyDeadline(ex);
         if (end === -1 || end === d.length) return;
         rest = d.subarray(end);
       }
@@ -703,7 +733,7 @@ class ClientConn {
         this.buf = off === 0 ? b : b.subarray(off);
         if (this.headStartedAt === 0) {
           this.headStartedAt = performance.now();
-          this.deadline = this.headStartedAt + CLIENT_HEADERS_TIMEOUT_MS;
+          this.deadline = this.headStartedAt + this.proxy.d.config.client.headerTimeoutMs;
         }
         return;
       }
@@ -712,6 +742,7 @@ class ClientConn {
         return;
       }
       const t0 = performance.now();
+      this.requestDeadline = (this.headStartedAt === 0 ? t0 : this.headStartedAt) + this.proxy.d.config.client.requestTimeoutMs;
       this.headStartedAt = 0;
       const ex = this.proxy.begin(this, b, off, i + 2, t0);
       if (ex === null) {
@@ -720,8 +751,8 @@ class ClientConn {
         continue;
       }
       this.ex = ex;
-      this.deadline = Infinity;
       const end = ex.start(b, i + 4);
+      this.bodyDeadline(ex);
       if (end === -1 || end === b.length) return;
       if (this.ex !== null) {
         this.stash(b.subarray(end));
@@ -730,6 +761,25 @@ class ClientConn {
       if (this.closing) return;
       off = end;
     }
+  }
+
+  /**
+   * While a request body is still arriving: the next read is due within the client body timeout,
+   * and the whole request by the request deadline. Once it is complete the upstream's timeouts
+   * govern the exchange (Infinity here).
+   */
+  private bodyDeadline(ex: Exchange): void {
+    if (this.ex !== ex) return;
+    this.deadline = ex.requestDone ? Infinity : Math.min(performance.now() + this.proxy.d.config.client.bodyTimeoutMs, this.requestDeadline);
+  }
+
+  /** The client read what waited: read its pipelined requests again. */
+  private readOn(): void {
+    this.awaitingRead = false;
+    this.deadline = performance.now() + this.proxy.keepAliveTimeoutMs;
+    this.stashPaused = false;
+    if (this.sock.isPaused()) this.sock.resume();
+    if (this.buf !== null) this.parse(null);
   }
 
   /** An exchange finished its response; `close` says the connection must end now. */
@@ -746,21 +796,29 @@ class ClientConn {
       if (this.sock.isPaused()) this.sock.resume();
       return;
     }
-    this.deadline = performance.now() + this.proxy.keepAliveTimeoutMs;
+    this.requestDeadline = Infinity;
+    // a client that pipelines requests and does not read the answers: stop reading its requests
+    // until it reads (nginx does the same), so unread responses cannot pile up in memory; the
+    // body timeout bounds the wait (nginx send_timeout)
+    if (this.sock.writableLength > this.proxy.d.config.client.pipelineMaxUnreadBytes) {
+      this.awaitingRead = true;
+      this.sock.pause();
+      this.deadline = performance.now() + this.proxy.d.config.client.bodyTimeoutMs;
+      return;
+    }
     // reading may have been paused for this exchange (upstream backpressure, a long stash): the
     // next request on the connection must be read whatever ended the exchange
-    this.stashPaused = false;
-    if (this.sock.isPaused()) this.sock.resume();
-    if (this.buf !== null) this.parse(null);
+    this.readOn();
   }
 
   /** Answers a request itself with a JSON error body; `close` ends the connection after it. */
   answer(status: number, code: string, message: string, echo: string, close: boolean): void {
-    const body = JSON.stringify({ error: { code, message } });
+    // the body as UTF-8 bytes and its length in those bytes; the head is ASCII
+    const body = Buffer.from(JSON.stringify({ error: { code, message } }), 'utf8');
     const head =
-      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `${CAPTURE_HEADER}: ${echo}\r\n${close ? 'connection: close\r\n' : ''}\r\n`;
-    this.sock.write(Buffer.from(head + body, 'latin1'));
+      `HTTP/1.1 ${status} ${REASONS[status] ?? 'Error'}\r\ncontent-type: application/json\r\ncontent-length: ${body.byteLength}\r\n` +
+      `${CAPTURE_HEADER}: ${echo}\r\n${close ? 'connection: close\r\n\r\n' : this.proxy.keepAliveLine}`;
+    this.sock.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
     if (close) {
       this.closing = true;
       this.buf = null;
@@ -778,10 +836,26 @@ class ClientConn {
     else this.sock.end();
   }
 
-  /** The deadline passed: an idle keep-alive connection closes, a half-sent head gets 408. */
+  /**
+   * The deadline passed: an idle keep-alive connection closes, a half-sent head gets 408, a
+   * request body that stopped arriving (or is past the request deadline) ends its exchange — 408,
+   * or a cut once the response started — and frees its upstream connection; a client that left
+   * answers unread past the body timeout is closed.
+   */
   onTimeout(): void {
     this.deadline = Infinity;
-    if (this.ex !== null) return;
+    const ex = this.ex;
+    if (ex !== null) {
+      if (ex.requestDone) return;
+      const now = performance.now();
+      // reading paused by the proxy itself (the upstream is slow to take the body): not the client's idleness
+      if (this.sock.isPaused() && now < this.requestDeadline) {
+        this.deadline = Math.min(now + this.proxy.d.config.client.bodyTimeoutMs, this.requestDeadline);
+        return;
+      }
+      ex.onClientTimeout();
+      return;
+    }
     if (this.buf !== null && this.headStartedAt !== 0) {
       this.answer(408, 'request_timeout', 'the request head was not received in time', 'not_sampled', true);
       return;
@@ -1265,6 +1339,7 @@ class Exchange {
           if (this.conn !== null) this.conn.idleMs = idleFromHint(fs.value(k));
           continue;
         case FIELD_PROXY_CONNECTION:
+        case FIELD_PROXY_AUTH:
         case FIELD_TE:
         case FIELD_UPGRADE:
         case FIELD_TRAILER:
@@ -1322,7 +1397,7 @@ class Exchange {
     // the status line as sent when it is HTTP/1.1 already; the kept field lines as they arrived
     // (without a reason phrase the space after the code is still required: RFC 9112 §4)
     const start = sl.minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
-    let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : '\r\n'}`;
+    let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : this.proxy.keepAliveLine}`;
     if (framing === Framing.Chunked && !this.dechunk) tail = `transfer-encoding: chunked\r\n${tail}`;
     else if (dropId !== -1 && framing !== Framing.Chunked) tail = `content-length: ${contentLength}\r\n${tail}`;
     this.clientHead = copyHead(start, fs, kept, dropId, tail);
@@ -1346,7 +1421,7 @@ class Exchange {
     for (let k = 0; k < n; k++) {
       const id = fs.id(k);
       // hop-by-hop (RFC 9110 §7.6.1), body framing (a 1xx has no body) and the sidecar's own echo
-      kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
+      kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_PROXY_AUTH || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
       if (id !== FIELD_CONNECTION || fs.valueIs(k, V_KEEP_ALIVE)) continue;
       if (fs.valueIs(k, V_CLOSE)) this.upstreamKeepAlive = false;
       else connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
@@ -1514,6 +1589,23 @@ class Exchange {
     this.finished = true;
     this.client.sock.destroy();
     this.proxy.finish(this, outcome);
+  }
+
+  /**
+   * The client's body stopped arriving in time (body idle timeout or request deadline): the
+   * upstream connection (or the place in its queue) is given up at once, so a trickling client
+   * cannot hold an upstream slot; 408 if nothing was answered yet, else the client is cut.
+   */
+  onClientTimeout(): void {
+    if (this.finished) return;
+    this.dropUpstream();
+    this.route?.pool.cancel(this);
+    if (this.resState === 0) {
+      this.finished = true;
+      this.client.answer(408, 'request_timeout', 'the request body was not received in time', this.echo, true);
+      this.client.exchangeDone(true);
+      this.proxy.finish(this, 'client_timeout');
+    } else this.cutClient('client_timeout');
   }
 
   /** The client connection closed. */

@@ -1,4 +1,5 @@
 import { isIPv6 } from 'node:net';
+import { RE2JS, RE2Set, type Matcher } from 're2js';
 
 /**
  * PII and secret redaction for captured request bodies. Every string value (and every object key)
@@ -6,10 +7,27 @@ import { isIPv6 } from 'node:net';
  * envelope leaves the pod. What the redactor cannot decide makes the whole item `pii_uncertain`
  * (the capture is excluded), so an unsure match never leaves the pod unredacted.
  *
+ * Every pattern runs on RE2JS (a port of RE2: automata, no backtracking), so each rule's time is
+ * linear in the string it scans whatever the string holds (a crafted body cannot make a rule
+ * quadratic or exponential, as it could on V8's backtracking engine); `npm run bench:redact`
+ * measures time per byte per rule on adversarial inputs up to 1 MiB. The only V8 pattern left is the
+ * quick-exit test, an alternation of fixed strings and one character class: bounded work per
+ * position by construction. RE2 has no look-around; where a rule needs its neighbours, the
+ * pattern consumes them and the rule replaces only its core group, and the next search starts at
+ * the end of that core, so a neighbour consumed by one match still counts for the next.
+ *
  * Placeholders and rules, in the order they are applied:
+ * - `<SECRET>`: any string or number (or array of them) under an object member whose name, with case and
+ *   separators (`-_ .`) ignored, is or ends with a secret name ({@link DEFAULT_SECRET_FIELD_NAMES}, plus
+ *   configured ones); and inside any string, the value of `name: value` / `name=value` for those names.
+ * - `<PRIVATE_KEY>`: PEM blocks (`-----BEGIN …-----` … `-----END …-----`); an unterminated
+ *   `BEGIN … PRIVATE KEY` takes the rest of the string.
+ * - `<CREDENTIALS>`: URL userinfo (`scheme://user:pass@host` → `scheme://<CREDENTIALS>@host`), and
+ *   HTTP Basic credentials (`Basic <base64 of user:pass>`).
  * - `<API_KEY>`: OpenAI `sk-…`/`sk-proj-…`, Anthropic `sk-ant-…`, AWS access key ids
- *   `AKIA…`/`ASIA…`, `Bearer <token>`, GitHub `ghp_…`/`github_pat_…`, Slack `xox?-…`, Google
- *   `AIza…`, Stripe `sk_live_…`/`rk_live_…`, JWTs (`eyJ….eyJ….…`).
+ *   `AKIA…`/`ASIA…`, `Bearer <token>`, GitHub `ghp_…`/`github_pat_…`, GitLab `glpat-…`, Slack
+ *   `xox?-…`/`xapp-…`, Google `AIza…`/`ya29.…`, Stripe `sk_live_…`/`rk_live_…`, npm `npm_…`,
+ *   Hugging Face `hf_…`, SendGrid `SG.….…`, Groq `gsk_…`, Replicate `r8_…`, JWTs (`eyJ….eyJ….…`).
  * - `<EMAIL>`: local@domain.tld.
  * - `<IBAN>`: 2-letter country, 2 check digits, 11–30 alphanumerics (spaces allowed in groups of
  *   4), ISO 13616 mod-97 check passes. Shape and the country's registered length match but mod-97
@@ -30,9 +48,10 @@ import { isIPv6 } from 'node:net';
  *   contain `::` or seven colons.
  *
  * Sources: Luhn (ISO/IEC 7812-1 Annex B); IBAN mod-97 (ISO 13616-1, ISO 7064 MOD 97-10); SSN
- * ranges (SSA, "Social Security Number Randomization", 2011).
+ * ranges (SSA, "Social Security Number Randomization", 2011); PEM (RFC 7468); URL userinfo
+ * (RFC 3986 §3.2.1); Basic (RFC 7617). Recall on a corpus: `services/sidecar/test/secrets-corpus.ts`.
  */
-export type PiiType = 'API_KEY' | 'EMAIL' | 'IBAN' | 'CARD' | 'NATIONAL_ID' | 'PHONE' | 'IP';
+export type PiiType = 'SECRET' | 'PRIVATE_KEY' | 'CREDENTIALS' | 'API_KEY' | 'EMAIL' | 'IBAN' | 'CARD' | 'NATIONAL_ID' | 'PHONE' | 'IP';
 
 /** The outcome of redacting one value. */
 export interface RedactionResult<T> {
@@ -44,30 +63,43 @@ export interface RedactionResult<T> {
   uncertain: boolean;
   /** what made it uncertain (a rule name, never the matched text) */
   uncertainReasons: string[];
+  /** true when the CPU budget ran out before every string was scanned: `value` is incomplete and must not leave the pod */
+  overBudget: boolean;
 }
+
+/** Options of {@link redactJson}. */
+export interface RedactOptions {
+  /** extra secret member names (matched like the defaults: case and `-_ .` ignored, equal or a suffix) */
+  secretFieldNames?: readonly string[];
+  /**
+   * `performance.now()` after which redaction stops with `overBudget` (checked between strings,
+   * each string's scan being linear in its length); default none
+   */
+  deadline?: number;
+  /** a string longer than this (UTF-16 units) also ends redaction with `overBudget` (an inline build hands such a body to the worker); default none */
+  maxStringLength?: number;
+}
+
+/**
+ * Member names whose values are secrets (normalised: lower case, no `-`, `_`, ` `, `.`). A name
+ * matches when it equals one or ends with one (`openai_api_key`, `DB-Password`, `x.auth.token`);
+ * `max_tokens` does not (`tokens` ≠ `token`).
+ */
+export const DEFAULT_SECRET_FIELD_NAMES: readonly string[] = Object.freeze([
+  'apikey', 'password', 'passwd', 'passphrase', 'pwd', 'secret', 'token', 'authorization', 'auth', 'clientsecret',
+  'privatekey', 'accesskey', 'secretkey', 'credential', 'credentials', 'cookie', 'setcookie', 'sessionid', 'signature', 'pin', 'cvv', 'cvc',
+]);
 
 interface Ctx {
   counts: Map<PiiType, number>;
   uncertain: string[];
+  secretName: (normalisedName: string) => boolean;
+  deadline: number;
+  maxString: number;
+  sinceCheck: number;
 }
 
-const API_KEY_RES: RegExp[] = [
-  /\bsk-ant-[A-Za-z0-9_-]{16,}/g,
-  /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g,
-  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\b[Bb]earer\s+[A-Za-z0-9._~+/-]{12,}=*/g,
-  /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g,
-  /\bgithub_pat_[A-Za-z0-9_]{40,}\b/g,
-  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g,
-  /\bAIza[0-9A-Za-z_-]{35}\b/g,
-  /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\b/g,
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
-];
-
-const EMAIL_RE = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b/g;
-
-// 2 letters, 2 digits, then 11–30 alnum, optionally in space-separated groups of 4
-const IBAN_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g;
+class OverBudget extends Error {}
 
 /** Registered IBAN lengths per country (ISO 13616 registry, subset covering SEPA and common others). */
 const IBAN_LENGTHS: Record<string, number> = {
@@ -77,18 +109,6 @@ const IBAN_LENGTHS: Record<string, number> = {
   ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, SA: 24,
   SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
 };
-
-// 13–19 digits, optionally grouped by single spaces or dashes; not part of a longer digit/word run
-const CARD_RE = /(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)/g;
-
-const SSN_RE = /(?<![\w-])(\d{3})-(\d{2})-(\d{4})(?![\w-])/g;
-const NINO_RE = /\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b/g;
-
-const PHONE_E164_RE = /(?<![\w+])\+\d(?:[ ().-]{0,2}\d){7,14}(?!\w)/g;
-const PHONE_NANP_RE = /(?<![\w(-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])/g;
-
-const IPV4_RE = /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/g;
-const IPV6_RE = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])/g;
 
 /** Luhn checksum (ISO/IEC 7812-1 Annex B) over a string of digits. */
 export function luhnValid(digits: string): boolean {
@@ -133,63 +153,304 @@ function hasCardPrefix(d: string): boolean {
   return false;
 }
 
-// One scan that finds whether any rule of a group could fire; the rules themselves run only then.
-// Exactly equivalent to running them all: an alternation matches somewhere iff one of its
-// branches does, and a rule that matches nowhere replaces nothing.
-const API_KEY_ANY = new RegExp(API_KEY_RES.map((r) => r.source).join('|'));
-const DIGIT_RULES_ANY = new RegExp([IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'));
 
 function bump(ctx: Ctx, t: PiiType): string {
   ctx.counts.set(t, (ctx.counts.get(t) ?? 0) + 1);
   return `<${t}>`;
 }
 
-function redactString(s: string, ctx: Ctx): string {
-  // quick exit: nothing below can match a string without a digit, '@', ':' or a key-ish prefix
-  if (s.length < 7 || !/[\d@:]|sk-|AIza|eyJ|[Bb]earer|gh[pousr]_|github_pat_|xox/.test(s)) return s;
-  let out = s;
-  if (API_KEY_ANY.test(out)) for (const re of API_KEY_RES) out = out.replace(re, () => bump(ctx, 'API_KEY'));
-  // prefilters keep the backtracking-heavy patterns off strings that cannot match them
-  if (out.includes('@')) out = out.replace(EMAIL_RE, () => bump(ctx, 'EMAIL'));
-  if (out.includes(':')) out = out.replace(IPV6_RE, (m) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m));
-  if (!/\d/.test(out) || !DIGIT_RULES_ANY.test(out)) return out; // every pattern below needs a digit
-  out = out.replace(IBAN_RE, (m) => {
-    const compact = m.replace(/ /g, '');
-    if (ibanValid(compact)) return bump(ctx, 'IBAN');
-    if (IBAN_LENGTHS[compact.slice(0, 2)] === compact.length) ctx.uncertain.push('iban_checksum');
-    return m;
-  });
-  out = out.replace(SSN_RE, (m, a: string, g: string, sn: string) => {
-    const area = Number(a);
-    if (area === 0 || area === 666 || area >= 900 || g === '00' || sn === '0000') {
-      ctx.uncertain.push('ssn_range');
+/**
+ * One rule: a linear-time pattern, the group it replaces (0 = the whole match) and what replaces
+ * it (null keeps the text, e.g. a digit run that fails its checksum).
+ */
+interface Rule {
+  re: RE2JS;
+  group: number;
+  replace: (m: Matcher, ctx: Ctx) => string | null;
+}
+
+const rule = (pattern: string, group: number, replace: Rule['replace']): Rule => ({ re: RE2JS.compile(pattern), group, replace });
+const placeholder = (t: PiiType) => (_m: Matcher, ctx: Ctx) => bump(ctx, t);
+
+/**
+ * A rule on V8's engine, allowed only for a pattern bounded by construction: no unbounded
+ * quantifier (`*`, `+`, `{n,}`), every repetition at most {@link V8_MAX_REPEAT}, look-arounds of one
+ * character, so the work at each start position is bounded by a constant and a scan is linear in
+ * the string (tested: `boundedByConstruction`). The digit-shaped rules are of that kind; on RE2JS
+ * their bounded repetitions expand into large automata that ran 100–500× slower (about 1 µs per
+ * byte on grouped digits).
+ */
+interface V8Rule {
+  re: RegExp;
+  replace: (m: string, ...groups: string[]) => string;
+}
+export const V8_MAX_REPEAT = 64;
+
+/** `s` with every match of `r` (leftmost first, non-overlapping, as String.replace) rewritten. */
+function applyRule(r: Rule, s: string, ctx: Ctx): string {
+  const m = r.re.matcher(s);
+  let pos = 0;
+  let last = 0;
+  let out = '';
+  while (pos <= s.length && m.find(pos)) {
+    const a = m.start(r.group);
+    const b = m.end(r.group);
+    const rep = r.replace(m, ctx);
+    if (rep !== null) {
+      out += s.slice(last, a) + rep;
+      last = b;
+    }
+    pos = b > pos ? b : pos + 1;
+  }
+  return last === 0 ? s : out + s.slice(last);
+}
+
+// Secret names inside free text: `password: x`, `"api_key": "x"`, `client-secret=x`, `token = x`.
+const SECRET_WORDS = 'api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|client[-_. ]?secret|private[-_. ]?key|access[-_. ]?key|secret[-_. ]?key|credentials?';
+const KV_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?([^\\s"',;&<>]{3,})`, 1, (m, ctx) => {
+  const v = m.group(1) ?? '';
+  // `Bearer x` / `Basic x`: the word after the scheme is the credential, the scheme is not
+  if (/^(?:bearer|basic)$/i.test(v)) return null;
+  return bump(ctx, 'SECRET');
+});
+const KV_SCHEME_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?(?:bearer|basic|token|digest)[ \\t]+([^\\s"',;&<>]{3,})`, 1, placeholder('SECRET'));
+
+const PEM_RULE = rule('-----BEGIN ([A-Z0-9 ]{1,64})-----[\\s\\S]*?-----END [A-Z0-9 ]{1,64}-----', 0, placeholder('PRIVATE_KEY'));
+const PEM_OPEN_RULE = rule('-----BEGIN [A-Z0-9 ]{0,64}PRIVATE KEY-----[\\s\\S]*', 0, placeholder('PRIVATE_KEY'));
+const USERINFO_RULE = rule("\\b[A-Za-z][A-Za-z0-9+.-]{0,31}://([^\\s/?#@:\"'<>]{1,256}(?::[^\\s/?#@\"'<>]{0,256})?)@", 1, placeholder('CREDENTIALS'));
+const BASIC_RULE = rule('\\b[Bb]asic[ \\t]+([A-Za-z0-9+/]{4,}=*)', 1, (m, ctx) => {
+  // only when it decodes to `user:password` (RFC 7617): "basic training" is not a credential
+  const decoded = Buffer.from(m.group(1) ?? '', 'base64').toString('latin1');
+  return /^[\x20-\x7e]+:[\x20-\x7e]*$/.test(decoded) ? bump(ctx, 'CREDENTIALS') : null;
+});
+
+const API_KEY_PATTERNS: string[] = [
+  '\\bsk-ant-[A-Za-z0-9_-]{16,}',
+  '\\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}',
+  '\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b',
+  '\\b[Bb]earer\\s+[A-Za-z0-9._~+/-]{12,}=*',
+  '\\bgh[pousr]_[A-Za-z0-9]{30,}\\b',
+  '\\bgithub_pat_[A-Za-z0-9_]{40,}\\b',
+  '\\bglpat-[A-Za-z0-9_-]{20,}',
+  '\\bxox[abposr]-[A-Za-z0-9-]{10,}',
+  '\\bxapp-[A-Za-z0-9-]{20,}',
+  '\\bAIza[0-9A-Za-z_-]{35}\\b',
+  '\\bya29\\.[0-9A-Za-z_-]{20,}',
+  '\\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}\\b',
+  '\\bnpm_[A-Za-z0-9]{36}\\b',
+  '\\bhf_[A-Za-z0-9]{30,}\\b',
+  '\\bSG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}',
+  '\\bgsk_[A-Za-z0-9]{40,}\\b',
+  '\\br8_[A-Za-z0-9]{30,}\\b',
+  '\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}',
+];
+const API_KEY_RULES = API_KEY_PATTERNS.map((p) => rule(p, 0, placeholder('API_KEY')));
+
+const EMAIL_RULE = rule(
+  "[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\\.[A-Za-z]{2,24}\\b",
+  0,
+  placeholder('EMAIL'),
+);
+
+const IPV6_RE = /(?<![\w:])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![\w:])/g;
+
+// 2 letters, 2 digits, then 11–30 alnum, optionally in space-separated groups of 4
+const IBAN_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g;
+
+// 13–19 digits, optionally grouped by single spaces or dashes; not part of a longer digit/word run
+const CARD_RE = /(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)/g;
+
+const SSN_RE = /(?<![\w-])(\d{3})-(\d{2})-(\d{4})(?![\w-])/g;
+const NINO_RE = /\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b/g;
+
+const PHONE_E164_RE = /(?<![\w+])\+\d(?:[ ().-]{0,2}\d){7,14}(?!\w)/g;
+const PHONE_NANP_RE = /(?<![\w(-])(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4}(?![\w-])/g;
+
+const IPV4_RE = /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\d)/g;
+
+/** The digit-shaped rules, bounded by construction, on V8 (in the order applied); ctx is bound per call. */
+function digitRules(ctx: Ctx): [string, V8Rule][] {
+  return [
+    ['iban', { re: IBAN_RE, replace: (m) => {
+      const compact = m.replace(/ /g, '');
+      if (ibanValid(compact)) return bump(ctx, 'IBAN');
+      if (IBAN_LENGTHS[compact.slice(0, 2)] === compact.length) ctx.uncertain.push('iban_checksum');
       return m;
-    }
-    return bump(ctx, 'NATIONAL_ID');
-  });
-  out = out.replace(NINO_RE, () => bump(ctx, 'NATIONAL_ID'));
-  out = out.replace(CARD_RE, (m) => {
-    const digits = m.replace(/[ -]/g, '');
-    const grouped = digits.length !== m.length;
-    if (hasCardPrefix(digits)) {
-      if (luhnValid(digits)) return bump(ctx, 'CARD');
-      if (grouped) ctx.uncertain.push('card_luhn');
-    }
-    return m;
-  });
-  out = out.replace(PHONE_E164_RE, (m) => {
-    const n = m.replace(/\D/g, '').length;
-    return n >= 8 && n <= 15 ? bump(ctx, 'PHONE') : m;
-  });
-  out = out.replace(PHONE_NANP_RE, () => bump(ctx, 'PHONE'));
-  out = out.replace(IPV4_RE, (m, a: string, b: string, c: string, d: string) =>
-    [a, b, c, d].every((o) => Number(o) <= 255 && (o.length === 1 || !o.startsWith('0'))) ? bump(ctx, 'IP') : m,
-  );
+    } }],
+    ['ssn', { re: SSN_RE, replace: (m, a, g, sn) => {
+      const area = Number(a);
+      if (area === 0 || area === 666 || area >= 900 || g === '00' || sn === '0000') {
+        ctx.uncertain.push('ssn_range');
+        return m;
+      }
+      return bump(ctx, 'NATIONAL_ID');
+    } }],
+    ['nino', { re: NINO_RE, replace: () => bump(ctx, 'NATIONAL_ID') }],
+    ['card', { re: CARD_RE, replace: (m) => {
+      const digits = m.replace(/[ -]/g, '');
+      if (hasCardPrefix(digits)) {
+        if (luhnValid(digits)) return bump(ctx, 'CARD');
+        if (digits.length !== m.length) ctx.uncertain.push('card_luhn');
+      }
+      return m;
+    } }],
+    ['phone_e164', { re: PHONE_E164_RE, replace: (m) => {
+      const n = m.replace(/\D/g, '').length;
+      return n >= 8 && n <= 15 ? bump(ctx, 'PHONE') : m;
+    } }],
+    ['phone_nanp', { re: PHONE_NANP_RE, replace: () => bump(ctx, 'PHONE') }],
+    ['ipv4', { re: IPV4_RE, replace: (m, a, b, c, d) =>
+      [a, b, c, d].every((o) => Number(o) <= 255 && (o!.length === 1 || !o!.startsWith('0'))) ? bump(ctx, 'IP') : m }],
+  ];
+}
+
+const ipv6Replace = (ctx: Ctx) => (m: string) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m);
+
+// One scan says whether any digit rule could fire; the rules run only then. Bounded too: an
+// alternation of bounded patterns.
+const DIGIT_RULES_ANY = new RegExp([IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'));
+
+/** The V8 patterns, for the test that each is bounded by construction and for the benchmark. */
+export const BOUNDED_V8_PATTERNS: ReadonlyArray<{ name: string; re: RegExp }> = Object.freeze([
+  { name: 'ipv6', re: IPV6_RE },
+  { name: 'iban', re: IBAN_RE },
+  { name: 'ssn', re: SSN_RE },
+  { name: 'nino', re: NINO_RE },
+  { name: 'card', re: CARD_RE },
+  { name: 'phone_e164', re: PHONE_E164_RE },
+  { name: 'phone_nanp', re: PHONE_NANP_RE },
+  { name: 'ipv4', re: IPV4_RE },
+  { name: 'digit_rules_any', re: DIGIT_RULES_ANY },
+]);
+
+/** Every rule, in the order applied (earlier placeholders are never re-matched: `<`/`>` are outside every pattern). */
+const RULES: Rule[] = [
+  PEM_RULE,
+  PEM_OPEN_RULE,
+  USERINFO_RULE,
+  KV_SCHEME_RULE,
+  BASIC_RULE,
+  KV_RULE,
+  ...API_KEY_RULES,
+  EMAIL_RULE,
+];
+
+/**
+ * The rules by name, for the per-rule adversarial benchmark (`loadtests/redact-bench.ts`) and the
+ * test that every rule is an RE2JS pattern. Not for matching: use {@link redactJson}.
+ */
+export const REDACTION_RULES: ReadonlyArray<{ name: string; re: RE2JS }> = Object.freeze(
+  (
+    [
+      ['pem', PEM_RULE],
+      ['pem_open', PEM_OPEN_RULE],
+      ['url_userinfo', USERINFO_RULE],
+      ['secret_kv_scheme', KV_SCHEME_RULE],
+      ['basic', BASIC_RULE],
+      ['secret_kv', KV_RULE],
+      ...API_KEY_RULES.map((r, i) => [`api_key_${i}`, r] as const),
+      ['email', EMAIL_RULE],
+    ] as const
+  ).map(([name, r]) => ({ name, re: r.re })),
+);
+
+/** Runs one named rule (RE2JS or bounded V8) over `s` (benchmark and tests); throws on an unknown name. */
+export function applyNamedRule(name: string, s: string): string {
+  const ctx = newCtx({});
+  const i = REDACTION_RULES.findIndex((r) => r.name === name);
+  if (i >= 0) return applyRule(RULES[i]!, s, ctx);
+  if (name === 'ipv6') return s.replace(IPV6_RE, ipv6Replace(ctx));
+  if (name === 'digit_rules_any') return String(DIGIT_RULES_ANY.test(s));
+  const d = digitRules(ctx).find(([n]) => n === name);
+  if (d === undefined) throw new Error(`unknown redaction rule ${name}`);
+  return s.replace(d[1].re, d[1].replace as (m: string, ...g: unknown[]) => string);
+}
+
+// One DFA pass over a string says which rules match somewhere in it; only those run, in order.
+// Exactly equivalent to running all of them: a rule that matches nowhere replaces nothing. A
+// replacement can make a later rule match (`::x@y.io` → `::<EMAIL>`, whose `::` is now an
+// address), so after one the pass is run again on the new text for the rules still to come.
+const ANY = new RE2Set(RE2Set.UNANCHORED, 0);
+for (const r of RULES) ANY.add(r.re.pattern());
+ANY.compile();
+const byIndex = (a: number, b: number) => a - b;
+
+// quick exit, on V8: fixed strings and one class, so bounded work per position. Nothing above can
+// match a string without one of them.
+const QUICK = /[\d@:=]|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|earer|asic|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_|-----BEGIN|ecret|oken|ass|uthorization|rivate|redential|ccess/i;
+
+function redactString(s: string, ctx: Ctx): string {
+  if (s.length < 7 || !QUICK.test(s)) return s;
+  let hits = ANY.match(s).sort(byIndex);
+  let out = s;
+  for (let k = 0; k < hits.length; k++) {
+    const i = hits[k]!;
+    const next = applyRule(RULES[i]!, out, ctx);
+    if (next === out) continue;
+    out = next;
+    hits = ANY.match(out).filter((j) => j > i).sort(byIndex);
+    k = -1;
+  }
+  if (out.includes(':')) out = out.replace(IPV6_RE, ipv6Replace(ctx));
+  if (!/\d/.test(out) || !DIGIT_RULES_ANY.test(out)) return out; // every pattern below needs a digit
+  for (const [, r] of digitRules(ctx)) out = out.replace(r.re, r.replace as (m: string, ...g: unknown[]) => string);
   return out;
 }
 
+/** Lower case without `-`, `_`, ` `, `.`: the form secret names are compared in. */
+export function normaliseFieldName(name: string): string {
+  return name.toLowerCase().replace(/[-_ .]/g, '');
+}
+
+/** Whether a member name is a secret's, cached per name set (member names repeat across requests). */
+function secretNameTest(extra: readonly string[] | undefined): (k: string) => boolean {
+  const key = extra && extra.length > 0 ? extra.join('\u0000') : '';
+  let t = SECRET_TESTS.get(key);
+  if (t === undefined) {
+    const names = [...new Set([...DEFAULT_SECRET_FIELD_NAMES, ...(extra ?? []).map(normaliseFieldName)])].filter((n) => n.length > 0);
+    const cache = new Map<string, boolean>();
+    t = (k: string) => {
+      let v = cache.get(k);
+      if (v === undefined) {
+        const n = normaliseFieldName(k);
+        v = names.some((x) => n.endsWith(x));
+        if (cache.size >= 4096) cache.clear();
+        cache.set(k, v);
+      }
+      return v;
+    };
+    if (SECRET_TESTS.size >= 16) SECRET_TESTS.clear();
+    SECRET_TESTS.set(key, t);
+  }
+  return t;
+}
+const SECRET_TESTS = new Map<string, (k: string) => boolean>();
+
+function newCtx(o: RedactOptions): Ctx {
+  return { counts: new Map(), uncertain: [], secretName: secretNameTest(o.secretFieldNames), deadline: o.deadline ?? Infinity, maxString: o.maxStringLength ?? Infinity, sinceCheck: 0 };
+}
+
+/** Checks the budget before each string, reading the clock every ~2 KiB of text (once per string would cost more than most scans). */
+function spend(ctx: Ctx, n: number): void {
+  if (n > ctx.maxString) throw new OverBudget();
+  ctx.sinceCheck += n + 16;
+  if (ctx.sinceCheck < 2048) return;
+  ctx.sinceCheck = 0;
+  if (performance.now() > ctx.deadline) throw new OverBudget();
+}
+
+/** A scalar under a secret name, or an array of them, as `<SECRET>`; anything else is walked as usual. */
+function redactSecretValue(v: unknown, ctx: Ctx, depth: number): unknown {
+  if (typeof v === 'string' || typeof v === 'number') return v === '' ? v : bump(ctx, 'SECRET');
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number' || x === null)) return v.map((x) => (x === null || x === '' ? x : bump(ctx, 'SECRET')));
+  return walk(v, ctx, depth);
+}
+
 function walk(v: unknown, ctx: Ctx, depth: number): unknown {
-  if (typeof v === 'string') return redactString(v, ctx);
+  if (typeof v === 'string') {
+    spend(ctx, v.length);
+    return redactString(v, ctx);
+  }
   if (v === null || typeof v !== 'object') return v;
   if (depth > 256) {
     ctx.uncertain.push('too_deep');
@@ -212,12 +473,13 @@ function walk(v: unknown, ctx: Ctx, depth: number): unknown {
   let out: Record<string, unknown> | null = null;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
+    spend(ctx, k.length);
     if (redactString(k, ctx) !== k) {
       // PII in an object key: keys are structure, not content; never guess a rename
       ctx.uncertain.push('pii_in_key');
     }
     const x = obj[k];
-    const y = walk(x, ctx, depth + 1);
+    const y = ctx.secretName(k) ? redactSecretValue(x, ctx, depth + 1) : walk(x, ctx, depth + 1);
     if (out === null && y !== x) {
       out = {};
       for (let j = 0; j < i; j++) setMember(out, keys[j]!, obj[keys[j]!]);
@@ -234,17 +496,24 @@ function setMember(o: Record<string, unknown>, k: string, x: unknown): void {
 }
 
 /**
- * Redacts every string in a parsed JSON value (objects and arrays walked recursively). The input
- * is not mutated; unchanged sub-trees are returned by reference.
- * @returns the redacted value, counts per placeholder type and whether the item is uncertain
+ * Redacts every string in a parsed JSON value (objects and arrays walked recursively), and every
+ * value under a secret member name. The input is not mutated; unchanged sub-trees are returned by
+ * reference.
+ * @returns the redacted value, counts per placeholder type, whether the item is uncertain, and
+ *   whether the deadline ran out first (then `value` is partial and must be dropped)
  */
-export function redactJson<T>(value: T): RedactionResult<T> {
-  const ctx: Ctx = { counts: new Map(), uncertain: [] };
-  const out = walk(value, ctx, 0) as T;
-  return { value: out, counts: ctx.counts, uncertain: ctx.uncertain.length > 0, uncertainReasons: [...new Set(ctx.uncertain)] };
+export function redactJson<T>(value: T, options: RedactOptions = {}): RedactionResult<T> {
+  const ctx = newCtx(options);
+  try {
+    const out = walk(value, ctx, 0) as T;
+    return { value: out, counts: ctx.counts, uncertain: ctx.uncertain.length > 0, uncertainReasons: [...new Set(ctx.uncertain)], overBudget: false };
+  } catch (e) {
+    if (!(e instanceof OverBudget)) throw e;
+    return { value, counts: ctx.counts, uncertain: true, uncertainReasons: ['over_budget'], overBudget: true };
+  }
 }
 
 /** Redacts one string (same rules as {@link redactJson}). */
-export function redactText(s: string): RedactionResult<string> {
-  return redactJson(s);
+export function redactText(s: string, options: RedactOptions = {}): RedactionResult<string> {
+  return redactJson(s, options);
 }

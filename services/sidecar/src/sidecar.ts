@@ -69,7 +69,11 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     metrics,
     log,
   );
-  const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics, config.capture.batchMs);
+  const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics, config.capture.batchMs, {
+    memoryMb: config.capture.workerMemoryMb,
+    // the redactor stops itself at the CPU budget; this backstop also covers decoding and parsing
+    hardTimeoutMs: 2 * config.capture.cpuBudgetMs + 1000,
+  });
   const proxy = new SidecarProxy({ config, metrics, log, publisher, processor, names, ...(opts.random ? { random: opts.random } : {}) });
   const url = await proxy.listen(config.listen.host, config.listen.port);
   let ops: OpsServer;

@@ -62,7 +62,7 @@ describe('NATS trouble never reaches the request path', () => {
 
   it('NATS stopped: 0 failed requests, same bytes, no latency change beyond noise; captures dropped as nats_down; queued ones publish after it comes back', async () => {
     let nats = await startNatsServer();
-    const sc = await startTestSidecar(testConfig(up.url, nats.url, randomPrefix('scr'), [], { SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '4' }));
+    const sc = await startTestSidecar(testConfig(up.url, nats.url, randomPrefix('scr'), [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '4' }));
     try {
       expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
       await nats.stop({ keepStore: true });
@@ -99,7 +99,7 @@ describe('NATS trouble never reaches the request path', () => {
       });
       await new Promise<void>((r) => hole.listen(0, '127.0.0.1', () => r()));
       const url = `nats://127.0.0.1:${(hole.address() as { port: number }).port}`;
-      sc = await startTestSidecar(testConfig(up.url, url, randomPrefix('scb'), [], { SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '2' }));
+      sc = await startTestSidecar(testConfig(up.url, url, randomPrefix('scb'), [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '2' }));
     });
     afterAll(async () => {
       await sc?.stop();
@@ -140,7 +140,7 @@ describe('NATS trouble never reaches the request path', () => {
   it('NATS slow (server frozen with SIGSTOP): publishes time out, the queue fills, extra captures drop as queue_full, requests unaffected', async () => {
     const nats: NatsServerHandle = await startNatsServer();
     const sc = await startTestSidecar(
-      testConfig(up.url, nats.url, randomPrefix('scq'), [], {
+      testConfig(up.url, nats.url, randomPrefix('scq'), [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true',
         SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '3',
         SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY: '1',
         SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: '400',
@@ -168,7 +168,7 @@ describe('NATS trouble never reaches the request path', () => {
   it('stop() while NATS is frozen ends within its budgets (the NATS drain is not waited for); unacked captures count as publish_timeout', async () => {
     const nats: NatsServerHandle = await startNatsServer();
     const sc = await startTestSidecar(
-      testConfig(up.url, nats.url, randomPrefix('scz'), [], {
+      testConfig(up.url, nats.url, randomPrefix('scz'), [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true',
         SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS: '10000',
         SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0',
         SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200',
@@ -202,7 +202,7 @@ describe('NATS trouble never reaches the request path', () => {
   it('NATS back with an empty store (a restart without its volume): the stream is provisioned again and captures publish', async () => {
     const nats: NatsServerHandle = await startNatsServer();
     const prefix = randomPrefix('scr');
-    const sc = await startTestSidecar(testConfig(up.url, nats.url, prefix, [], { SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0' }));
+    const sc = await startTestSidecar(testConfig(up.url, nats.url, prefix, [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true', SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0' }));
     let again: NatsServerHandle | null = null;
     try {
       expect(await waitFor(async () => sc.publisher.isConnected, 10_000)).toBe(true);
