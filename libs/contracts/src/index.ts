@@ -50,6 +50,7 @@ export {
   CallTypeReport,
   CampaignProgress,
   RunWindow,
+  RunSpend,
   RunArmTimes,
   RunRecord,
 } from './report.js';

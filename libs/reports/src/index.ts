@@ -15,3 +15,5 @@ export {
   requestReport,
 } from './reports.js';
 export type { StoredReport, ReportWrite } from './reports.js';
+export { renderReportHtml, niceTicks, usd, SKEW_WARNING_MS, PROJECTION_DAYS } from './html.js';
+export type { RenderOptions, RenderBundle } from './html.js';
