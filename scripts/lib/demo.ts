@@ -127,7 +127,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     const simUrl = String(sim.ready.url);
     say(`▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy 0.92), sim-medium (0.90), sim-small (0.55)`);
     const providersFile = join(work, 'providers.yaml');
-    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n`);
+    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n`);
 
     const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', simUrl, '--nats', natsUrl, '--sample', '1', '--suite', 'demo'], {
       ...common,
