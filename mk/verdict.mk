@@ -5,4 +5,4 @@ test-verdict: install ## verdict area tests (scoring, evidence, reports, verdict
 	npx vitest run libs/scoring libs/evidence libs/reports services/verdict
 
 verdict-html: install ## render a sample report to test-artifacts/verdict-report.{html,png} in headless Chromium
-	npx vitest run libs/evidence/src/html.int.test.ts
+	npx vitest run libs/reports/src/html.int.test.ts

@@ -42,7 +42,7 @@ try {
   console.log('');
   console.log(`campaign ${r.campaignId}: ${r.state}; spent $${r.spendUsd.toFixed(4)} of $${r.maxCostUsd.toFixed(2)} (${r.spendUsd <= r.maxCostUsd ? 'within' : 'OVER'} budget)`);
   console.log(`report ${r.reportId}`);
-  console.log(`  ${join(values.out, 'report.json')}\n  ${join(values.out, 'report.html')}\n  ${join(values.out, 'bundle.json')}`);
+  console.log(['report.json', 'report.html', 'bundle.json', 'observations.jsonl', 'calls.csv', 'arms.csv', 'hosts.csv'].map((f) => `  ${join(values.out, f)}`).join('\n'));
   console.log(`bundle verification: ${r.verifyExit === 0 ? 'OK' : `FAILED (exit ${r.verifyExit})`}${r.verifyExit === 0 ? '' : `\n${r.verifyOutput}`}`);
   console.log(`requests replayed: ${r.requestsSent} (${r.requestsFailed} failed); done in ${((Date.now() - started) / 1000).toFixed(0)} s; all processes stopped`);
   writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify({ campaign_id: r.campaignId, report_id: r.reportId, state: r.state, spend_usd: r.spendUsd, max_cost_usd: r.maxCostUsd, verify_exit: r.verifyExit }, null, 2)}\n`);

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import pLimit from 'p-limit';
 import { request } from 'undici';
-import { canonicalJson, type CampaignSpecInput } from '@shadowplane/contracts';
+import { canonicalJson, ObsMessage, type CampaignSpecInput, type Observation } from '@shadowplane/contracts';
+import { buildLedger, ledgerCsv } from '@shadowplane/reports';
 import { startNatsServer } from '@shadowplane/testkit';
 import { ProcessGroup, REPO_ROOT } from './processes.js';
 import { demoTraffic, type ReplayRequest } from './traffic.js';
@@ -22,7 +23,7 @@ export interface DemoOptions {
   dupEvery: number;
   /** the campaign's hard budget, USD */
   maxCostUsd: number;
-  /** where report.json, run-record.json, report.html, bundle.json and logs go */
+  /** where report.json, run-record.json, report.html, bundle.json, observations.jsonl, calls/arms/hosts.csv and logs go */
   outDir: string;
   /** NATS to use instead of a private nats-server (names get a random prefix) */
   natsUrl?: string;
@@ -126,7 +127,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     const simUrl = String(sim.ready.url);
     say(`▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy 0.92), sim-medium (0.90), sim-small (0.55)`);
     const providersFile = join(work, 'providers.yaml');
-    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n`);
+    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n`);
 
     const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', simUrl, '--nats', natsUrl, '--sample', '1', '--suite', 'demo'], {
       ...common,
@@ -265,6 +266,19 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     writeFileSync(join(o.outDir, 'run-record.json'), `${canonicalJson(rep.json.run_record ?? null)}\n`);
     writeFileSync(join(o.outDir, 'report.html'), html.text);
     writeFileSync(join(o.outDir, 'bundle.json'), bundle.text);
+    // the OBS export and the call ledger tables beside the report (shadowplane ledger --csv --hosts)
+    const exported = await api('GET', `/v1/campaigns/${campaignId}/observations`);
+    if (exported.status !== 200) throw new Error(`observations export failed: ${exported.status}`);
+    writeFileSync(join(o.outDir, 'observations.jsonl'), exported.text);
+    const observations = exported.text
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => ObsMessage.parse(JSON.parse(l)))
+      .filter((m): m is Observation => m.schema === 'shadow.observation/v1');
+    const csv = ledgerCsv(buildLedger(observations));
+    writeFileSync(join(o.outDir, 'calls.csv'), csv.calls);
+    writeFileSync(join(o.outDir, 'arms.csv'), csv.arms);
+    writeFileSync(join(o.outDir, 'hosts.csv'), csv.hosts);
     const verify = await runShadowctl(['verify', join(o.outDir, 'bundle.json')]);
     const spendUsd = Number(view?.spend?.settled_usd ?? NaN);
     return {

@@ -52,6 +52,7 @@ export {
   CallTypeReport,
   CampaignProgress,
   RunWindow,
+  RunSpend,
   RunArmTimes,
   RunRecord,
 } from './report.js';

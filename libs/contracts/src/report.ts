@@ -347,6 +347,25 @@ export const RunArmTimes = z
 export type RunArmTimes = z.infer<typeof RunArmTimes>;
 
 /**
+ * What the calls of one run were charged by the budget ledger, in integer micro-USD (Σ
+ * `charged_micro_usd` over the distinct observations handed to the fold, superseded ones included:
+ * they were paid for). `arms_micro_usd` sums every arm call (incumbent, candidates, A-A second
+ * calls); `by_arm` splits it by `<arm_id>` (A-A second calls under `<arm_id>:aa`). The LLM judge is
+ * kept apart: `judge_micro_usd` is 0 when the spec configures no `llm_judge` scorer, null when one is
+ * configured but its calls are not metered in the observations (this build never dispatches judge
+ * calls through the ledger). Calls lost in flight are charged by the ledger without an observation,
+ * so the ledger's settled total can exceed `arms_micro_usd`.
+ */
+export const RunSpend = z
+  .object({
+    arms_micro_usd: z.number().int().nonnegative(),
+    by_arm: z.record(z.string(), z.number().int().nonnegative()),
+    judge_micro_usd: z.number().int().nonnegative().nullable(),
+  })
+  .strict();
+export type RunSpend = z.infer<typeof RunSpend>;
+
+/**
  * A run record (`shadow.run_record/v1`): what one run measured about time and identity, beside the
  * reproducible report it belongs to. Content-addressed: `run_record_id` = sha256 of the canonical
  * JSON (RFC 8785) of the record without `run_record_id`. It points at its report (`report_id`);
@@ -370,6 +389,8 @@ export const RunRecord = z
       .object({ messages_in: z.number().int().nonnegative(), superseded_observations: z.number().int().nonnegative() })
       .strict(),
     call_types: z.array(z.object({ call_type: z.string(), arms: z.array(RunArmTimes) }).strict()),
+    /** what this run's calls were charged; absent in run records written before it existed */
+    spend: RunSpend.optional(),
   })
   .passthrough();
 export type RunRecord = z.infer<typeof RunRecord>;

@@ -39,6 +39,7 @@ import {
   type Report,
   type RunArmTimes,
   type RunRecord,
+  type RunSpend,
   type ShareValue,
 } from '@shadowplane/contracts';
 import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Composite, type ScoreResult } from '@shadowplane/scoring';
@@ -711,6 +712,7 @@ export function foldReport(input: FoldInput): FoldResult {
     window: { first_started_at: starts[0] ?? null, last_ended_at: ends[ends.length - 1] ?? null },
     counts: { messages_in: input.messages.length, superseded_observations: obsRaw.length - obs.length },
     call_types: runTimes,
+    spend: runSpend(withIds, judgeSpec !== undefined),
   };
   const runPlain = JSON.parse(canonicalJson(runBody)) as RunRecord;
   const runRecordId = fastContentHash(runPlain);
@@ -733,6 +735,20 @@ export function foldReport(input: FoldInput): FoldResult {
     },
   });
   return { report, reportJson, reportId, runRecord, runRecordJson, runRecordId, bundle, datasetCards };
+}
+
+/** Σ charged_micro_usd over distinct observations (by id), split by arm; judge apart (see RunSpend). */
+function runSpend(withIds: { o: Observation; id: string }[], judgeConfigured: boolean): RunSpend {
+  const seen = new Set<string>();
+  const byArm: Record<string, number> = {};
+  let total = 0;
+  for (const { o, id } of withIds) {
+    if (seen.has(id)) continue;
+    seen.add(id);
+    total += o.charged_micro_usd;
+    inc(byArm, o.role === 'incumbent_aa' ? `${o.arm_id}:aa` : o.arm_id, o.charged_micro_usd);
+  }
+  return { arms_micro_usd: total, by_arm: sortRecord(byArm), judge_micro_usd: judgeConfigured ? null : 0 };
 }
 
 function sortRecord(r: Record<string, number>): Record<string, number> {

@@ -9,5 +9,4 @@ export type { EvidenceBundle, BundleParts, CostEvidenceRow, StatsPart } from './
 export { verifyBundle } from './verify.js';
 export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
-export { renderReportHtml } from './html.js';
 export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';

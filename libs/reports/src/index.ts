@@ -15,3 +15,8 @@ export {
   requestReport,
 } from './reports.js';
 export type { StoredReport, ReportWrite } from './reports.js';
+export { renderReportHtml, niceTicks, usd, SKEW_WARNING_MS, PROJECTION_DAYS } from './html.js';
+export type { RenderOptions, RenderBundle } from './html.js';
+export { buildLedger, callRow, SEQUENTIAL_SKEW_MS } from './ledger.js';
+export type { Ledger, CallRow, ArmRollup, HostRollup, ConcurrencyCheck } from './ledger.js';
+export { ledgerCsv, CALL_COLUMNS, ARM_COLUMNS, HOST_COLUMNS } from './csv.js';

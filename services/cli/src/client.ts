@@ -1,5 +1,42 @@
 import { CliError, EXIT, exitForStatus } from './exit-codes.js';
 
+const NET_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed',
+  ECONNRESET: 'connection reset',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'connection timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  UND_ERR_SOCKET: 'the connection closed',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed TLS certificate',
+};
+
+/**
+ * Why a fetch failed, in words with the system code: fetch throws `TypeError('fetch failed')` whose
+ * `cause` is the socket error — or an AggregateError of one per address tried (localhost: ::1 and
+ * 127.0.0.1) — and a timeout is an AbortSignal `TimeoutError`. e.g. "connection refused (ECONNREFUSED)".
+ */
+export function describeFetchFailure(e: unknown, timeoutMs: number): string {
+  const err = e as { name?: string; message?: string; cause?: unknown };
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs} ms (--timeout-ms)`;
+  const causes: { code?: string; message?: string }[] = [];
+  const walk = (c: unknown, depth: number) => {
+    if (!c || typeof c !== 'object' || depth > 3) return;
+    const x = c as { code?: string; message?: string; errors?: unknown[]; cause?: unknown };
+    if (x.code) causes.push(x);
+    for (const sub of x.errors ?? []) walk(sub, depth + 1);
+    walk(x.cause, depth + 1);
+  };
+  walk(err?.cause, 0);
+  const c = causes[0];
+  if (c?.code) return `${NET_CODES[c.code] ?? c.message ?? 'network error'} (${c.code})`;
+  const inner = (err?.cause as { message?: string } | undefined)?.message;
+  return inner ?? err?.message ?? String(e);
+}
+
 /** Where and how to reach the control API. */
 export interface ClientOptions {
   /** base URL, e.g. http://127.0.0.1:8090 */
@@ -43,8 +80,7 @@ export class ControlClient {
         signal: AbortSignal.timeout(this.o.timeoutMs ?? 30_000),
       });
     } catch (e) {
-      const cause = (e as { cause?: { code?: string } }).cause?.code ?? (e as Error).name;
-      throw new CliError(EXIT.unavailable, `cannot reach the control API at ${this.o.url} (${cause})`);
+      throw new CliError(EXIT.unavailable, `cannot reach the control API at ${this.o.url}: ${describeFetchFailure(e, this.o.timeoutMs ?? 30_000)} — is \`shadowplane control\` running there, and are --url / SHADOWPLANE_URL right?`);
     }
     const text = await res.text();
     const r: ApiResponse = {

@@ -5,7 +5,7 @@ import { ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { evaluateGate } from './gate.js';
 import { watchCampaign } from './watch.js';
-import { generateKey, hashKey } from './keys.js';
+import { generateKey, hashKey, keysFileYaml, KEY_SCOPES } from './keys.js';
 
 interface GlobalOpts {
   url: string;
@@ -259,11 +259,18 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .command('new')
     .description('generate a random key and print it with its hash (store the key as a secret, the hash in the keys file)')
     .option('--id <id>', 'key id for the keys file line', 'ops')
-    .option('--scopes <list>', 'comma-separated scopes', 'campaign:read')
+    .option('--scopes <list>', `comma-separated scopes (${KEY_SCOPES.join(', ')})`, 'campaign:read')
     .action(async (o: { id: string; scopes: string }) => {
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(o.id)) throw new CliError(EXIT.usage, `keys new: --id must be 1–64 of [A-Za-z0-9_.-], got '${o.id}'`);
+      const scopes = [...new Set(o.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
+      const unknown = scopes.filter((s) => !(KEY_SCOPES as readonly string[]).includes(s));
+      if (unknown.length || scopes.length === 0) throw new CliError(EXIT.usage, `keys new: --scopes takes ${KEY_SCOPES.join(', ')}; got '${o.scopes}'`);
       const k = generateKey();
-      const entry = { id: o.id, hash: hashKey(k), scopes: o.scopes.split(',').map((s) => s.trim()) };
-      print({ key: k, entry }, () => `key: ${k}\nkeys file entry: ${JSON.stringify(entry)}`);
+      const entry = { id: o.id, hash: hashKey(k), scopes };
+      // the keys file (SHADOWPLANE_CONTROL_API_KEYS_FILE) is a YAML list: print a list item to append
+      print({ key: k, entry, keys_file_yaml: keysFileYaml([entry]) }, () =>
+        [`key: ${k}`, '(store the key as a secret; it is not shown again)', '', `# append to the keys file (SHADOWPLANE_CONTROL_API_KEYS_FILE), a YAML list:`, keysFileYaml([entry]).trimEnd()].join('\n'),
+      );
     });
   return p;
 }

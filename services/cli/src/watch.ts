@@ -39,9 +39,25 @@ async function finalReport(client: ControlClient, id: string): Promise<{ reportI
 }
 
 /**
+ * The campaign status as plain text lines, one per thing that changes on its own: the state, each
+ * call type's items, the spend, each arm. Without a TTY, watch prints a line only when it changed.
+ */
+export function plainLines(s: StatusWire, reportId: string | null): string[] {
+  const lines = [`${s.campaign.id} (${s.campaign.spec.name}): state ${s.campaign.state}${s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''}; report ${reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet')}`];
+  for (const ct of s.call_types) {
+    const excluded = Object.values(ct.items_excluded).reduce((a, b) => a + b, 0);
+    lines.push(`${ct.call_type}: ${ct.items_dispatched}/${ct.items_target} items  seen ${ct.items_seen}  unique ${ct.items_unique}  dups ${ct.duplicates}  excluded ${excluded}`);
+  }
+  lines.push(s.spend ? `spend: ${usd(s.spend.settled_micro_usd)} settled + ${usd(s.spend.reserved_micro_usd)} reserved of ${usd(s.spend.limit_micro_usd)}` : 'spend: no ledger');
+  for (const a of s.arms) lines.push(`arm ${a.arm_id}${a.role === 'incumbent' ? ' (incumbent)' : ''}: ok ${a.calls_ok}  errors ${errText(a.calls_error)}  abandoned ${a.abandoned}`);
+  return lines;
+}
+
+/**
  * Polls a campaign and draws live progress (cli-progress): one bar per call type (items
  * dispatched of the target), a spend bar (settled + reserved vs the limit), one line per arm
- * (ok, errors by class, abandoned). Returns when the campaign is terminal and its final
+ * (ok, errors by class, abandoned). When `out` is not a TTY (and not --json) it prints plain
+ * lines instead, each only when it changed ({@link plainLines}). Returns when the campaign is terminal and its final
  * (non-provisional) report is written.
  * @returns exit code 0; 69 when no final report appears within `reportTimeoutS` after the end
  * @throws CliError from the client (401/403/404/connection)
@@ -57,6 +73,7 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
   let terminalSince: number | null = null;
   let reportId: string | null = null;
   let last: StatusWire | null = null;
+  let printed: string[] = [];
   try {
     for (;;) {
       const s = await client.get<StatusWire>(path);
@@ -66,7 +83,13 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
         const rep = await finalReport(client, id);
         if (rep) reportId = rep.reportId;
       }
-      if (o.json) {
+      if (!o.json && !out.isTTY) {
+        // not a terminal (a pipe, a log file, CI): no bars redrawn on every poll — only the lines that changed
+        const now = plainLines(s, reportId);
+        const changed = now.filter((l, i) => l !== printed[i]);
+        if (changed.length) out.write(`${changed.join('\n')}\n`);
+        printed = now;
+      } else if (o.json) {
         out.write(`${JSON.stringify({ event: 'progress', at: new Date().toISOString(), state: s.campaign.state, terminal: s.terminal, report_id: reportId, spend: s.spend, call_types: s.call_types, arms: s.arms })}\n`);
       } else {
         if (!multi) {

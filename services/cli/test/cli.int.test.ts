@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { fixture, KEYS, validSpec, type Fixture } from '../../control/test/helpers.js';
+import { hashApiKey, loadApiKeys } from '../../control/src/auth.js';
 import { main } from '../src/index.js';
 
 const BIN = fileURLToPath(new URL('../bin/shadowctl.mjs', import.meta.url));
@@ -80,6 +82,17 @@ describe('shadowctl against a live control API', () => {
     const out = new Sink();
     const unreachable = await main(['--url', 'http://127.0.0.1:1', '--api-key', KEYS.read, 'campaign', 'list'], { out: out as unknown as NodeJS.WriteStream, err: out as unknown as NodeJS.WriteStream });
     expect(unreachable).toBe(69);
+    expect(out.text).toContain('cannot reach the control API at http://127.0.0.1:1: bad port'); // fetch refuses port 1 itself
+    // a port nobody listens on: said in words with the system code, never as the bare "(TypeError)" of fetch
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+    const closed = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+    await new Promise((r) => srv.close(r));
+    const refused = new Sink();
+    expect(await main(['--url', closed, '--api-key', KEYS.read, 'campaign', 'list'], { out: refused as unknown as NodeJS.WriteStream, err: refused as unknown as NodeJS.WriteStream })).toBe(69);
+    expect(refused.text).toContain(`cannot reach the control API at ${closed}: connection refused (ECONNREFUSED)`);
+    expect(refused.text).toContain('is `shadowplane control` running there');
+    expect(refused.text + out.text).not.toContain('TypeError');
   });
 
   it('the flag off makes a live launch exit 69 (503 paid_dispatch_disabled)', async () => {
@@ -98,6 +111,19 @@ describe('shadowctl against a live control API', () => {
     const noScore = await run(KEYS.outcome, 'outcome', 'add', '--item-hash', 'e'.repeat(64), '--result', 'score', '--source', 'ci');
     expect([noScore.code, noScore.err]).toEqual([65, expect.stringMatching(/invalid_request/)]);
     expect((await run(KEYS.outcome, 'outcome', 'add', '--result', 'maybe', '--source', 'ci')).code).toBe(64);
+  });
+
+  it('keys new prints a list item the control API keys file accepts as is, with the key it hashes', async () => {
+    const made = await run(null, 'keys', 'new', '--id', 'ci', '--scopes', 'campaign:read,admin');
+    expect(made.code).toBe(0);
+    const key = /^key: (\S+)$/m.exec(made.out)![1]!;
+    const yamlPart = made.out.slice(made.out.indexOf('- id:'));
+    const file = join(dir, 'api-keys.yaml');
+    writeFileSync(file, yamlPart);
+    const entries = loadApiKeys(file); // the control API's own loader
+    expect(entries).toEqual([{ id: 'ci', hash: hashApiKey(key), scopes: ['campaign:read', 'admin'] }]);
+    const bad = await run(null, 'keys', 'new', '--scopes', 'campaign:read,root');
+    expect([bad.code, bad.err]).toEqual([64, expect.stringMatching(/--scopes takes campaign:read, campaign:write, outcome:write, admin/)]);
   });
 
   it('keys new prints a key whose hash keys hash reproduces', async () => {

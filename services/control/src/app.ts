@@ -140,16 +140,31 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
   app.decorateRequest('principal', null);
   app.decorateRequest('startedAt', 0n);
 
-  // Every body is parsed as JSON whatever its content type: a non-JSON body is 400 invalid_json.
+  // Bodies are JSON: application/json (any parameters, e.g. charset) and the +json suffix types are
+  // parsed, a malformed one is 400 invalid_json; a body of any other media type (a form post, text)
+  // is 415 unsupported_media_type naming what was sent. An empty body is no body, whatever its type.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
-    const text = typeof body === 'string' ? body : body.toString('utf8');
+  const parseJson = (text: string, done: (err: Error | null, body?: unknown) => void): void => {
     if (text.trim() === '') return done(null, undefined);
     try {
       done(null, JSON.parse(text));
     } catch (e) {
       done(new ShadowplaneError('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`, { details: { issues: [{ path: '(body)', message: 'not valid JSON' }] } }), undefined);
     }
+  };
+  for (const type of ['application/json', /^application\/[a-z0-9.+-]*\+json$/i]) {
+    app.addContentTypeParser(type, { parseAs: 'string', bodyLimit }, (_req, body, done) => parseJson(typeof body === 'string' ? body : body.toString('utf8'), done));
+  }
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    const sent = req.headers['content-type'];
+    done(
+      new ShadowplaneError('unsupported_media_type', sent ? `the request body is ${sent}; send it as JSON with Content-Type: application/json` : 'the request body has no Content-Type; send it as JSON with Content-Type: application/json', {
+        details: { content_type: sent ?? null, accepted: ['application/json'], issues: [{ path: '(body)', message: 'not application/json' }] },
+      }),
+      undefined,
+    );
   });
 
   app.addHook('onRequest', async (req, reply) => {

@@ -18,6 +18,9 @@ import { readPaidDispatch } from './flags.js';
 import type { ProgressLike } from './reports-port.js';
 import type { CampaignStatus, DryRunResult, Spend } from './views.js';
 
+/** How to turn the kill switch on, named in every paid_dispatch_disabled refusal (admin scope). */
+export const PAID_DISPATCH_HINT = "An operator with the admin scope turns it on with `shadowctl flags paid-dispatch on --reason '<why>'` (PUT /v1/admin/flags/paid_dispatch {\"enabled\": true, \"reason\": \"<why>\"}).";
+
 /** Largest rate-card price a launch accepts, USD per million tokens ($1 per token). */
 export const MAX_PRICE_USD_PER_MTOK = 1_000_000;
 
@@ -327,7 +330,7 @@ export class CampaignService {
     }
     const flag = await readPaidDispatch(this.deps.flagsKv);
     if (!flag.enabled) {
-      throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: no campaign may launch`, { details: { flag: 'paid_dispatch', state: flag.state } });
+      throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: no campaign may launch. ${PAID_DISPATCH_HINT}`, { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } });
     }
     const id = newCampaignId();
     const now = new Date().toISOString();
@@ -361,7 +364,7 @@ export class CampaignService {
     await this.get(id);
     if (action === 'resume') {
       const flag = await readPaidDispatch(this.deps.flagsKv);
-      if (!flag.enabled) throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: a campaign cannot resume`, { details: { flag: 'paid_dispatch', state: flag.state } });
+      if (!flag.enabled) throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: a campaign cannot resume. ${PAID_DISPATCH_HINT}`, { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } });
     }
     const target: CampaignState = action === 'pause' ? 'paused' : action === 'resume' ? 'running' : 'stopped';
     let refused: CampaignState | null = null;

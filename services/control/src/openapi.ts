@@ -27,6 +27,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   404: 'not_found / report_not_ready',
   409: 'conflict: the campaign is in a state that does not allow this change',
   413: 'payload_too_large: the body is larger than the configured limit',
+  415: 'unsupported_media_type: the body is not application/json (details.content_type names what was sent)',
   422: 'underpowered: require_power was set and a call type cannot reach the margin',
   500: 'internal',
   503: 'paid_dispatch_disabled / dependency_unavailable',
@@ -42,12 +43,11 @@ export function buildOpenApi(version: string): Json {
   for (const r of ROUTES) {
     const responses: Json = {};
     for (const [status, res] of Object.entries(r.responses)) {
-      responses[status] = {
-        description: res.description,
-        content: { [res.mediaType ?? (res.schema ? 'application/json' : 'text/plain')]: res.schema ? { schema: jsonSchema(res.schema) } : { schema: { type: 'string' } } },
-      };
+      const content: Json = { [res.mediaType ?? (res.schema ? 'application/json' : 'text/plain')]: res.schema ? { schema: jsonSchema(res.schema) } : { schema: { type: 'string' } } };
+      for (const [mediaType, alt] of Object.entries(res.alternatives ?? {})) content[mediaType] = { schema: { ...(alt.schema ? jsonSchema(alt.schema) : { type: 'string' }), ...(alt.description ? { description: alt.description } : {}) } };
+      responses[status] = { description: res.description, content };
     }
-    const errs = new Set([...r.errors, 500, 503, ...(r.scope ? [401, 403] : [])]);
+    const errs = new Set([...r.errors, 500, 503, ...(r.scope ? [401, 403] : []), ...(r.body ? [415] : [])]);
     for (const status of [...errs].sort()) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }

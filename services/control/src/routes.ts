@@ -10,6 +10,7 @@ import {
   HealthView,
   OutcomeAccepted,
   ReportView,
+  EvidenceBundleView,
 } from './views.js';
 
 /** A query or path parameter of a route. */
@@ -34,8 +35,11 @@ export interface RouteDef {
   /** request body schema (JSON); `io: 'input'` view is published */
   body?: z.ZodType;
   bodyDescription?: string;
-  /** success status → description and JSON schema (or a non-JSON media type) */
-  responses: Record<number, { description: string; schema?: z.ZodType; mediaType?: string }>;
+  /**
+   * success status → description and JSON schema (or a non-JSON media type); `alternatives` are
+   * further media types the same status can answer with (e.g. text/html for `format=html`)
+   */
+  responses: Record<number, { description: string; schema?: z.ZodType; mediaType?: string; alternatives?: Record<string, { description?: string; schema?: z.ZodType }> }>;
   /** error statuses this route can answer besides 401/403/500/503 */
   errors: number[];
 }
@@ -89,7 +93,13 @@ export const ROUTES: readonly RouteDef[] = [
       { name: 'format', in: 'query', description: 'json (default), html or bundle', schema: z.enum(['json', 'html', 'bundle']) },
       { name: 'provisional', in: 'query', description: 'true: ask the verdict service to write a provisional report now, then answer with the latest', schema: QueryBool },
     ],
-    responses: { 200: { description: 'the report and its run record (JSON view: report_id, report, run_record_id, run_record), text/html, or the bundle JSON; headers x-shadow-report-id, x-shadow-run-record-id', schema: ReportView } },
+    responses: {
+      200: {
+        description: 'format=json: the report and its run record (report_id, report, run_record_id, run_record); format=bundle: the evidence bundle (application/json); format=html: the self-contained HTML report (text/html). Headers x-shadow-report-id, x-shadow-run-record-id',
+        schema: z.union([ReportView, EvidenceBundleView]),
+        alternatives: { 'text/html': { description: 'format=html: one self-contained page (inline CSS and SVG, no scripts)' } },
+      },
+    },
     errors: [400, 404],
   },
   {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Campaign, CampaignState, ErrorClass, PaidDispatchFlag } from '@shadowplane/contracts';
+import { Campaign, CampaignState, ErrorClass, PaidDispatchFlag, Report, RunRecord } from '@shadowplane/contracts';
 
 // Response shapes of the control API, as zod schemas: the OpenAPI document is generated from
 // them and the tests validate live responses against them.
@@ -168,10 +168,41 @@ export const OutcomeAccepted = z.object({
 export const ReportView = z.object({
   report_id: z.string(),
   provisional: z.boolean(),
-  report: z.unknown().describe('shadow.report/v1 (contracts Report)'),
+  report: Report.describe('shadow.report/v1'),
   run_record_id: z.string().nullable().describe('null for reports written before run records'),
-  run_record: z.unknown().describe('shadow.run_record/v1 (contracts RunRecord), or null'),
+  run_record: RunRecord.nullable().describe('shadow.run_record/v1, or null for reports written before run records'),
 });
+
+const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+/**
+ * `GET /v1/campaigns/{id}/report?format=bundle`: the evidence bundle (libs/evidence
+ * `EvidenceBundle`, `shadow.evidence_bundle/v1`) — the parts a reviewer re-checks offline with
+ * `shadowctl verify`, the sha256 of each part, and `bundle_hash` over the report id and part hashes.
+ */
+export const EvidenceBundleView = z
+  .object({
+    schema: z.literal('shadow.evidence_bundle/v1'),
+    report_id: Hex64,
+    run_record_id: Hex64,
+    campaign_id: z.string(),
+    parts: z
+      .object({
+        report: Report,
+        run_record: RunRecord,
+        dataset_cards: z.array(z.unknown()),
+        run_spec: z.object({ campaign_id: z.string(), run_index: z.number().int(), spec_hash: z.string(), spec: z.unknown() }).passthrough(),
+        cost_evidence: z.array(z.unknown()),
+        paired: z.array(z.unknown()),
+        stats: z.array(z.unknown()),
+        aa: z.array(z.unknown()),
+        outcomes: z.array(z.unknown()),
+        lineage: z.object({ envelope_ids: z.array(z.string()), observation_ids: z.array(z.string()), outcome_ids: z.array(z.string()) }).passthrough(),
+      })
+      .passthrough(),
+    hashes: z.record(z.string(), Hex64).describe('part name → sha256 of its canonical JSON'),
+    bundle_hash: Hex64,
+  })
+  .passthrough();
 
 /** /healthz and /readyz answers. */
 export const HealthView = z.object({ status: z.string() });

@@ -55,7 +55,11 @@ const TABLE: { name: string; body: string; contentType?: string; status: number;
   { name: 'wrong type (dry_run as a string)', body: JSON.stringify({ ...base, dry_run: 'yes' }), status: 400, code: 'invalid_request', field: 'dry_run' },
   { name: 'a JSON array instead of an object', body: '[1,2]', status: 400, code: 'invalid_request', field: '(body)' },
   { name: 'non-JSON body', body: 'name=gsm8k&max_cost_usd=5', contentType: 'application/json', status: 400, code: 'invalid_json', field: '(body)' },
-  { name: 'non-JSON body, text/plain', body: 'launch it', contentType: 'text/plain', status: 400, code: 'invalid_json', field: '(body)' },
+  // a body that is not declared JSON is refused for its media type, not blamed for its syntax
+  { name: 'a text/plain body', body: 'launch it', contentType: 'text/plain', status: 415, code: 'unsupported_media_type', field: '(body)' },
+  { name: 'a form post (curl -d without -H)', body: 'name=gsm8k&max_cost_usd=5', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type', field: '(body)' },
+  { name: 'valid JSON sent as text/plain', body: JSON.stringify(base), contentType: 'text/plain', status: 415, code: 'unsupported_media_type', field: '(body)' },
+  { name: 'malformed JSON as application/json; charset=utf-8', body: '{"name":', contentType: 'application/json; charset=utf-8', status: 400, code: 'invalid_json', field: '(body)' },
   // 413, not 400: see services/control/README.md "Request size" — RFC 9110 §15.5.14, and the body is refused unread.
   { name: '2 MB body', body: twoMb, status: 413, code: 'payload_too_large', field: '(body)' },
 ];

@@ -20,6 +20,9 @@ describe('campaign launch, kill switch and lifecycle', () => {
     const res = await post(f, '/v1/campaigns', validSpec());
     expect(res.statusCode).toBe(503);
     expect(res.json().error).toMatchObject({ code: 'paid_dispatch_disabled', details: { state: 'unknown' } });
+    // the refusal says how to turn the switch on
+    expect(res.json().error.message).toContain("shadowctl flags paid-dispatch on --reason '<why>'");
+    expect(res.json().error.details.hint).toContain('PUT /v1/admin/flags/paid_dispatch');
     expect(await f.snapshot()).toEqual(before);
   });
 

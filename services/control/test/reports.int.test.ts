@@ -41,7 +41,7 @@ describe('reports, dataset cards and the observations export', () => {
     expect([html.statusCode, html.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
     expect(html.body).toContain(`report ${fin.report_id}`);
     const bundle = await get(`/v1/campaigns/${id}/report?format=bundle`);
-    expect(bundle.json()).toEqual({ schema: 'shadow.evidence_bundle/v1', report_id: fin.report_id });
+    expect(bundle.json()).toMatchObject({ schema: 'shadow.evidence_bundle/v1', report_id: fin.report_id, run_record_id: fin.run_record_id, campaign_id: id });
     const bad = await get(`/v1/campaigns/${id}/report?format=xml`);
     expect([bad.statusCode, bad.json().error.details.issues[0].path]).toEqual([400, 'format']);
 

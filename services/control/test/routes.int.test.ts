@@ -69,6 +69,25 @@ describe('control API routes', () => {
     }
   });
 
+  it('types every format of the report route: the JSON view, the bundle (application/json) and the HTML page', async () => {
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const content = doc.paths['/v1/campaigns/{id}/report']!.get!.responses['200']!.content!;
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'text/html']);
+    for (const format of ['json', 'bundle']) {
+      const res = await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report?format=${format}`, headers: auth(KEYS.all) });
+      expect(res.statusCode).toBe(200);
+      expect(ajv.validate(content['application/json']!.schema, res.json()), `${format}: ${ajv.errorsText()}`).toBe(true);
+    }
+    // the bundle is not accepted as the JSON view and vice versa: the union is not vacuous
+    const view = (await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report`, headers: auth(KEYS.all) })).json() as Record<string, unknown>;
+    expect(ajv.validate(content['application/json']!.schema, { ...view, report: { schema: 'nope' } })).toBe(false);
+    const html = await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report?format=html`, headers: auth(KEYS.all) });
+    expect(String(html.headers['content-type'])).toMatch(/^text\/html/);
+    // every route with a body documents the 415
+    for (const r of ROUTES.filter((x) => x.body)) expect(doc.paths[r.path]![r.method.toLowerCase()]!.responses['415'], r.operationId).toBeDefined();
+  });
+
   it('answers 405 method_not_allowed with Allow for a known path and 404 not_found for an unknown one', async () => {
     const r = await f.app.inject({ method: 'DELETE', url: `/v1/campaigns/${ctx.campaignId}`, headers: auth(KEYS.all) });
     expect([r.statusCode, r.json().error.code, r.headers['allow']]).toEqual([405, 'method_not_allowed', 'GET']);

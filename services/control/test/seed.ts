@@ -2,6 +2,7 @@
 // verdict service's own storage library, so control's read routes have something to serve.
 import type { Bus } from '@shadowplane/bus';
 import { canonicalJson, contentHash, type CampaignProgress, type DatasetCard } from '@shadowplane/contracts';
+import { buildBundle } from '@shadowplane/evidence';
 import { writeProgress, writeReport } from '@shadowplane/reports';
 
 /** Writes progress for a campaign (per call type and per arm counts). */
@@ -82,7 +83,19 @@ export async function seedReport(
     runRecordJson: canonicalJson({ ...run, run_record_id: runRecordId }),
     provisional: report.provisional,
     html: `<!doctype html><title>${campaignId}</title><h1>report ${reportId}</h1>`,
-    bundle: { schema: 'shadow.evidence_bundle/v1', report_id: reportId },
+    // a bundle of the real shape (no evidence rows): the OpenAPI test validates it against its schema
+    bundle: buildBundle({
+      report: { ...report, report_id: reportId } as never,
+      runRecord: { ...run, run_record_id: runRecordId } as never,
+      datasetCards: [card],
+      runSpec: { campaign_id: campaignId, run_index: 1, spec_hash: contentHash({ campaignId }), spec: null },
+      costEvidence: [],
+      paired: [],
+      stats: [],
+      aa: [],
+      outcomes: [],
+      lineage: { envelope_ids: [], observation_ids: [], outcome_ids: [] },
+    }),
     datasetCards: [card],
   });
   return card.dataset_hash;

@@ -23,8 +23,8 @@ export const DuplicatorEnv = CommonEnv.extend({
   SHADOWPLANE_DUPLICATOR_OPS_LISTEN: z
     .string()
     .regex(/^[^:]+:\d{1,5}$/, 'must be host:port')
-    .default('127.0.0.1:9464')
-    .describe('host:port of the ops server (/healthz, /readyz, /metrics); port 0 = ephemeral.'),
+    .default('127.0.0.1:9465')
+    .describe('host:port of the ops server (/healthz, /readyz, /metrics); port 0 = ephemeral. Each role has its own default port (sidecar 9464, duplicator 9465, verdict 9466) so they can share a host.'),
   SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: int(16).describe('items dispatched at once per campaign by this worker.'),
   SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: int(60_000, 500).describe('JetStream ack_wait of the campaign consumers, ms; in-flight items send working() heartbeats every third of it, so a dead worker\'s items are redelivered after about this long.'),
   SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: int(15_000, 300).describe('a worker whose lease heartbeat is older than this (ms) is dead: its in-flight arms are lost and charged at their upper bound.'),

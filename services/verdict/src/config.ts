@@ -9,7 +9,7 @@ export const VerdictEnv = CommonEnv.extend({
   SHADOWPLANE_VERDICT_OPS_LISTEN: z
     .string()
     .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port, e.g. 127.0.0.1:9464')
-    .default('127.0.0.1:9464')
+    .default('127.0.0.1:9466')
     .describe('host:port of /healthz, /readyz and /metrics; port 0 picks a free one'),
   SHADOWPLANE_VERDICT_PROGRESS_INTERVAL_MS: z.coerce
     .number()

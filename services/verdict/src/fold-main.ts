@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { Campaign, CampaignSpec, ObsMessage, canonicalJson, type Observation } from '@shadowplane/contracts';
-import { foldReport, renderReportHtml } from '@shadowplane/evidence';
+import { foldReport } from '@shadowplane/evidence';
+import { renderReportHtml } from '@shadowplane/reports';
 
 /**
  * Builds the spec for an offline fold from the observations alone (no --spec): the arm with role
@@ -118,7 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`shadowplane fold: ${(e as Error).message}\n`);
     return 65;
   }
-  if (o.html) writeFileSync(o.html, renderReportHtml(r.report, r.runRecord));
+  if (o.html) writeFileSync(o.html, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }));
   if (o.bundle) writeFileSync(o.bundle, canonicalJson(r.bundle));
   if (o.json && o.json !== '-') writeFileSync(o.json, r.reportJson);
   if (o.runRecord && o.runRecord !== '-') writeFileSync(o.runRecord, r.runRecordJson);

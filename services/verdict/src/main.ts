@@ -13,7 +13,7 @@ requests on <prefix.>shadow.verdict.report.
 
 Environment (see services/verdict/src/config.ts):
   SHADOWPLANE_NATS_URL, SHADOWPLANE_NATS_PREFIX, SHADOWPLANE_LOG_LEVEL
-  SHADOWPLANE_VERDICT_OPS_LISTEN            host:port of /healthz /readyz /metrics (default 127.0.0.1:9464)
+  SHADOWPLANE_VERDICT_OPS_LISTEN            host:port of /healthz /readyz /metrics (default 127.0.0.1:9466)
   SHADOWPLANE_VERDICT_PROGRESS_INTERVAL_MS  progress write interval (default 2000)
   SHADOWPLANE_VERDICT_TICK_MS               terminal-campaign check interval (default 500)
   SHADOWPLANE_ARTIFACT_KEYS_FILE | SHADOWPLANE_ARTIFACT_KEY_FILE | SHADOWPLANE_ARTIFACT_KEY

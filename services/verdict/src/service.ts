@@ -6,8 +6,8 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { getArtifact, type Keyring } from '@shadowplane/artifacts';
 import { connectBus, provision, type Bus } from '@shadowplane/bus';
 import { Campaign, ObsMessage, isShadowplaneError, type Campaign as CampaignT } from '@shadowplane/contracts';
-import { foldReport, observationId, renderReportHtml, type FoldResult } from '@shadowplane/evidence';
-import { reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
+import { foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
+import { renderReportHtml, reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
 import { createLogger, createMetricsRegistry, serveOps, type Logger, type OpsServer } from '@shadowplane/telemetry';
 import { computeProgress } from './progress.js';
 
@@ -212,7 +212,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
       runRecordId: r.runRecordId,
       runRecordJson: r.runRecordJson,
       provisional,
-      html: renderReportHtml(r.report, r.runRecord),
+      html: renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }),
       bundle: r.bundle,
       datasetCards: r.datasetCards,
     });
