@@ -1,3 +1,7 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import type { Attributes, Span } from '@opentelemetry/api';
+import { getTracer } from './tracing.js';
+
 /**
  * OpenTelemetry GenAI semantic-convention attribute names (development status in the spec, so
  * spelled once here), plus Shadowplane's own cost attributes — the spec has no cost attribute.
@@ -32,7 +36,7 @@ export const GENAI = Object.freeze({
 export type GenAiAttribute = (typeof GENAI)[keyof typeof GENAI];
 
 /** Usage as recorded (libs/contracts Usage); fields null when not reported. */
-interface UsageLike {
+export interface UsageLike {
   input_tokens: number | null;
   output_tokens: number | null;
   cache_read_input_tokens: number | null;
@@ -60,3 +64,94 @@ export function genAiUsageAttributes(usage: UsageLike, cost?: { usd: number | nu
   }
   return out;
 }
+
+/** What a GenAI client span starts with (known before the call). */
+export interface GenAiCallStart {
+  /** `gen_ai.operation.name`; the span is named `<operation> <requestModel>` */
+  operation: 'chat' | 'text_completion' | 'embeddings';
+  /** `gen_ai.provider.name`, e.g. from {@link genAiProviderName} */
+  providerName: string;
+  /** `gen_ai.request.model` */
+  requestModel: string;
+  /** `server.address` / `server.port` of the provider endpoint */
+  serverAddress?: string;
+  serverPort?: number;
+  stream?: boolean;
+  /** `gen_ai.request.max_tokens` */
+  maxTokens?: number | null;
+  /** more attributes (ours under `shadowplane.*`) */
+  attributes?: Attributes;
+}
+
+/** What a GenAI client span ends with. Every nullable field left null is left off the span. */
+export interface GenAiCallResult {
+  responseModel: string | null;
+  responseId: string | null;
+  /** `gen_ai.response.finish_reasons`; empty = not reported (left off) */
+  finishReasons: string[];
+  /** usage as recorded (null fields = not reported), or null when no response */
+  usage: UsageLike | null;
+  /** cost with its basis; usd null = unknown (left off) */
+  cost: { usd: number | null; basis: string | null } | null;
+  /** `error.type`: our error class (`rate_limited`, `hang_timeout`, ...), null = success */
+  errorType: string | null;
+  /** HTTP status, or null when no response arrived */
+  httpStatus: number | null;
+  /** time to first chunk, seconds (`gen_ai.response.time_to_first_chunk`), null when unknown */
+  ttftSeconds: number | null;
+}
+
+/**
+ * `gen_ai.provider.name` for a wire API (`openai.chat` → `openai`, `anthropic.messages` →
+ * `anthropic`, `openrouter.chat` → `openrouter`): the first dotted part, as the spec's
+ * well-known values spell the first two.
+ */
+export function genAiProviderName(api: string): string {
+  const i = api.indexOf('.');
+  return i === -1 ? api : api.slice(0, i);
+}
+
+/**
+ * Starts a CLIENT span for one model call, named `<operation> <model>` as the GenAI
+ * conventions say, as a child of the active span. End it with {@link endGenAiSpan}.
+ * Source: https://opentelemetry.io/docs/specs/semconv/gen-ai/gen-ai-spans/
+ */
+export function startGenAiSpan(s: GenAiCallStart): Span {
+  const attrs: Attributes = {
+    [GENAI.OPERATION_NAME]: s.operation,
+    [GENAI.PROVIDER_NAME]: s.providerName,
+    [GENAI.REQUEST_MODEL]: s.requestModel,
+    ...s.attributes,
+  };
+  if (s.serverAddress) attrs[GENAI.SERVER_ADDRESS] = s.serverAddress;
+  if (s.serverPort !== undefined) attrs['server.port'] = s.serverPort;
+  if (s.stream !== undefined) attrs[GENAI.REQUEST_STREAM] = s.stream;
+  if (s.maxTokens !== undefined && s.maxTokens !== null) attrs[GENAI.REQUEST_MAX_TOKENS] = s.maxTokens;
+  return getTracer().startSpan(`${s.operation} ${s.requestModel}`, { kind: SpanKind.CLIENT, attributes: attrs });
+}
+
+/**
+ * Sets a GenAI span's response attributes and ends it: response model and id, finish reasons,
+ * usage ({@link genAiUsageAttributes}: unreported figures absent, never 0), cost with its basis,
+ * and on failure `error.type` with status ERROR. Never throws.
+ */
+export function endGenAiSpan(span: Span, r: GenAiCallResult): void {
+  try {
+    if (r.responseModel !== null) span.setAttribute(GENAI.RESPONSE_MODEL, r.responseModel);
+    if (r.responseId !== null) span.setAttribute(GENAI.RESPONSE_ID, r.responseId);
+    if (r.finishReasons.length > 0) span.setAttribute(GENAI.RESPONSE_FINISH_REASONS, r.finishReasons);
+    if (r.httpStatus !== null) span.setAttribute('http.response.status_code', r.httpStatus);
+    if (r.ttftSeconds !== null) span.setAttribute(GENAI.RESPONSE_TIME_TO_FIRST_CHUNK, r.ttftSeconds);
+    if (r.usage) span.setAttributes(genAiUsageAttributes(r.usage, r.cost ?? undefined));
+    else if (r.cost) span.setAttributes(genAiUsageAttributes(NO_USAGE, r.cost));
+    if (r.errorType !== null) {
+      span.setAttribute(GENAI.ERROR_TYPE, r.errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: r.errorType });
+    }
+    span.end();
+  } catch {
+    // telemetry never throws into the caller
+  }
+}
+
+const NO_USAGE: UsageLike = { input_tokens: null, output_tokens: null, cache_read_input_tokens: null, cache_creation_input_tokens: null, reasoning_output_tokens: null };

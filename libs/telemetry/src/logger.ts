@@ -1,4 +1,6 @@
+import { trace } from '@opentelemetry/api';
 import { pino } from 'pino';
+import { tracingEnabled } from './tracing.js';
 import type { DestinationStream, Level, Logger } from 'pino';
 
 /** Options for {@link createLogger}. */
@@ -34,7 +36,9 @@ export const REDACT_PATHS: readonly string[] = Object.freeze([
 
 /**
  * Creates the process logger: pino, JSON lines, base bindings `service` and `version`, ISO
- * times, errors under `err`, secrets redacted ({@link REDACT_PATHS} plus `opts.redact`).
+ * times, string levels (`"level":"info"`), errors under `err`, secrets redacted
+ * ({@link REDACT_PATHS} plus `opts.redact`); while tracing is on, a line logged inside a span
+ * carries `trace_id` and `span_id` (hex, W3C) so logs and traces join.
  * Log calls take the data object first and a short fixed message second; bodies are never logged.
  * Source: pino redaction (https://getpino.io/#/docs/redaction).
  */
@@ -45,8 +49,18 @@ export function createLogger(opts: LoggerOptions): Logger {
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: [...REDACT_PATHS, ...(opts.redact ?? [])], censor: '[REDACTED]' },
     serializers: { err: pino.stdSerializers.err },
+    // `"level":"info"`, not 30: log pipelines and people filter on the name
+    formatters: { level: (label: string) => ({ level: label }) },
+    mixin: traceFields,
   };
   return opts.destination ? pino(options, opts.destination) : pino(options);
 }
 
 export type { Logger };
+
+/** `trace_id`/`span_id` of the active span while tracing is on; nothing otherwise (pino merges into the object, so a fresh one). */
+function traceFields(): Record<string, string> {
+  if (!tracingEnabled()) return {};
+  const sc = trace.getActiveSpan()?.spanContext();
+  return sc ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+}

@@ -2,8 +2,12 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Options for {@link createMetricsRegistry}. */
 export interface MetricsRegistryOptions {
-  /** prefix of the default process metrics, e.g. `shadowplane_sidecar_`; default `shadowplane_` */
-  prefix?: string;
+  /**
+   * the role (`sidecar`, `duplicator`, ...), added as label `role` to every metric of the
+   * registry, so the default process metrics keep their standard names (`process_cpu_seconds_total`,
+   * `nodejs_heap_size_used_bytes`) and stock Node.js dashboards work, sliced by role
+   */
+  role?: string;
   /** collect Node process metrics (CPU, memory, event-loop lag, GC); default true */
   defaultMetrics?: boolean;
   /** labels added to every metric of this registry (keep them few and bounded) */
@@ -18,14 +22,16 @@ export interface MetricsRegistryOptions {
 
 /**
  * A prom-client registry for one process (inject it into each feature's metrics class; never use
- * the global one). Metric names follow `shadowplane_<role>_<thing>_<unit>`.
+ * the global one). Metric names follow `shadowplane_<role>_<thing>_<unit>`; the default process
+ * metrics keep prom-client's standard unprefixed names (`process_*`, `nodejs_*`).
  * Source: prom-client (https://github.com/siimon/prom-client#default-metrics).
  */
 export function createMetricsRegistry(opts: MetricsRegistryOptions = {}): Registry {
   const registry = new Registry();
-  if (opts.labels) registry.setDefaultLabels(opts.labels);
+  const labels = { ...(opts.role ? { role: opts.role } : {}), ...opts.labels };
+  if (Object.keys(labels).length > 0) registry.setDefaultLabels(labels);
   if (opts.defaultMetrics ?? true) {
-    collectDefaultMetrics({ register: registry, prefix: opts.prefix ?? 'shadowplane_', eventLoopMonitoringPrecision: opts.eventLoopMonitoringPrecisionMs ?? 10 });
+    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: opts.eventLoopMonitoringPrecisionMs ?? 10 });
   }
   return registry;
 }

@@ -1,9 +1,7 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { Counter } from 'prom-client';
-import { afterAll, describe, expect, it } from 'vitest';
-import { GENAI, createLogger, createMetricsRegistry, genAiUsageAttributes, serveOps, setupTracing } from './index.js';
+import { describe, expect, it } from 'vitest';
+import { GENAI, createLogger, createMetricsRegistry, genAiUsageAttributes, serveOps } from './index.js';
 
 /** An in-memory pino destination: each write is one JSON line. */
 function sink(): { stream: Writable; lines: () => Array<Record<string, unknown>> } {
@@ -30,7 +28,7 @@ describe('createLogger', () => {
     const s = sink();
     createLogger({ service: 'sidecar', version: '1.2.3', destination: s.stream }).info({ latencyMs: 12 }, 'proxied');
     const [line] = s.lines();
-    expect(line).toMatchObject({ service: 'sidecar', version: '1.2.3', latencyMs: 12, msg: 'proxied', level: 30 });
+    expect(line).toMatchObject({ service: 'sidecar', version: '1.2.3', latencyMs: 12, msg: 'proxied', level: 'info' });
     expect(typeof line!['time']).toBe('string');
   });
 
@@ -67,12 +65,14 @@ describe('createLogger', () => {
 });
 
 describe('createMetricsRegistry', () => {
-  it('has default process metrics with the prefix, and is not the global registry', async () => {
-    const r = createMetricsRegistry({ prefix: 'shadowplane_test_' });
+  it('keeps the standard process_* and nodejs_* names with the role as a label, and is not the global registry', async () => {
+    const r = createMetricsRegistry({ role: 'sidecar' });
     new Counter({ name: 'shadowplane_test_things_total', help: 'things', registers: [r] }).inc(2);
     const text = await r.metrics();
-    expect(text).toContain('shadowplane_test_process_cpu_user_seconds_total');
-    expect(text).toContain('shadowplane_test_things_total 2');
+    expect(text).toMatch(/^process_cpu_user_seconds_total\{role="sidecar"\} /m);
+    expect(text).toMatch(/^nodejs_heap_size_used_bytes\{role="sidecar"\} /m);
+    expect(text).not.toContain('shadowplane_sidecar_process_');
+    expect(text).toContain('shadowplane_test_things_total{role="sidecar"} 2');
   });
   it('can skip default metrics', async () => {
     const r = createMetricsRegistry({ defaultMetrics: false });
@@ -103,42 +103,6 @@ describe('GENAI names', () => {
     expect(
       genAiUsageAttributes({ input_tokens: 1, output_tokens: 2, cache_read_input_tokens: null, cache_creation_input_tokens: null, reasoning_output_tokens: null }, { usd: 0.5, basis: 'rate_card' }),
     ).toMatchObject({ 'shadowplane.cost.usd': 0.5, 'shadowplane.cost.basis': 'rate_card' });
-  });
-});
-
-describe('setupTracing', () => {
-  const servers: Array<{ close: () => void }> = [];
-  afterAll(() => servers.forEach((s) => s.close()));
-
-  it('is off without an endpoint and still hands out a working tracer', async () => {
-    const t = setupTracing({ serviceName: 'x' });
-    expect(t.enabled).toBe(false);
-    t.tracer.startSpan('noop').end();
-    await t.shutdown();
-  });
-
-  it('exports spans over OTLP/HTTP to the configured endpoint', async () => {
-    const received: Array<{ url: string; bytes: number }> = [];
-    const server = createServer((req, res) => {
-      let n = 0;
-      req.on('data', (c: Buffer) => (n += c.length));
-      req.on('end', () => {
-        received.push({ url: req.url ?? '', bytes: n });
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end('{}');
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    servers.push(server);
-    const port = (server.address() as AddressInfo).port;
-    const t = setupTracing({ serviceName: 'shadowplane-test', otlpEndpoint: `http://127.0.0.1:${port}/v1/traces` });
-    expect(t.enabled).toBe(true);
-    const span = t.tracer.startSpan('chat gpt-4o-mini', { attributes: { [GENAI.REQUEST_MODEL]: 'gpt-4o-mini' } });
-    span.end();
-    await t.shutdown();
-    expect(received.length).toBeGreaterThanOrEqual(1);
-    expect(received[0]!.url).toBe('/v1/traces');
-    expect(received[0]!.bytes).toBeGreaterThan(0);
   });
 });
 

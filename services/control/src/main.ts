@@ -38,7 +38,7 @@ export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestinatio
     level: cfg.env.SHADOWPLANE_LOG_LEVEL,
     destination: opts.logDestination ?? process.stderr,
   });
-  const registry = createMetricsRegistry({ prefix: 'shadowplane_control_' });
+  const registry = createMetricsRegistry({ role: 'control' });
   const bus = await connectBus({ url: cfg.env.SHADOWPLANE_NATS_URL, name: 'shadowplane-control', prefix: cfg.env.SHADOWPLANE_NATS_PREFIX, replicas: cfg.env.SHADOWPLANE_NATS_REPLICAS });
   try {
     assertCasSafeServer(bus.serverVersion); // campaign state and the budget ledger rest on compare-and-set

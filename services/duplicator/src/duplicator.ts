@@ -49,7 +49,7 @@ export interface DuplicatorHandle {
 export async function startDuplicator(config: DuplicatorConfig, deps: DuplicatorDeps = {}): Promise<DuplicatorHandle> {
   const env = deps.env ?? process.env;
   const log = deps.logger ?? createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel });
-  const registry = deps.registry ?? createMetricsRegistry({ prefix: 'shadowplane_duplicator_process_' });
+  const registry = deps.registry ?? createMetricsRegistry({ role: 'duplicator' });
   const metrics = new DuplicatorMetrics(registry);
   const entries = deps.providers ?? loadProviderAllowlist(config.providersFile);
   const providers = new Map(entries.map((e) => [e.id, { entry: e, apiKey: providerApiKey(e, env) }]));

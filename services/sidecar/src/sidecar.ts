@@ -55,7 +55,7 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     opts.logger ??
     createLogger({ service: 'sidecar', version: SIDECAR_VERSION, level: config.logLevel, destination: pino.destination({ fd: 2, sync: false }) });
   // event-loop delay sampled once a second, not 100 times: each sample is a wake-up on the hot path
-  const registry = opts.registry ?? createMetricsRegistry({ prefix: 'shadowplane_sidecar_', eventLoopMonitoringPrecisionMs: 1000 });
+  const registry = opts.registry ?? createMetricsRegistry({ role: 'sidecar', eventLoopMonitoringPrecisionMs: 1000 });
   const metrics = new SidecarMetrics(registry);
   const names = natsNames(config.natsPrefix);
   const publisher = new CapturePublisher(

@@ -58,7 +58,7 @@ export async function main(argv: string[]): Promise<number> {
       tickMs: env.SHADOWPLANE_VERDICT_TICK_MS,
       storage: env.SHADOWPLANE_NATS_STORAGE,
       logger,
-      registry: createMetricsRegistry({ prefix: 'shadowplane_verdict_' }),
+      registry: createMetricsRegistry({ role: 'verdict' }),
     });
   } catch (e) {
     process.stderr.write(`shadowplane verdict: cannot start: ${(e as Error).message}\n`);

@@ -89,7 +89,7 @@ function messageKey(m: ObsMessage): string {
  */
 export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
   const log = cfg.logger ?? createLogger({ service: 'verdict', version: '0.1.0', level: 'silent' });
-  const registry = cfg.registry ?? createMetricsRegistry({ prefix: 'shadowplane_verdict_' });
+  const registry = cfg.registry ?? createMetricsRegistry({ role: 'verdict' });
   const metrics = new VerdictMetrics(registry);
   const bus: Bus = await connectBus({ url: cfg.natsUrl, name: 'shadowplane-verdict', prefix: cfg.prefix });
   await provision(bus, { storage: cfg.storage ?? 'file' });
