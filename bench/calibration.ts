@@ -1,72 +1,89 @@
 /**
- * Calibration of the verdict rule by simulation, at a larger scale and over more designs than the
- * vitest check (libs/stats/test/calibration.test.ts, whose docstring explains the simulation).
+ * The calibration table of the verdict statistics (docs/statistics.md): simulated campaigns with a
+ * known true effect, from the seeded tier generator (libs/evidence/test/tier-sim.ts), folded by
+ * the fold's own computeComparison and comparisonPowerPlan.
  *
- * Run: `make bench-calibration` or `npx tsx bench/calibration.ts`.
- * Env knobs: CALIB_CAMPAIGNS (1000 per scenario), CALIB_RESAMPLES (2000), CALIB_SEED (7).
+ * Run: `npm run bench:calibration` (or `make bench-calibration`); `-- --write` replaces the table
+ * between the calibration markers in docs/statistics.md.
+ * Env knobs: CALIB_CAMPAIGNS (400 per cell), CALIB_RESAMPLES (2000, the service default),
+ * CALIB_SEED (11), CALIB_TRUTH_CLUSTERS (200,000: population size for the true δ and sd).
  *
- * Rows: for each design, the null (true δ = −margin: pass rate should be ≤ α) and the alternative
- * at the MDE (true δ = −margin + MDE, MDE from mdePpPaired at the design's own effective sd:
- * pass rate should be ≈ the planned 80%). Also the same null folded with a *naive* item-level
- * bootstrap (every item its own cluster), to show what ignoring near-duplicate clusters costs.
- * The ± column is the binomial 3-sigma Monte Carlo band around the nominal rate.
+ * Cells: every generator regime × n ∈ {8, 12, 20, 40, 100, 400} clusters, plus 25 clusters in the
+ * clustered regimes. Per cell two scenarios:
+ * - null: true δ = −margin (5 pp) → type-I = pass rate (bound α_run1 + 2 MC sd), coverage of the
+ *   decision interval (nominal 1 − 2α_run1, bound ± 2 MC sd);
+ * - equal: true δ = 0 → pass rate, share of reports that said "powered" and their pass rate
+ *   (bound ≥ 75%), share of reports whose stated MDE is below 0.9 × the true MDE (bound ≤ 10%).
+ * The true MDE is the plan's formula (t quantiles) at the population's paired sd.
  */
-import { intervalLevel, mdePpPaired, nonInferiorityDecision, pairedClusterBootstrap, createRng, type PairedItem } from '@shadowplane/stats';
-import { DEFAULT_DESIGN, effectiveSdDiff, simulateCampaign, type SimDesign } from '../libs/stats/test/calibration-sim.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { intervalLevel } from '@shadowplane/stats';
+import { REGIMES, mcSd, populationTruth, runCell, thetaForDelta } from '../libs/evidence/test/tier-sim.js';
 
-const CAMPAIGNS = Number(process.env.CALIB_CAMPAIGNS ?? 1000);
+const CAMPAIGNS = Number(process.env.CALIB_CAMPAIGNS ?? 400);
 const RESAMPLES = Number(process.env.CALIB_RESAMPLES ?? 2000);
-const SEED = Number(process.env.CALIB_SEED ?? 7);
+const SEED = Number(process.env.CALIB_SEED ?? 11);
+const TRUTH = Number(process.env.CALIB_TRUTH_CLUSTERS ?? 200_000);
+const MARGIN_PP = 5;
+const ALPHA = 0.05;
+const SIZES = [8, 12, 20, 25, 40, 100, 400];
 
-interface Row { design: string; scenario: string; 'δ pp': string; 'nominal pass': string; 'pass %': string; '±3σ': string; 'fail %': string; 'inconcl. %': string; 'mean D pp': string }
-
-function run(design: SimDesign, delta: number, alphaOneSided: number, seed: number, itemLevel: boolean): { pass: number; fail: number; inconclusive: number; meanD: number } {
-  const rng = createRng(seed);
-  const c = { pass: 0, fail: 0, inconclusive: 0 };
-  let sumD = 0;
-  for (let i = 0; i < CAMPAIGNS; i++) {
-    let items: PairedItem[] = simulateCampaign(design, delta, rng);
-    if (itemLevel) items = items.map((it, j) => ({ ...it, cluster: j }));
-    const b = pairedClusterBootstrap(items, { resamples: RESAMPLES, seed: seed * 100_000 + i, level: 1 - 2 * alphaOneSided });
-    sumD += b.qualityDelta.point;
-    c[nonInferiorityDecision({ qualityDelta: b.qualityDelta, costSavings: b.costSavings, marginPp: design.marginPp, minSavings: design.minSavings }).decision]++;
-  }
-  return { ...c, meanD: sumD / CAMPAIGNS };
-}
-
-const pct = (x: number): string => (100 * x).toFixed(1);
+const { alphaAdjusted, level } = intervalLevel({ alphaOneSided: ALPHA, candidates: 1, runIndex: 1 });
+const pct = (x: number, d = 1): string => (100 * x).toFixed(d);
 
 function main(): void {
-  const designs: { name: string; d: SimDesign; alpha: number }[] = [
-    { name: 'default (200 clusters, α .05)', d: DEFAULT_DESIGN, alpha: 0.05 },
-    { name: '60 clusters, α .05', d: { ...DEFAULT_DESIGN, clusters: 60 }, alpha: 0.05 },
-    { name: '600 clusters, margin 3pp', d: { ...DEFAULT_DESIGN, clusters: 600, marginPp: 3 }, alpha: 0.05 },
-    { name: 'unclustered singletons, α .05', d: { ...DEFAULT_DESIGN, maxClusterSize: 1, clusterShift: 0, copyProb: 0 }, alpha: 0.05 },
-    // K = 2 candidates, run 1 of the comparison: α/K then α-spending (DESIGN.md).
-    { name: '200 clusters, K=2, run 1 (α-spent)', d: DEFAULT_DESIGN, alpha: intervalLevel({ alphaOneSided: 0.05, candidates: 2, runIndex: 1 }).alphaAdjusted },
-  ];
-  const rows: Row[] = [];
   const started = performance.now();
-  console.log(`calibration: ${CAMPAIGNS} campaigns per row, B = ${RESAMPLES}, seed ${SEED}, node ${process.version}`);
-  designs.forEach(({ name, d, alpha }, di) => {
-    const margin = d.marginPp / 100;
-    let sd = effectiveSdDiff(d, -margin);
-    let mde = mdePpPaired({ sdDiff: sd, clusters: d.clusters, alphaOneSided: alpha, power: 0.8 });
-    sd = effectiveSdDiff(d, -margin + mde / 100);
-    mde = mdePpPaired({ sdDiff: sd, clusters: d.clusters, alphaOneSided: alpha, power: 0.8 });
-    const band = (p: number): string => `${pct(3 * Math.sqrt((p * (1 - p)) / CAMPAIGNS))}`;
-    const scen: [string, number, number, boolean][] = [
-      ['null δ = −margin', -margin, alpha, false],
-      [`at MDE (${mde.toFixed(2)}pp, sd ${sd.toFixed(3)})`, -margin + mde / 100, 0.8, false],
-    ];
-    if (di === 0) scen.push(['null, naive item-level bootstrap', -margin, alpha, true]);
-    scen.forEach(([label, delta, nominal, itemLevel], si) => {
-      const r = run(d, delta, alpha, SEED + 10 * di + si, itemLevel);
-      rows.push({ design: name, scenario: label, 'δ pp': (100 * delta).toFixed(2), 'nominal pass': `${nominal < 0.5 ? '≤' : '≈'}${pct(nominal)}%`, 'pass %': pct(r.pass / CAMPAIGNS), '±3σ': band(nominal), 'fail %': pct(r.fail / CAMPAIGNS), 'inconcl. %': pct(r.inconclusive / CAMPAIGNS), 'mean D pp': (100 * r.meanD).toFixed(2) });
-      console.log(`  done: ${name} / ${label} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    });
-  });
-  console.table(rows);
+  const lines: string[] = [];
+  const head = `${CAMPAIGNS} campaigns per cell and scenario, B = ${RESAMPLES}, seed ${SEED}, margin ${MARGIN_PP} pp, α = ${ALPHA} one-sided, run 1 of K = 1 (α spent ${pct(alphaAdjusted, 2)}%, interval level ${pct(level)}%); node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`;
+  lines.push(head, '');
+  lines.push('| regime | clusters | type-I % (bound) | coverage % (nominal ' + pct(level) + ') | equal: pass % | powered % | powered → pass % | MDE < 0.9·true % | stated / true MDE pp |');
+  lines.push('|---|---|---|---|---|---|---|---|---|');
+  let failures = 0;
+  let cell = 0;
+  for (const r of REGIMES) {
+    const clustered = r.maxClusterSize > 1;
+    const thNull = thetaForDelta(r, -MARGIN_PP / 100, Math.min(TRUTH, 60_000));
+    const thEq = thetaForDelta(r, 0, Math.min(TRUTH, 60_000));
+    const tNull = populationTruth(r, thNull, TRUTH);
+    const tEq = populationTruth(r, thEq, TRUTH);
+    for (const k of SIZES) {
+      if (k === 25 && !clustered) continue;
+      cell++;
+      const a = runCell({ regime: r, thetaCandidate: thNull, trueDelta: tNull.delta, trueSdU: tNull.sdU, clusters: k, campaigns: CAMPAIGNS, seed: SEED * 1000 + cell, resamples: RESAMPLES, alpha: ALPHA, marginPp: MARGIN_PP });
+      const b = runCell({ regime: r, thetaCandidate: thEq, trueDelta: tEq.delta, trueSdU: tEq.sdU, clusters: k, campaigns: CAMPAIGNS, seed: SEED * 1000 + 500 + cell, resamples: RESAMPLES, alpha: ALPHA, marginPp: MARGIN_PP });
+      const typeI = a.pass / CAMPAIGNS;
+      const bound = alphaAdjusted + 2 * mcSd(alphaAdjusted, CAMPAIGNS);
+      const cov = a.covered / CAMPAIGNS;
+      const covSd = mcSd(level, CAMPAIGNS);
+      const under = b.mdeUnder10 / CAMPAIGNS;
+      const poweredPass = b.powered > 0 ? b.poweredPass / b.powered : null;
+      const okI = typeI <= bound;
+      const okCov = cov >= level - 2 * covSd;
+      const okMde = under <= 0.1;
+      const okPow = poweredPass === null || poweredPass >= 0.75;
+      if (!(okI && okCov && okMde && okPow)) failures++;
+      const mark = (ok: boolean, s: string): string => (ok ? s : `**${s}** ✗`);
+      lines.push(
+        `| ${r.name} | ${k} | ${mark(okI, `${pct(typeI, 2)} ± ${pct(mcSd(Math.max(typeI, 1e-9), CAMPAIGNS), 2)}`)} (≤ ${pct(bound, 2)}) | ${mark(okCov, `${pct(cov)}`)}${cov > level + 2 * covSd ? ' (conservative)' : ''} | ${pct(b.pass / CAMPAIGNS)} | ${pct(b.powered / CAMPAIGNS)} | ${poweredPass === null ? '—' : mark(okPow, pct(poweredPass))} | ${mark(okMde, pct(under))} | ${b.meanStatedMdePp.toFixed(1)} / ${b.trueMdePp.toFixed(1)} |`,
+      );
+      console.error(`  ${r.name} k=${k} done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    }
+  }
+  lines.push('', `Cells outside a bound: ${failures}. Wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  const table = lines.join('\n');
+  console.log(table);
+  if (process.argv.includes('--write')) {
+    const file = new URL('../docs/statistics.md', import.meta.url);
+    const doc = readFileSync(file, 'utf8');
+    const begin = '<!-- calibration:begin -->';
+    const end = '<!-- calibration:end -->';
+    const i = doc.indexOf(begin);
+    const j = doc.indexOf(end);
+    if (i < 0 || j < i) throw new Error('docs/statistics.md has no calibration markers');
+    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${table}\n${doc.slice(j)}`);
+    console.error('wrote docs/statistics.md');
+  }
 }
 
 main();

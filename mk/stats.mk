@@ -11,5 +11,5 @@ stats-numpy: ## ensure Debian's python3-numpy is installed for the numpy side of
 bench-fold: install stats-numpy ## fold + 2000-resample bootstrap, 100k items x 3 arms: Node (libs/stats) vs numpy
 	BENCH_PYTHON=$(NUMPY_PYTHON) npx tsx bench/fold.ts
 
-bench-calibration: install ## larger calibration-by-simulation run of the verdict rule (pass rates under null and at the MDE)
-	npx tsx bench/calibration.ts
+bench-calibration: install ## calibration table of the verdict statistics (type-I, coverage, MDE, powered-pass), written to docs/statistics.md
+	npm run -s bench:calibration -- --write

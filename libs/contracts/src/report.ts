@@ -243,6 +243,8 @@ export const Comparison = z
         run_index: z.number().int(),
         margin_pp: z.number(),
         min_savings: z.number(),
+        /** how the decision intervals were built (optional: absent in reports before it was recorded) */
+        interval_method: z.string().optional(),
       })
       .strict()
       .nullable(),

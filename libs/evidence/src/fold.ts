@@ -46,7 +46,7 @@ import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Com
 import { quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/stats';
 import { fastContentHash } from './canonical-fast.js';
 import { NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD, clusterBySimhash } from './clusters.js';
-import { comparisonLevel, comparisonPowerPlan, computeComparison, weakestInstrument, type ComparisonSettings, type PairRow } from './compare.js';
+import { DECISION_INTERVAL_METHOD, comparisonLevel, comparisonPowerPlan, computeComparison, weakestInstrument, type ComparisonSettings, type PairRow } from './compare.js';
 import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
 
 /** The pinned campaign a fold is for. */
@@ -601,6 +601,7 @@ export function foldReport(input: FoldInput): FoldResult {
             run_index: campaign.run_index,
             margin_pp: settings.margin_pp,
             min_savings: settings.min_savings,
+            interval_method: DECISION_INTERVAL_METHOD,
           },
         };
         statsParts.push({ call_type: ct, candidate_arm_id: cand.id, settings, result: r });

@@ -182,7 +182,14 @@ export class SimEngine {
       let a = this.answers.get(ak);
       if (a === undefined) {
         const ans = this.known.answer(model, cfg.accuracy, q);
-        let t = ans.text;
+        // Tier answer style: a model explains before it works the problem, at a length of its own
+        // (the model's output_length distribution, a quarter of its median, lognormal per model ×
+        // question), so tiers differ in output tokens item by item as real ones do; the reasoning
+        // and the `#### <final>` line the scorer reads are unchanged.
+        const ol = cfg.output_length;
+        const styleTokens = Math.round(Math.max(0, (ol.median / 4) * Math.exp(ol.sigma * hashNormal(seed, 'style', model, q.index))));
+        const preface = styleTokens > 0 ? `${fillerPieces(styleTokens, Math.floor(hashUnit(seed, 'style-words', model, q.index) * 2 ** 32)).join('')}\n` : '';
+        let t = preface + ans.text;
         let n = countTokens(t);
         let f: Completion['finish'] = 'stop';
         if (n > cap) {

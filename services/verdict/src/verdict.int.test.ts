@@ -83,7 +83,10 @@ describe('verdict service over a real nats-server', () => {
     expect(ct.dataset_card.total_weight).toBe(41);
     const same = ct.comparisons.find((c) => c.candidate_arm_id === 'same')!;
     const worse = ct.comparisons.find((c) => c.candidate_arm_id === 'worse')!;
-    expect(same.decision).toBe('pass'); // outputs were decrypted and scored: identical correctness
+    // outputs were decrypted and scored: identical correctness (40 pairs with no discordance are
+    // not yet enough to pass a 2 pp margin honestly, so the decision itself is not asserted)
+    expect(same.stats!.quality_delta.point).toBe(0);
+    expect(same.decision).not.toBe('fail');
     expect(worse.decision).toBe('fail');
     expect(fin.html).toContain('<svg class="frontier-chart"');
 
