@@ -376,8 +376,10 @@ export class CampaignRunner {
     }
     const armKey = (p: ArmPlan) => `${this.id}.${env.item_hash}.${p.slot.armId}`;
     const states = await Promise.all(plans.map((p) => this.arms.get(armKey(p))));
+    // as when running: only another live worker's call defers the item (one of this worker's own
+    // is an orphan of a handling that failed: this process handles one delivery of it at a time)
     for (const st of states) {
-      if (st && st.value.state === 'invoking' && (st.value.worker_id === this.ctx.workerId || (await this.ctx.leases.alive(st.value.worker_id)))) return later(this.ctx.leases.ttlMs);
+      if (st && st.value.state === 'invoking' && st.value.worker_id !== this.ctx.workerId && (await this.ctx.leases.alive(st.value.worker_id))) return later(this.ctx.leases.ttlMs);
     }
     const anyLost = states.some((st) => st && (st.value.state === 'lost' || st.value.state === 'invoking'));
     if (paused && !anyLost) return later(2000);
