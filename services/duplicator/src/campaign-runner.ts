@@ -650,10 +650,14 @@ export class CampaignRunner {
       this.ctx.metrics.attempts.inc({ arm_role: p.slot.role, result: out.errorClass ?? 'ok' });
       const c = attemptCharge(out, p.slot.arm.rate_card);
       charged += c === 'reserved' ? p.boundMicroUsd : Math.min(c, p.boundMicroUsd);
-      if (!isRetryable(out.errorClass) || n === maxAttempts) break;
-      const backoff = this.ctx.retryBaseMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
       const afterMs = out.retryAfterS !== null ? out.retryAfterS * 1000 : 0;
-      if (afterMs > 0) p.slot.limiter.pauseFor(afterMs);
+      const capMs = p.slot.arm.limits.max_retry_after_ms;
+      // the provider limited this arm (its provider and model): pause its limiter, never longer than the cap
+      if (afterMs > 0) p.slot.limiter.pauseFor(Math.min(afterMs, capMs));
+      // asked to wait longer than the cap: the attempt ends as it is (rate_limited) and the arm
+      // settles now, releasing its reservations, instead of parking the item for that long
+      if (!isRetryable(out.errorClass) || n === maxAttempts || afterMs > capMs) break;
+      const backoff = this.ctx.retryBaseMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
       await sleep(Math.max(backoff, afterMs));
     }
     return { attempts, chargedMicroUsd: charged, reservedMicroUsd: reserved };
