@@ -252,6 +252,15 @@ describe('full values', () => {
     ]);
   });
 
+  it('runs every role against R3 streams and buckets (nats.replicas: 3, the 3-node JetStream cluster)', () => {
+    for (const d of objs.filter((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet')) {
+      for (const c of d.spec.template.spec.containers as { name: string; env: EnvVar[] }[]) {
+        if (!c.env.some((e) => e.name === 'SHADOWPLANE_NATS_URL')) continue;
+        expect({ pod: d.metadata.name, container: c.name, replicas: envMap(c.env).SHADOWPLANE_NATS_REPLICAS }).toEqual({ pod: d.metadata.name, container: c.name, replicas: '3' });
+      }
+    }
+  });
+
   it('scales the duplicator with KEDA on the named JetStream consumer instead of the CPU HPA', () => {
     expect(objs.some((o) => o.kind === 'HorizontalPodAutoscaler')).toBe(false);
     const so = find(objs, 'ScaledObject', 'sp-duplicator');

@@ -26,6 +26,11 @@ export const ArmLimits = z
     stall_timeout_ms: z.number().int().positive().default(30_000),
     /** retries on 429/529/5xx only; each retry is charged */
     max_retries: z.number().int().min(0).max(10).default(2),
+    /**
+     * longest provider `retry-after` honoured, ms: a 429/529 asking for more ends the attempt
+     * `rate_limited` (no retry, its reservation released) and pauses this arm for this long only
+     */
+    max_retry_after_ms: z.number().int().positive().max(3_600_000).default(60_000),
   })
   .strict();
 export type ArmLimits = z.infer<typeof ArmLimits>;

@@ -249,6 +249,11 @@ export class CampaignRunner {
     }
   }
 
+  /** The campaign's state as this runner last saw it. */
+  get state(): Campaign['state'] {
+    return this.campaign.state;
+  }
+
   /** Takes the campaign's latest KV value (state changes). */
   update(c: Campaign): void {
     this.campaign = c;
@@ -302,7 +307,7 @@ export class CampaignRunner {
 
   private async processItem(env: Envelope): Promise<Verdict> {
     const spec = this.campaign.spec;
-    if (this.campaign.state !== 'running') return later(2000);
+    if (this.campaign.state !== 'running') return this.processInactive(env, this.campaign.state);
     if (spec.deadline && Date.now() > Date.parse(spec.deadline)) {
       await this.event(env, 'excluded', 'after_deadline', `x.${this.id}.${env.envelope_id}`);
       return ACK;
@@ -343,6 +348,61 @@ export class CampaignRunner {
       if (r !== 'admitted') return r;
     }
     return this.dispatch(env, key, body, plans);
+  }
+
+  /**
+   * An item delivered while the campaign is not running: nothing new is invoked, but whatever
+   * the item holds is accounted for, in every state. Admitted items: arms lost in flight (owner
+   * dead) are charged their upper bound, done arms re-published and settled, and — unless the
+   * campaign is only paused — arms never started are released; the item is then finished (all
+   * arms done) or excluded (`lost_in_flight`, or `campaign_<state>`). An admission a crash
+   * interrupted (reserved, not yet recorded) is released in a terminal state. A paused campaign
+   * keeps everything else for its resumption (redelivered later); a terminal one acks it.
+   */
+  private async processInactive(env: Envelope, state: Campaign['state']): Promise<Verdict> {
+    const paused = state === 'paused';
+    const key = `${this.id}.${env.item_hash}`;
+    const claim = await this.claims.get(key);
+    if (!claim || claim.value.envelope_id !== env.envelope_id || claim.value.state === 'excluded' || claim.value.state === 'finished') return paused ? later(2000) : ACK;
+    const body = await this.resolveBody(env);
+    const plans = this.plan(env, body);
+    if (!Array.isArray(plans)) return this.exclude(env, key, claim.revision, plans.reason); // nothing was reserved for it
+    if (claim.value.state === 'claimed') {
+      if (paused) return later(2000);
+      // reserved at admission but not yet counted/recorded when a worker died: release it
+      const s = await this.ctx.ledger.settle(this.id, { ids: plans.map((p) => `${env.item_hash}.${p.slot.armId}.1`) }, 0);
+      if (s.found) this.log.info({ itemHash: env.item_hash, releasedMicroUsd: s.releasedMicroUsd }, 'admission interrupted by a crash released (campaign not running)');
+      return this.exclude(env, key, claim.revision, `campaign_${state}`);
+    }
+    const armKey = (p: ArmPlan) => `${this.id}.${env.item_hash}.${p.slot.armId}`;
+    const states = await Promise.all(plans.map((p) => this.arms.get(armKey(p))));
+    // as when running: only another live worker's call defers the item (one of this worker's own
+    // is an orphan of a handling that failed: this process handles one delivery of it at a time)
+    for (const st of states) {
+      if (st && st.value.state === 'invoking' && st.value.worker_id !== this.ctx.workerId && (await this.ctx.leases.alive(st.value.worker_id))) return later(this.ctx.leases.ttlMs);
+    }
+    const anyLost = states.some((st) => st && (st.value.state === 'lost' || st.value.state === 'invoking'));
+    if (paused && !anyLost) return later(2000);
+    if (states.every((st) => st?.value.state === 'done')) {
+      for (let i = 0; i < plans.length; i++) await this.publishAndSettle(env, plans[i]!, states[i]!.value);
+      await this.finishClaim(key);
+      return ACK;
+    }
+    for (let i = 0; i < plans.length; i++) await this.recoverArm(env, plans[i]!, armKey(plans[i]!), states[i] ?? null);
+    const reason = anyLost ? 'lost_in_flight' : `campaign_${state}`;
+    await this.event(env, 'excluded', reason, `${anyLost ? 'lost' : 'x'}.${this.id}.${env.item_hash}`);
+    this.ctx.metrics.items.inc({ outcome: anyLost ? 'lost_in_flight' : 'excluded' });
+    await this.finishClaim(key);
+    return ACK;
+  }
+
+  /**
+   * True while this campaign's ledger holds reservations: a runner of a campaign that is no
+   * longer running keeps consuming until then, so no reservation is stranded.
+   */
+  async holdsReservations(): Promise<boolean> {
+    const l = await this.ctx.ledger.snapshot(this.id);
+    return l !== null && l.reserved_micro_usd > 0;
   }
 
   private async exclude(env: Envelope, key: string, revision: number, reason: string): Promise<Verdict> {
@@ -590,10 +650,14 @@ export class CampaignRunner {
       this.ctx.metrics.attempts.inc({ arm_role: p.slot.role, result: out.errorClass ?? 'ok' });
       const c = attemptCharge(out, p.slot.arm.rate_card);
       charged += c === 'reserved' ? p.boundMicroUsd : Math.min(c, p.boundMicroUsd);
-      if (!isRetryable(out.errorClass) || n === maxAttempts) break;
-      const backoff = this.ctx.retryBaseMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
       const afterMs = out.retryAfterS !== null ? out.retryAfterS * 1000 : 0;
-      if (afterMs > 0) p.slot.limiter.pauseFor(afterMs);
+      const capMs = p.slot.arm.limits.max_retry_after_ms;
+      // the provider limited this arm (its provider and model): pause its limiter, never longer than the cap
+      if (afterMs > 0) p.slot.limiter.pauseFor(Math.min(afterMs, capMs));
+      // asked to wait longer than the cap: the attempt ends as it is (rate_limited) and the arm
+      // settles now, releasing its reservations, instead of parking the item for that long
+      if (!isRetryable(out.errorClass) || n === maxAttempts || afterMs > capMs) break;
+      const backoff = this.ctx.retryBaseMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
       await sleep(Math.max(backoff, afterMs));
     }
     return { attempts, chargedMicroUsd: charged, reservedMicroUsd: reserved };

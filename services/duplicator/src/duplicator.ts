@@ -104,30 +104,51 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
 
   const runners = new Map<string, CampaignRunner>();
   let chain: Promise<void> = Promise.resolve();
+  const startRunner = async (c: Campaign): Promise<void> => {
+    const nr = new CampaignRunner(ctx, c);
+    runners.set(c.id, nr);
+    try {
+      await nr.start();
+    } catch (e) {
+      runners.delete(c.id);
+      log.error({ err: e, campaignId: c.id }, 'could not start consuming campaign');
+    }
+  };
+  const stopRunner = async (id: string, r: CampaignRunner, state: string): Promise<void> => {
+    runners.delete(id);
+    await r.stop();
+    log.info({ campaignId: id, state }, 'stopped consuming campaign');
+  };
+  // A campaign that is not running is still consumed while its ledger holds reservations: its
+  // redelivered items are recovered (lost arms charged, done arms settled), whatever the state.
   const onCampaign = (c: Campaign | null, id: string) => {
     chain = chain.then(async () => {
       const r = runners.get(id);
-      if (c && c.state === 'running') {
-        if (r) r.update(c);
-        else {
-          const nr = new CampaignRunner(ctx, c);
-          runners.set(id, nr);
-          try {
-            await nr.start();
-          } catch (e) {
-            runners.delete(id);
-            log.error({ err: e, campaignId: id }, 'could not start consuming campaign');
-          }
-        }
+      if (c === null) {
+        if (r) await stopRunner(id, r, 'deleted');
       } else if (r) {
-        if (c) r.update(c);
-        runners.delete(id);
-        await r.stop();
-        log.info({ campaignId: id, state: c?.state ?? 'deleted' }, 'stopped consuming campaign');
+        r.update(c);
+      } else if (c.state === 'running') {
+        await startRunner(c);
+      } else if (((await ledger.snapshot(id).catch(() => null))?.reserved_micro_usd ?? 0) > 0) {
+        log.info({ campaignId: id, state: c.state }, 'campaign holds reservations: consuming it to recover them');
+        await startRunner(c);
       }
       metrics.campaigns.set(runners.size);
     });
   };
+  const sweep = () => {
+    chain = chain.then(async () => {
+      for (const [id, r] of [...runners]) {
+        if (r.state === 'running') continue;
+        if (await r.holdsReservations().catch(() => true)) continue;
+        await stopRunner(id, r, r.state);
+      }
+      metrics.campaigns.set(runners.size);
+    });
+  };
+  const sweepTimer = setInterval(sweep, 1000);
+  sweepTimer.unref();
   const watch = await campaignsKv.watch({ key: '>' });
   let ready = false;
   void (async () => {
@@ -160,6 +181,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
       closing ??= (async () => {
         ready = false;
         clearInterval(lagTimer);
+        clearInterval(sweepTimer);
         watch.stop();
         await chain.catch(() => undefined);
         await Promise.all([...runners.values()].map((r) => r.stop()));

@@ -64,11 +64,11 @@ export interface Rig {
   close(): Promise<void>;
 }
 
-/** Starts a sim, connects a bus under a fresh prefix, provisions, writes the allowlist, turns paid_dispatch on. */
-export async function startRig(natsUrl: string, sim: SimConfigInput): Promise<Rig> {
+/** Starts a sim, connects a bus under a fresh prefix, provisions (memory, R1 unless told), writes the allowlist, turns paid_dispatch on. */
+export async function startRig(natsUrl: string, sim: SimConfigInput, opts: { replicas?: number; storage?: 'memory' | 'file' } = {}): Promise<Rig> {
   const prefix = randomPrefix('dup');
-  const bus = await connectBus({ url: natsUrl, name: 'dup-test', prefix });
-  await provision(bus, { storage: 'memory' });
+  const bus = await connectBus({ url: natsUrl, name: 'dup-test', prefix, replicas: opts.replicas ?? 1 });
+  await provision(bus, { storage: opts.storage ?? 'memory' });
   const s = await startProviderSim({ config: sim, datasetPath: '' });
   const dir = mkdtempSync(join(tmpdir(), 'dup-test-'));
   const providersFile = join(dir, 'providers.yaml');
