@@ -19,7 +19,8 @@ import { RE2JS, RE2Set, type Matcher } from 're2js';
  * Placeholders and rules, in the order they are applied:
  * - `<SECRET>`: any string or number (or array of them) under an object member whose name, with case and
  *   separators (`-_ .`) ignored, is or ends with a secret name ({@link DEFAULT_SECRET_FIELD_NAMES}, plus
- *   configured ones); and inside any string, the value of `name: value` / `name=value` for those names.
+ *   configured ones); and inside any string, the value of `name: value` / `name=value` / `name "value"`
+ *   for those names (api key, password, secret, token, …).
  * - `<PRIVATE_KEY>`: PEM blocks (`-----BEGIN …-----` … `-----END …-----`); an unterminated
  *   `BEGIN … PRIVATE KEY` takes the rest of the string.
  * - `<CREDENTIALS>`: URL userinfo (`scheme://user:pass@host` → `scheme://<CREDENTIALS>@host`), and
@@ -215,6 +216,9 @@ const KV_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?([^\\s"
 });
 const KV_SCHEME_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?(?:bearer|basic|token|digest)[ \\t]+([^\\s"',;&<>]{3,})`, 1, placeholder('SECRET'));
 
+// `password "x"` / `token 'x'`: a secret name followed by a quoted value (optionally after "is")
+const QUOTED_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]+(?:is[ \\t]+)?["']([^"'\\s<>]{3,})["']`, 1, placeholder('SECRET'));
+
 const PEM_RULE = rule('-----BEGIN ([A-Z0-9 ]{1,64})-----[\\s\\S]*?-----END [A-Z0-9 ]{1,64}-----', 0, placeholder('PRIVATE_KEY'));
 const PEM_OPEN_RULE = rule('-----BEGIN [A-Z0-9 ]{0,64}PRIVATE KEY-----[\\s\\S]*', 0, placeholder('PRIVATE_KEY'));
 const USERINFO_RULE = rule("\\b[A-Za-z][A-Za-z0-9+.-]{0,31}://([^\\s/?#@:\"'<>]{1,256}(?::[^\\s/?#@\"'<>]{0,256})?)@", 1, placeholder('CREDENTIALS'));
@@ -331,6 +335,7 @@ const RULES: Rule[] = [
   KV_SCHEME_RULE,
   BASIC_RULE,
   KV_RULE,
+  QUOTED_RULE,
   ...API_KEY_RULES,
   EMAIL_RULE,
 ];
@@ -348,6 +353,7 @@ export const REDACTION_RULES: ReadonlyArray<{ name: string; re: RE2JS }> = Objec
       ['secret_kv_scheme', KV_SCHEME_RULE],
       ['basic', BASIC_RULE],
       ['secret_kv', KV_RULE],
+      ['secret_quoted', QUOTED_RULE],
       ...API_KEY_RULES.map((r, i) => [`api_key_${i}`, r] as const),
       ['email', EMAIL_RULE],
     ] as const
