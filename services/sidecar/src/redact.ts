@@ -381,13 +381,25 @@ for (const r of RULES) ANY.add(r.re.pattern());
 ANY.compile();
 const byIndex = (a: number, b: number) => a - b;
 
-// quick exit, on V8: fixed strings and one class, so bounded work per position. Nothing above can
-// match a string without one of them.
-const QUICK = /[\d@:=]|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|earer|asic|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_|-----BEGIN|ecret|oken|ass|uthorization|rivate|redential|ccess/i;
+// quick exits, on V8: alternations of fixed strings and classes, so bounded work per position.
+// No RE2JS rule can match a string without one of RE2_TRIGGERS (its fixed parts: a key prefix, a
+// secret name, `://`, `@`, …), and no rule at all without one of QUICK; a ~1 KB chat message with
+// digits but none of them skips the automaton pass (~20 µs) and goes straight to the digit rules.
+const QUICK = /[\d@:=]|api[-_. ]?key|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|earer|asic|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_|-----BEGIN|ecret|oken|ass|uthorization|rivate|redential|ccess/i;
+// Most prose has none of the characters below; then only the rules whose fixed parts are letters,
+// digits, spaces or a dot can match (Bearer, Basic, AWS ids, Google keys and OAuth tokens,
+// SendGrid, JWTs), and a case-sensitive test of those literals stands in for the slower
+// case-insensitive alternation (profiled: 15% of a 1 KB capture's redaction). Every other RE2JS
+// rule needs one of these characters: `@` (email), `-` (PEM, sk-, glpat-, xox*-, xapp-), `_`
+// (gh*_, github_pat_, sk_/rk_, npm_, hf_, gsk_, r8_), `:`/`/` (URL userinfo), `:`/`=` or a quote
+// (secret names with a value).
+const RE2_CHARS = /[@/\-_:="']/;
+const RE2_LITERALS = /[Bb]earer|[Bb]asic|AKIA|ASIA|AIza|ya29|SG\.|eyJ/;
+const RE2_TRIGGERS = /-----BEGIN|:\/\/|@|api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|private[-_. ]?key|access[-_. ]?key|credential|basic|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|bearer|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_/i;
 
 function redactString(s: string, ctx: Ctx): string {
   if (s.length < 7 || !QUICK.test(s)) return s;
-  let hits = ANY.match(s).sort(byIndex);
+  let hits = (RE2_CHARS.test(s) ? RE2_TRIGGERS.test(s) : RE2_LITERALS.test(s)) ? ANY.match(s).sort(byIndex) : [];
   let out = s;
   for (let k = 0; k < hits.length; k++) {
     const i = hits[k]!;
