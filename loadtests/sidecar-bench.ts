@@ -14,7 +14,8 @@
 // Knobs (env): BENCH_RATE (req/s, default 200), BENCH_RATE_HIGH (req/s of a second, CPU-only set of slices, default 1000; 0 skips), BENCH_SECONDS (per slice, default 4),
 // BENCH_WARM (warm-up requests per arm, default 30000: see lib/harness.ts), BENCH_REPS (default 3), BENCH_SAT_SECONDS (default 4; 0 skips saturation), BENCH_SAT_CONNECTIONS (default 32),
 // BENCH_STREAMS (default 1000; 0 skips the RSS test), BENCH_SEED (default 1), BENCH_NICE (default 0; e.g. -5 as root),
-// BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept). Output: a table on stdout and JSON in
+// BENCH_ARMS (comma-separated arm names to keep, e.g. "sidecar 10%,nginx+mirror"; direct is always kept), BENCH_BASE_DIR (a checkout of
+// another commit with its dependencies: adds "base sidecar 0%/10%/100%" arms run from it, before and after in one run). Output: a table on stdout and JSON in
 // loadtests/out/.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -37,6 +38,8 @@ const SAT_CONN = env('BENCH_SAT_CONNECTIONS', 32);
 const STREAMS = env('BENCH_STREAMS', 1000);
 const SEED = env('BENCH_SEED', 1);
 const ARMS = process.env.BENCH_ARMS ? process.env.BENCH_ARMS.split(',').map((a) => a.trim()) : null;
+/** a checkout of another commit (its dependencies installed): adds `base sidecar 0% / 10% / 100%` arms run from it, for a before/after in one run */
+const BASE_DIR = process.env.BENCH_BASE_DIR ?? null;
 
 type Autocannon = (o: Record<string, unknown>) => Promise<{ requests: { average: number }; errors: number; non2xx: number; latency: { p50: number } }>;
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -66,16 +69,19 @@ async function main(): Promise<number> {
     const captureUrl = up.info['capture_url']!;
 
     const arms: Arm[] = [{ name: 'direct', url: upstreamUrl, proc: null }];
-    for (const [name, rate] of [
-      ['sidecar 0%', '0'],
-      ['sidecar 10%', '0.1'],
-      ['sidecar 100%', '1'],
-    ] as const) {
+    const sidecarArms: [string, string, string | undefined][] = [
+      ['sidecar 0%', '0', undefined],
+      ['sidecar 10%', '0.1', undefined],
+      ['sidecar 100%', '1', undefined],
+    ];
+    if (BASE_DIR !== null) sidecarArms.push(['base sidecar 0%', '0', BASE_DIR], ['base sidecar 10%', '0.1', BASE_DIR], ['base sidecar 100%', '1', BASE_DIR]);
+    for (const [name, rate, cwd] of sidecarArms) {
+      if (ARMS !== null && !ARMS.includes(name)) continue;
       const p = await startProc(
         name,
         process.execPath,
         ['services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', upstreamUrl, '--nats', `nats://127.0.0.1:${natsPort}`, '--prefix', 'bench', '--sample', rate, '--suite', 'bench'],
-        { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' } },
+        { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' }, ...(cwd !== undefined ? { cwd } : {}) },
       );
       started.push(p);
       arms.push({ name, url: p.info['url']!, proc: p, opsUrl: p.info['ops_url']! });

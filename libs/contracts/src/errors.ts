@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   internal: { httpStatus: 500, retryable: false, message: 'An unexpected error; see the logs by request id.' },
   bundle_invalid: { httpStatus: 422, retryable: false, message: 'An evidence bundle failed verification.' },
   malformed_http: { httpStatus: 400, retryable: false, message: 'The HTTP/1.1 message is malformed or ambiguous (framing, header syntax); the proxy refuses it rather than guess.' },
-  request_timeout: { httpStatus: 408, retryable: true, message: 'The request head did not arrive in time.' },
+  request_timeout: { httpStatus: 408, retryable: true, message: 'The request did not arrive in time (head, body or whole-request deadline).' },
   expectation_failed: { httpStatus: 417, retryable: false, message: 'An Expect value other than 100-continue.' },
   headers_too_large: { httpStatus: 431, retryable: false, message: 'The request head is larger than the proxy accepts.' },
   not_implemented: { httpStatus: 501, retryable: false, message: 'A method or transfer coding the proxy does not relay (CONNECT, codings other than chunked).' },

@@ -102,3 +102,23 @@ sampling:
     if (r.kind === 'help') expect(r.text).toContain('--upstream <url>');
   });
 });
+
+describe('abuse limits and opt-in', () => {
+  const up = ['--upstream', 'http://127.0.0.1:1'];
+  it('opt-in headers are off unless the operator turns them on (env, or the file, which wins)', () => {
+    expect(cfg(up).sampling.optIn).toBe(false);
+    expect(cfg(up, { SHADOWPLANE_SIDECAR_OPT_IN: 'true' }).sampling.optIn).toBe(true);
+    expect(cfg(['--config', yamlFile('routes: [{upstream: "http://127.0.0.1:1"}]\nsampling: {opt_in: false}\n')], { SHADOWPLANE_SIDECAR_OPT_IN: 'true' }).sampling.optIn).toBe(false);
+  });
+
+  it('client deadlines, decode ratio, CPU and memory budgets and extra secret names have defaults and env overrides', () => {
+    const d = cfg(up);
+    expect(d.client).toEqual({ headerTimeoutMs: 60_000, bodyTimeoutMs: 60_000, requestTimeoutMs: 300_000, pipelineMaxUnreadBytes: 1024 * 1024 });
+    expect([d.capture.maxDecodeRatio, d.capture.cpuBudgetMs, d.capture.workerMemoryMb, d.capture.secretFieldNames]).toEqual([100, 2000, 512, []]);
+    const e = cfg(up, { SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '5000', SHADOWPLANE_SIDECAR_REDACT_FIELD_NAMES: 'passcode, tenant-key ,', SHADOWPLANE_SIDECAR_CAPTURE_MAX_DECODE_RATIO: '20' });
+    expect(e.client.bodyTimeoutMs).toBe(5000);
+    expect(e.capture.secretFieldNames).toEqual(['passcode', 'tenant-key']);
+    expect(e.capture.maxDecodeRatio).toBe(20);
+    expect(issueKeys(() => cfg(up, { SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB: '1' }))).toEqual(['SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB']);
+  });
+});

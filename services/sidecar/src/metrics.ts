@@ -11,7 +11,9 @@ export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'ups
  * - `skipped`: sampled but refused from the head (reason = SkipReason, header `skipped:<reason>`)
  * - `excluded`: refused after the body was seen: `too_large`, `not_json`, `pii_uncertain`,
  *   `model_filtered`, `client_aborted`, `request_incomplete`, `upstream_failed`, `bad_body_encoding`, `envelope_invalid`
- * - `dropped`: accepted but not confirmed stored: never sent (`queue_full`, `nats_down`,
+ *   (`too_large` also when the body or response decodes past the size or ratio limit)
+ * - `dropped`: accepted but not confirmed stored: never built because it cost too much
+ *   (`cpu_budget`, `memory_budget`: the capture's redaction CPU budget or the worker heap), never sent (`queue_full`, `nats_down`,
  *   `shutdown`), refused (`publish_error`: no stream takes the subject, or a JetStream error such
  *   as a full stream; `object_store_error`), or sent without an ack in time (`publish_timeout`,
  *   also for acks still awaited at shutdown): such an envelope may still have been stored — an
@@ -48,7 +50,7 @@ export class SidecarMetrics {
     const self = this;
     this.requests = new Counter({
       name: 'shadowplane_sidecar_requests_total',
-      help: 'Proxied requests by outcome (ok, upstream_error, upstream_timeout, upstream_cut, client_aborted, no_route, bad_request).',
+      help: 'Proxied requests by outcome (ok, upstream_error, upstream_timeout, upstream_cut, client_aborted, client_timeout, no_route, bad_request).',
       labelNames: ['outcome'],
       registers: [registry],
       collect() {

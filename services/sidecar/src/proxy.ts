@@ -319,7 +319,6 @@ export class SidecarProxy {
     let connectionTokens: string | null = null;
     let connectionClose = false;
     let expect: string | null = null;
-    let clRepeated = false;
     let sampleHeaders: Map<string, string> | null = null;
     const wanted = this.sampler.headerNames;
     const n = fs.n;
@@ -358,8 +357,10 @@ export class SidecarProxy {
         case FIELD_TRAILER:
           continue;
         case FIELD_CONTENT_LENGTH:
-          // a list of equal values, or the field repeated, is forwarded as one field (RFC 9110 §8.6)
-          if (contentLength >= 0 || fs.digits(k) < 0) clRepeated = true;
+          // a request's length must be one plain number: RFC 9110 §8.6 allows rejecting a list or
+          // repeated lines, and llhttp (Node) and nginx both do, so a next hop of either kind could
+          // not read what was forwarded as the sidecar did
+          if (contentLength >= 0 || fs.digits(k) < 0) throw new HttpSyntaxError(400, 'malformed_http', 'a repeated or list-valued content-length');
           contentLength = contentLengthField(fs, k, contentLength);
           break;
         case FIELD_CONTENT_TYPE:
@@ -380,8 +381,9 @@ export class SidecarProxy {
       }
       kept[k] = 1;
     }
-    // RFC 9112 §3.2: exactly one Host in HTTP/1.1
-    if (hosts > 1 || (hosts === 0 && line.minor === 1 && absoluteHost === null)) throw new HttpSyntaxError(400, 'malformed_http', 'a request needs exactly one host header');
+    // RFC 9112 §3.2: exactly one Host in HTTP/1.1, with an absolute-form target too (it then
+    // stands in for the Host value, §3.2.2, but the field is still required)
+    if (hosts > 1 || (hosts === 0 && line.minor === 1)) throw new HttpSyntaxError(400, 'malformed_http', 'a request needs exactly one host header');
     const hostValue = absoluteHost ?? (hostField >= 0 ? fs.value(hostField) : '');
     const hl = hostValue.toLowerCase();
     const colon = hl.startsWith('[') ? hl.indexOf(']') + 1 : hl.indexOf(':');
@@ -443,8 +445,7 @@ export class SidecarProxy {
     // the forwarded head: a new request line and Host, then the kept field lines as they arrived
     const start = `${line.method} ${upstreamPath}${query} HTTP/1.1\r\nhost: ${route.preserveHost && hostValue !== '' ? hostValue : route.pool.hostHeader}\r\n`;
     let tail = framing === Framing.Chunked ? 'transfer-encoding: chunked\r\n\r\n' : '\r\n';
-    if (clRepeated) tail = `content-length: ${contentLength}\r\n${tail}`;
-    ex.upstreamHead = copyHead(start, fs, kept, clRepeated ? FIELD_CONTENT_LENGTH : -1, tail);
+    ex.upstreamHead = copyHead(start, fs, kept, -1, tail);
     if (sendContinue) conn.write(CONTINUE);
     return ex;
   }
