@@ -94,13 +94,16 @@ describe('createArmLimiter (cluster-wide through Redis)', () => {
 
   it('two limiters with the same id share one RPM limit', async () => {
     const id = `shared-${Date.now()}`;
-    const l1 = createArmLimiter({ id, rpm: 10, windowMs: 400, redisUrl: url });
-    const l2 = createArmLimiter({ id, rpm: 10, windowMs: 400, redisUrl: url });
+    const l1 = createArmLimiter({ id, rpm: 10, windowMs: 2000, redisUrl: url });
+    const l2 = createArmLimiter({ id, rpm: 10, windowMs: 2000, redisUrl: url });
     const starts: { at: number; w: number }[] = [];
     const job = async () => void starts.push({ at: Date.now(), w: 1 });
-    await Promise.all([...Array.from({ length: 12 }, () => l1.schedule(1, job)), ...Array.from({ length: 12 }, () => l2.schedule(1, job))]);
-    expect(starts).toHaveLength(24);
-    expect(maxInWindow(starts, 400)).toBeLessThanOrEqual(10);
+    await Promise.all([...Array.from({ length: 6 }, () => l1.schedule(1, job)), ...Array.from({ length: 6 }, () => l2.schedule(1, job))]);
+    expect(starts).toHaveLength(12);
+    // Starts are observed in the job callbacks, which a loaded machine can delay and bunch by a few
+    // hundred ms, so the window checked is 400 ms shorter than the limiter's. Shared, the 12 starts
+    // are ≥ 220 ms apart (at most 8 fit in 1.6 s); two unshared limiters would start all 12 within ~1.1 s.
+    expect(maxInWindow(starts, 1600)).toBeLessThanOrEqual(10);
     await l1.close();
     await l2.close();
   });
