@@ -19,6 +19,7 @@ export {
   Arm,
   ArmLimits,
   ScorerSpec,
+  LlmJudgeSpec,
   CampaignSpec,
   CampaignState,
   Campaign,
@@ -32,7 +33,7 @@ export {
   MIN_ARM_OBSERVATIONS,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
-export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState } from './observation.js';
+export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, JudgeVerdict } from './observation.js';
 export {
   DatasetCard,
   Report,

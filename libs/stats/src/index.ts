@@ -13,5 +13,7 @@ export { quantileType7 } from './quantile.js';
 export { createRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
 export { pairedClusterBootstrap } from './bootstrap.js';
 export type { PairedItem, Interval, BootstrapResult, CostSavingsNullReason } from './bootstrap.js';
+export { cohensKappa } from './kappa.js';
+export type { KappaResult } from './kappa.js';
 export { nonInferiorityDecision, DECISION_REASONS } from './decision.js';
 export type { Decision, DecisionReason } from './decision.js';
