@@ -49,6 +49,7 @@ export {
   Comparison,
   FrontierPoint,
   CallTypeReport,
+  JudgeSummary,
   CampaignProgress,
   RunWindow,
   RunArmTimes,
