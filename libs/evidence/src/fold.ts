@@ -213,6 +213,8 @@ export function foldReport(input: FoldInput): FoldResult {
   const judgeFamily = input.judgeFamily ?? ji.judgeFamily;
   const armFamilies = input.armFamilies ?? ji.armFamilies;
   const agreementAll: [string, string][] = [];
+  // verdict lines are written once the whole report's judge calibration is known
+  const pendingText: { ct: string; cmp: Comparison; judge: JudgeSummary | undefined }[] = [];
   const outcomesFor = new Map<string, OutcomeRecord[]>();
   for (const o of outcomes) {
     if (o.arm_id === null) continue; // about the served production response: provenance, not an arm
@@ -651,7 +653,7 @@ export function foldReport(input: FoldInput): FoldResult {
     const ctVerdicts = verdicts.filter((v) => v.call_type === ct);
     const ctJudge = judgeSummary(spec, ctVerdicts, agreement);
     agreementAll.push(...agreement);
-    for (const cmp of comparisons) verdictText.push(describe(ct, spec.incumbent.id, cmp, spec.margins.noninferiority_pp, ctJudge));
+    for (const cmp of comparisons) pendingText.push({ ct, cmp, judge: ctJudge });
 
     // 7. frontier
     const points: FrontierPoint[] = [];
@@ -712,6 +714,9 @@ export function foldReport(input: FoldInput): FoldResult {
     });
   }
 
+  const reportJudge = judgeSummary(spec, verdicts, agreementAll);
+  // a call type without its own calibration (e.g. judge-only chat) carries the judge's kappa over the whole report
+  for (const t of pendingText) verdictText.push(describe(t.ct, spec.incumbent.id, t.cmp, spec.margins.noninferiority_pp, t.judge?.kappa ? t.judge : reportJudge));
   const starts = obs.map((x) => x.o.started_at).sort();
   const ends = obs.map((x) => x.o.ended_at).sort();
   const body: Report = {
@@ -725,7 +730,6 @@ export function foldReport(input: FoldInput): FoldResult {
     call_types: callTypeReports,
     verdict_text: verdictText,
   };
-  const reportJudge = judgeSummary(spec, verdicts, agreementAll);
   if (reportJudge) body.judge = reportJudge;
   // JSON round trip drops undefined members so the stored text and the hashed object agree
   const plain = JSON.parse(canonicalJson(body)) as Report;

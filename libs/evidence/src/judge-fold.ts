@@ -98,6 +98,6 @@ export function judgeSummary(spec: CampaignSpec, verdicts: readonly JudgeVerdict
 /** One line about the judge's calibration for a class C verdict: its kappa, or why there is none. */
 export function kappaText(j: JudgeSummary | undefined): string {
   if (!j) return 'no judge summary';
-  if (j.kappa) return `judge kappa ${j.kappa.value.toFixed(2)} [${j.kappa.lower.toFixed(2)}, ${j.kappa.upper.toFixed(2)}] on ${j.kappa.n} items against programmatic scores`;
+  if (j.kappa) return `judge kappa ${j.kappa.value.toFixed(2)} [${j.kappa.lower.toFixed(2)}, ${j.kappa.upper.toFixed(2)}] on ${j.kappa.n} items against programmatic scores${j.verdicts > 0 ? '' : ''}`;
   return `judge has no kappa: ${j.kappa_none_reason ?? 'unknown'}`;
 }
