@@ -61,7 +61,7 @@ export interface DemoResult {
 const JUDGE_PRICES = { input: 0.2, output: 0.8 } as const;
 const SIM_JUDGE = {
   accuracy: 0.5,
-  prices: JUDGE_PRICES,
+  prices: { ...JUDGE_PRICES, cached_input: 0.05 },
   max_output_tokens: 256,
   latency: { ttft_ms: { median: 10, sigma: 0.3 }, output_tokens_per_s: 4000, jitter: 0.1 },
   judge: { accuracy: 0.9 },
