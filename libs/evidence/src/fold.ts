@@ -320,7 +320,9 @@ export function foldReport(input: FoldInput): FoldResult {
     for (const s of scored.values()) {
       if (s.obs.role !== 'incumbent_aa' || s.composite?.quality == null) continue;
       const first = scored.get(`${s.obs.item_hash}|${spec.incumbent.id}|incumbent`);
-      if (first?.composite?.quality != null) aaDiffs.push(s.composite.quality - first.composite.quality);
+      // the judge does not grade A-A second calls: compare like with like (no judge on either side)
+      const ref = s.composite === s.compositeNoJudge ? first?.compositeNoJudge : first?.composite;
+      if (ref?.quality != null) aaDiffs.push(s.composite.quality - ref.quality);
     }
     const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
     aaParts.push({ call_type: ct, diffs: aaDiffs, sd: aaSd });
