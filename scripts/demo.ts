@@ -41,6 +41,9 @@ try {
   printVerdictTable(r.report, (l) => console.log(l));
   console.log('');
   console.log(`campaign ${r.campaignId}: ${r.state}; spent $${r.spendUsd.toFixed(4)} of $${r.maxCostUsd.toFixed(2)} (${r.spendUsd <= r.maxCostUsd ? 'within' : 'OVER'} budget)`);
+  if (r.judgeSpendUsd !== null) console.log(`  arm spend $${(r.spendUsd - r.judgeSpendUsd).toFixed(4)}; judge spend $${r.judgeSpendUsd.toFixed(4)} (evaluation cost, not in any arm's cost)`);
+  const jd = (r.report as { judge?: { kappa: { value: number; lower: number; upper: number; n: number } | null; kappa_none_reason: string | null; scored: number; verdicts: number; null_scores: Record<string, number> } }).judge;
+  if (jd) console.log(`  judge: ${jd.scored}/${jd.verdicts} verdicts scored (null: ${JSON.stringify(jd.null_scores)}); ${jd.kappa ? `kappa ${jd.kappa.value.toFixed(3)} [${jd.kappa.lower.toFixed(3)}, ${jd.kappa.upper.toFixed(3)}] on ${jd.kappa.n} items against the expectations` : `no kappa: ${jd.kappa_none_reason}`}`);
   console.log(`report ${r.reportId}`);
   console.log(['report.json', 'report.html', 'bundle.json', 'observations.jsonl', 'calls.csv', 'arms.csv', 'hosts.csv'].map((f) => `  ${join(values.out, f)}`).join('\n'));
   console.log(`bundle verification: ${r.verifyExit === 0 ? 'OK' : `FAILED (exit ${r.verifyExit})`}${r.verifyExit === 0 ? '' : `\n${r.verifyOutput}`}`);

@@ -8,6 +8,7 @@ import { request } from 'undici';
 import { canonicalJson, ObsMessage, type CampaignSpecInput, type Observation } from '@shadowplane/contracts';
 import { buildLedger, ledgerCsv } from '@shadowplane/reports';
 import { startNatsServer } from '@shadowplane/testkit';
+import { DEFAULT_SIM_CONFIG } from '@shadowplane/provider-sim';
 import { ProcessGroup, REPO_ROOT } from './processes.js';
 import { demoTraffic, type ReplayRequest } from './traffic.js';
 
@@ -44,6 +45,8 @@ export interface DemoResult {
   runRecordId: string | null;
   state: string;
   spendUsd: number;
+  /** of spendUsd, what the LLM judge was charged (evaluation cost, from the report's judge summary) */
+  judgeSpendUsd: number | null;
   maxCostUsd: number;
   report: Record<string, unknown>;
   runRecord: Record<string, unknown> | null;
@@ -54,6 +57,16 @@ export interface DemoResult {
   requestsFailed: number;
   pids: number[];
 }
+
+/** sim-judge: a cheap judge model from its own provider family, with known accuracy and no bias. */
+const JUDGE_PRICES = { input: 0.2, output: 0.8 } as const;
+const SIM_JUDGE = {
+  accuracy: 0.5,
+  prices: { ...JUDGE_PRICES, cached_input: 0.05 },
+  max_output_tokens: 256,
+  latency: { ttft_ms: { median: 10, sigma: 0.3 }, output_tokens_per_s: 4000, jitter: 0.1 },
+  judge: { accuracy: 0.9 },
+} as const;
 
 const ARM_PRICES = {
   'sim-large': { input: 2.5, cached_input: 1.25, output: 10 },
@@ -123,11 +136,14 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     writeFileSync(join(work, 'sim.key'), `sk-sim-${randomBytes(16).toString('hex')}`);
     const common = { SHADOWPLANE_NATS_URL: natsUrl, SHADOWPLANE_NATS_PREFIX: prefix, SHADOWPLANE_LOG_LEVEL: 'warn' };
 
-    const sim = await group.startRole('provider-sim', 'provider-sim', ['--listen', '127.0.0.1:0', '--seed', String(o.seed)], {});
+    // the built-in tiers plus sim-judge, a judge of known behaviour (accuracy 0.9 against the sim's ground truth)
+    const simConfigFile = join(work, 'sim.json');
+    writeFileSync(simConfigFile, JSON.stringify({ ...DEFAULT_SIM_CONFIG, models: { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE } }));
+    const sim = await group.startRole('provider-sim', 'provider-sim', ['--listen', '127.0.0.1:0', '--seed', String(o.seed), '--config', simConfigFile], {});
     const simUrl = String(sim.ready.url);
     say(`▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy 0.92), sim-medium (0.90), sim-small (0.55)`);
     const providersFile = join(work, 'providers.yaml');
-    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n`);
+    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n  - id: simjudge\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: simjudge\n`);
 
     const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', simUrl, '--nats', natsUrl, '--sample', '1', '--suite', 'demo'], {
       ...common,
@@ -186,7 +202,9 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       max_items: Math.max(o.gsm8k, o.chat),
       max_cost_usd: o.maxCostUsd,
       margins: { noninferiority_pp: 5, min_savings: 0.2 },
-      scorers: [{ kind: 'expectations' }],
+      // the judge grades every output; on GSM8K the expectations outweigh it (trust class B) and
+      // calibrate it (kappa); chat has only the judge (trust class C)
+      scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'simjudge', model: 'sim-judge', mode: 'pointwise', weight: 0.5, rate_card: JUDGE_PRICES, max_output_tokens: 64 }],
       aa_share: 0.1,
       bootstrap: { resamples: 2000, seed: o.seed },
       traffic_classes: ['production'],
@@ -287,6 +305,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       runRecordId: rep.json.run_record_id ?? null,
       state,
       spendUsd,
+      judgeSpendUsd: typeof rep.json.report?.judge?.spend_usd === 'number' ? rep.json.report.judge.spend_usd : null,
       maxCostUsd: o.maxCostUsd,
       report: rep.json.report as Record<string, unknown>,
       runRecord: (rep.json.run_record ?? null) as Record<string, unknown> | null,
@@ -324,7 +343,9 @@ function summariseDryRun(j: any): string {
   const est = j?.estimate?.worst_case_total_usd;
   const disp = (j?.dispositions ?? []).map((d: any) => `${d.call_type} ${d.disposition}`).join(', ');
   const power = (j?.power ?? []).map((p: any) => `${p.call_type} MDE ${Number(p.mde_pp).toFixed(1)} pp`).join(', ');
-  return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate); ${disp}; ${power}`;
+  const jw = j?.judge?.judge_worst_case_usd;
+  const judge = j?.judge ? `; judge worst case ${jw === null || jw === undefined ? 'unknown' : `$${Number(jw).toFixed(2)}`} (apart, not summed)` : '';
+  return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate)${judge}; ${disp}; ${power}`;
 }
 
 function totalDispatched(view: any): number {

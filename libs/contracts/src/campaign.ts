@@ -58,20 +58,46 @@ export const Arm = z
   .strict();
 export type Arm = z.infer<typeof Arm>;
 
+/**
+ * The LLM judge scorer. The judge is a provider from the operator allowlist, called by the
+ * duplicator after an item's arms settle, through the same provider code, rate limits and budget
+ * ledger as the arms. `mode`: `pointwise` grades each arm's output against the rubric (and, with
+ * `reference: expectation`, the item's first-party expected value); `pairwise` compares each
+ * candidate with the incumbent in both orders (A/B then B/A) so position bias cancels, ties allowed.
+ * `call_types` limits judging to some call types (default: all). `rate_card` (USD per million
+ * tokens) bounds each judge call's reservation; a live launch refuses a judge without one.
+ * `max_output_tokens` caps the judge's reply; `timeout_ms` bounds each judge call.
+ * `template_version` names the prompt template (libs/scoring JUDGE_TEMPLATES); its hash is pinned.
+ */
+export const LlmJudgeSpec = z
+  .object({
+    kind: z.literal('llm_judge'),
+    provider: z.string(),
+    model: z.string(),
+    weight: z.number().min(0).max(1).default(0.5),
+    mode: z.enum(['pointwise', 'pairwise']).default('pointwise'),
+    call_types: z.array(SubjectToken).min(1).optional(),
+    rubric: z.string().min(1).max(4000).optional(),
+    reference: z.enum(['none', 'expectation']).default('none'),
+    rate_card: RateCard.optional(),
+    max_output_tokens: z.number().int().positive().max(4096).default(256),
+    timeout_ms: z.number().int().positive().max(600_000).default(30_000),
+    template_version: z.literal('v1').default('v1'),
+    limits: z
+      .object({ rpm: z.number().int().positive().optional(), concurrency: z.number().int().positive().max(1024).default(4) })
+      .strict()
+      .default({ concurrency: 4 }),
+  })
+  .strict();
+export type LlmJudgeSpec = z.infer<typeof LlmJudgeSpec>;
+
 /** A programmatic or judge scorer configured on a campaign (libs/scoring). */
 export const ScorerSpec = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('expectations') }).strict(),
   z.object({ kind: z.literal('json_valid') }).strict(),
   z.object({ kind: z.literal('refusal') }).strict(),
   z.object({ kind: z.literal('regex'), pattern: z.string(), call_types: z.array(SubjectToken).optional() }).strict(),
-  z
-    .object({
-      kind: z.literal('llm_judge'),
-      provider: z.string(),
-      model: z.string(),
-      weight: z.number().min(0).max(1).default(0.5),
-    })
-    .strict(),
+  LlmJudgeSpec,
 ]);
 export type ScorerSpec = z.infer<typeof ScorerSpec>;
 
@@ -133,6 +159,10 @@ export const CampaignSpec = z
     spec.call_types.forEach((ct, i) => {
       if (cts.has(ct)) ctx.addIssue({ code: 'custom', message: `duplicate call type ${ct}`, path: ['call_types', i] });
       cts.add(ct);
+    });
+    // one judge per campaign: its weight, budget and calibration are reported as one instrument
+    spec.scorers.forEach((sc, i) => {
+      if (sc.kind === 'llm_judge' && spec.scorers.findIndex((x) => x.kind === 'llm_judge') !== i) ctx.addIssue({ code: 'custom', message: 'at most one llm_judge scorer', path: ['scorers', i] });
     });
     // a pattern that does not compile would score every item null and spend the budget for nothing
     spec.scorers.forEach((sc, i) => {

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   headers_too_large: { httpStatus: 431, retryable: false, message: 'The request head is larger than the proxy accepts.' },
   not_implemented: { httpStatus: 501, retryable: false, message: 'A method or transfer coding the proxy does not relay (CONNECT, codings other than chunked).' },
   upstream_invalid_response: { httpStatus: 502, retryable: true, message: 'The upstream answered with something that is not valid HTTP/1.1.' },
+  judge_phase_unaffordable: { httpStatus: 422, retryable: false, message: 'max_cost_usd cannot cover one item of arm calls and its LLM-judge calls at their worst case.' },
   report_empty: { httpStatus: 422, retryable: false, message: 'Nothing was scored and nothing was refused: an empty report cannot be written.' },
   nats_server_unsupported: { httpStatus: 500, retryable: false, message: 'The NATS server is older than 2.10.0, whose KV compare-and-set is unsafe on replicated buckets; a role that keeps the budget ledger refuses to start.' },
   nats_replicas_mismatch: { httpStatus: 500, retryable: false, message: 'A stream, KV bucket or object store exists with a replica count other than SHADOWPLANE_NATS_REPLICAS; provisioning refuses to start.' },

@@ -19,6 +19,7 @@ export {
   Arm,
   ArmLimits,
   ScorerSpec,
+  LlmJudgeSpec,
   CampaignSpec,
   CampaignState,
   Campaign,
@@ -34,7 +35,7 @@ export {
   aaArmId,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
-export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, Instrument } from './observation.js';
+export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, Instrument, JudgeVerdict } from './observation.js';
 export {
   DatasetCard,
   Report,
@@ -50,6 +51,7 @@ export {
   Comparison,
   FrontierPoint,
   CallTypeReport,
+  JudgeSummary,
   CampaignProgress,
   RunWindow,
   RunSpend,

@@ -112,8 +112,51 @@ export const OutcomeRecord = z
   .strict();
 export type OutcomeRecord = z.infer<typeof OutcomeRecord>;
 
+/**
+ * `shadow.judge_verdict/v1`, on `shadow.obs.<campaign>`: the LLM judge's verdict on one arm of one
+ * item (pointwise) or on one candidate against the incumbent (pairwise), published by the
+ * duplicator after the item's arms settled. `score` in [0, 1]: pointwise the judge's grade of
+ * `arm_id`'s output; pairwise the candidate's preference (win 1, tie 0.5, loss 0) averaged over
+ * both presentation orders. `score` is null — never 0 — when the judge was refused (same family),
+ * unaffordable, timed out, refused to answer or replied unparsably; `null_reason` says which.
+ * `orders` records each call's parsed result (`ab` = candidate shown first). `position_flip` is
+ * true when the two orders disagree on the winner (pairwise, both parsed), else false or null.
+ * `charged_micro_usd` is what the ledger settled for the judge calls (evaluation cost, never an
+ * arm's). `artifact_ref` names the encrypted raw replies (artifact store, same retention).
+ * `template_hash` = sha256 of the prompt template the judge was given (pinned in the spec via
+ * `template_version`).
+ */
+export const JudgeVerdict = z
+  .object({
+    schema: z.literal('shadow.judge_verdict/v1'),
+    campaign_id: SubjectToken,
+    item_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    call_type: SubjectToken,
+    envelope_id: z.uuid(),
+    mode: z.enum(['pointwise', 'pairwise']),
+    arm_id: SubjectToken,
+    role: ArmRole,
+    against_arm_id: SubjectToken.nullable(),
+    judge_provider: z.string(),
+    judge_model: z.string(),
+    judge_family: z.string(),
+    arm_families: z.array(z.string()),
+    template_id: z.string(),
+    template_hash: z.string().regex(/^[0-9a-f]{64}$/),
+    score: z.number().min(0).max(1).nullable(),
+    null_reason: z.string().nullable(),
+    orders: z.array(z.object({ order: z.enum(['single', 'ab', 'ba']), value: z.number().min(0).max(1).nullable(), reason: z.string().nullable() }).strict()),
+    position_flip: z.boolean().nullable(),
+    calls: z.number().int().nonnegative(),
+    charged_micro_usd: z.number().int().nonnegative(),
+    cost_usd: z.number().nonnegative().nullable(),
+    artifact_ref: z.string().nullable(),
+  })
+  .strict();
+export type JudgeVerdict = z.infer<typeof JudgeVerdict>;
+
 /** Any message on the OBS stream. */
-export const ObsMessage = z.discriminatedUnion('schema', [Observation, ItemEvent, OutcomeRecord]);
+export const ObsMessage = z.discriminatedUnion('schema', [Observation, ItemEvent, OutcomeRecord, JudgeVerdict]);
 export type ObsMessage = z.infer<typeof ObsMessage>;
 
 /**

@@ -268,6 +268,38 @@ export const FrontierPoint = z
   .strict();
 export type FrontierPoint = z.infer<typeof FrontierPoint>;
 
+/**
+ * The LLM judge's calibration and cost over a set of items (a call type, or the whole report).
+ * `kappa`: Cohen's kappa between the judge and the programmatic / first-party scores on the same
+ * items (pointwise: each judged output good/bad at 0.5; pairwise: candidate better / worse / tie),
+ * with its 95% interval (Fleiss, Cohen & Everitt 1969 standard error); null with
+ * `kappa_none_reason` when no judged item has such a score, or kappa is undefined.
+ * `position_flip`: pairwise judgements whose two orders disagreed. `null_scores`: verdicts with a
+ * null score, by reason (never counted as 0). `spend_usd`: what the judge calls were charged —
+ * evaluation cost, never inside an arm's cost.
+ */
+export const JudgeSummary = z
+  .object({
+    provider: z.string(),
+    model: z.string(),
+    mode: z.enum(['pointwise', 'pairwise']),
+    template_id: z.string(),
+    template_hash: z.string(),
+    verdicts: z.number().int().nonnegative(),
+    scored: z.number().int().nonnegative(),
+    null_scores: z.record(z.string(), z.number().int().nonnegative()),
+    calls: z.number().int().nonnegative(),
+    spend_usd: z.number().nonnegative(),
+    kappa: z
+      .object({ value: z.number(), lower: z.number(), upper: z.number(), se: z.number(), n: z.number().int().positive(), observed_agreement: z.number(), against: z.string() })
+      .strict()
+      .nullable(),
+    kappa_none_reason: z.string().nullable(),
+    position_flip: z.object({ n: z.number().int().nonnegative(), of: z.number().int().nonnegative(), rate: z.number().nullable() }).strict().nullable(),
+  })
+  .strict();
+export type JudgeSummary = z.infer<typeof JudgeSummary>;
+
 /** Per call type section of a report. */
 export const CallTypeReport = z
   .object({
@@ -283,6 +315,8 @@ export const CallTypeReport = z
         beside: z.array(z.object({ arm_id: z.string(), why: z.string() }).strict()),
       })
       .strict(),
+    /** the LLM judge on this call type, when the campaign has one */
+    judge: JudgeSummary.optional(),
   })
   .strict();
 export type CallTypeReport = z.infer<typeof CallTypeReport>;
@@ -320,6 +354,8 @@ export const Report = z
     call_types: z.array(CallTypeReport).optional(),
     /** one line per candidate and call type, in words */
     verdict_text: z.array(z.string()).optional(),
+    /** the LLM judge over every call type (its spend is evaluation cost, apart from the arms) */
+    judge: JudgeSummary.optional(),
     bundle_hash: Hex64.optional(),
   })
   .passthrough();

@@ -30,6 +30,7 @@ import {
   type CostBasis,
   type DatasetCard,
   type FrontierPoint,
+  type JudgeSummary,
   type ItemEvent,
   type ObsMessage,
   type Observation,
@@ -47,6 +48,7 @@ import { quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/sta
 import { fastContentHash } from './canonical-fast.js';
 import { NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD, clusterBySimhash } from './clusters.js';
 import { DECISION_INTERVAL_METHOD, comparisonLevel, comparisonPowerPlan, computeComparison, weakestInstrument, type ComparisonSettings, type PairRow } from './compare.js';
+import { collectJudgeVerdicts, goodBad, judgeInputs, judgeSummary, kappaText, preference } from './judge-fold.js';
 import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
 
 /** The pinned campaign a fold is for. */
@@ -112,6 +114,8 @@ interface ScoredObs {
   composite: Composite | null;
   /** the composite without judge scores (differs only when a judge score exists) */
   compositeNoJudge: Composite | null;
+  /** the programmatic and first-party scores (no judge), for pairwise judge composites */
+  scores: ScoreResult[];
 }
 
 const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
@@ -204,6 +208,15 @@ export function foldReport(input: FoldInput): FoldResult {
     if (item !== undefined && itemsWithObs.has(item)) outcomeMap.set(o.outcome_id, o);
   }
   const outcomes = byKey([...outcomeMap.values()], (o) => o.outcome_id);
+  // judge verdicts published by the duplicator (judge-fold.ts); explicit judgeScores take precedence
+  const verdicts = collectJudgeVerdicts(input.messages, cid).filter((v) => itemsWithObs.has(v.item_hash));
+  const ji = judgeInputs(verdicts, spec.incumbent.id);
+  const judgeScores = input.judgeScores ?? (verdicts.length > 0 ? ji.pointwise : undefined);
+  const judgeFamily = input.judgeFamily ?? ji.judgeFamily;
+  const armFamilies = input.armFamilies ?? ji.armFamilies;
+  const agreementAll: [string, string][] = [];
+  // verdict lines are written once the whole report's judge calibration is known
+  const pendingText: { ct: string; cmp: Comparison; judge: JudgeSummary | undefined }[] = [];
   const outcomesFor = new Map<string, OutcomeRecord[]>();
   for (const o of outcomes) {
     if (o.arm_id === null) continue; // about the served production response: provenance, not an arm
@@ -270,10 +283,12 @@ export function foldReport(input: FoldInput): FoldResult {
       if (!admittedSet.has(o.item_hash)) continue;
       let composite: Composite | null = null;
       let compositeNoJudge: Composite | null = null;
+      let progScores: ScoreResult[] = [];
       if (o.status === 'ok') {
         const scores: ScoreResult[] = scoreProgrammatic({ output: o.output_text ?? null, expectations: o.expectations, scorers: spec.scorers, callType: ct });
         for (const oc of outcomesFor.get(`${o.item_hash}|${o.arm_id}`) ?? []) scores.push(scoreOutcome(oc));
-        const j = input.judgeScores?.get(judgeKey(o.item_hash, o.arm_id, o.role));
+        progScores = [...scores];
+        const j = judgeScores?.get(judgeKey(o.item_hash, o.arm_id, o.role));
         if (j) {
           compositeNoJudge = compositeQuality(scores, judgeWeight);
           scores.push(j);
@@ -282,7 +297,7 @@ export function foldReport(input: FoldInput): FoldResult {
         compositeNoJudge ??= composite;
         if (composite.quality !== null) anyScored = true;
       }
-      scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite, compositeNoJudge });
+      scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite, compositeNoJudge, scores: progScores });
     }
     const instrumentOf = new Map<string, Observation['instrument']>();
     for (const s of scored.values()) instrumentOf.set(s.id, s.obs.instrument);
@@ -294,6 +309,13 @@ export function foldReport(input: FoldInput): FoldResult {
       else byArm.set(k, [s]);
     }
     const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => byArm.get(`${armId}|${role}`) ?? [];
+    // judge agreement with programmatic / first-party scores on the same outputs (pointwise)
+    const agreement: [string, string][] = [];
+    for (const s of scored.values()) {
+      const j = judgeScores?.get(judgeKey(s.obs.item_hash, s.obs.arm_id, s.obs.role));
+      const prog = s.compositeNoJudge?.quality ?? null;
+      if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null)) agreement.push([goodBad(j.score), goodBad(prog)]);
+    }
     let aaCalls = 0;
     for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaCalls++;
 
@@ -302,7 +324,9 @@ export function foldReport(input: FoldInput): FoldResult {
     for (const s of scored.values()) {
       if (s.obs.role !== 'incumbent_aa' || s.composite?.quality == null) continue;
       const first = scored.get(`${s.obs.item_hash}|${spec.incumbent.id}|incumbent`);
-      if (first?.composite?.quality != null) aaDiffs.push(s.composite.quality - first.composite.quality);
+      // the judge does not grade A-A second calls: compare like with like (no judge on either side)
+      const ref = s.composite === s.compositeNoJudge ? first?.compositeNoJudge : first?.composite;
+      if (ref?.quality != null) aaDiffs.push(s.composite.quality - ref.quality);
     }
     const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
     aaParts.push({ call_type: ct, diffs: aaDiffs, sd: aaSd });
@@ -433,10 +457,10 @@ export function foldReport(input: FoldInput): FoldResult {
       let ceiling = 0;
       const judgeShareOf = new Map<string, number>();
       // same-family judge refusal for this pair
-      const fam = (a: { id: string; provider: string }) => input.armFamilies?.[a.id] ?? a.provider;
+      const fam = (a: { id: string; provider: string }) => armFamilies?.[a.id] ?? a.provider;
       const judgeRefused =
-        input.judgeScores !== undefined && input.judgeFamily !== undefined && [fam(spec.incumbent), fam(cand)].includes(input.judgeFamily)
-          ? `judge family ${input.judgeFamily} equals the family of ${fam(spec.incumbent) === input.judgeFamily ? spec.incumbent.id : cand.id}: judge scores not used for this pair`
+        (judgeScores !== undefined || ji.pairwise.size > 0 || verdicts.length > 0) && judgeFamily !== undefined && [fam(spec.incumbent), fam(cand)].includes(judgeFamily)
+          ? `judge family ${judgeFamily} equals the family of ${fam(spec.incumbent) === judgeFamily ? spec.incumbent.id : cand.id}: judge scores not used for this pair`
           : null;
       const comp = (x: ScoredObs) => (judgeRefused ? x.compositeNoJudge : x.composite);
       let unscoredPairs = 0;
@@ -453,8 +477,22 @@ export function foldReport(input: FoldInput): FoldResult {
         if (a.obs.status !== 'ok') { inc(excluded, `incumbent_error:${a.obs.error_class ?? 'unknown'}`); continue; }
         if (b.obs.status !== 'ok') { inc(excluded, `candidate_error:${b.obs.error_class ?? 'unknown'}`); continue; }
         okPairs++;
-        const qa = comp(a)?.quality ?? null;
-        const qb = comp(b)?.quality ?? null;
+        let qa = comp(a)?.quality ?? null;
+        let qb = comp(b)?.quality ?? null;
+        let pairShare: number | null = null;
+        // pairwise judge: the candidate's preference p and the incumbent's 1 − p join this pair's composites
+        const pw = judgeRefused ? undefined : ji.pairwise.get(`${ct}|${h}|${cand.id}`);
+        if (pw !== undefined) {
+          const jr = (x: number): ScoreResult => ({ score: x, scorer: 'judge:pairwise', detail: 'pairwise judge', source: 'judge' });
+          const ca = compositeQuality([...a.scores, jr(1 - pw)], judgeWeight);
+          const cb = compositeQuality([...b.scores, jr(pw)], judgeWeight);
+          qa = ca.quality;
+          qb = cb.quality;
+          pairShare = Math.max(ca.judgeShare ?? 0, cb.judgeShare ?? 0);
+          const pa = a.compositeNoJudge?.quality ?? null;
+          const pb = b.compositeNoJudge?.quality ?? null;
+          if (pa !== null && pb !== null && a.scores.some((x) => x.score !== null) && b.scores.some((x) => x.score !== null)) agreement.push([preference(pw), preference(0.5 + (pb - pa) / 2)]);
+        }
         if (qa === null || qb === null) { inc(excluded, 'unscored'); unscoredPairs++; continue; }
         const ba = a.obs.cost.usd === null ? null : a.obs.cost.basis;
         const bb = b.obs.cost.usd === null ? null : b.obs.cost.basis;
@@ -474,7 +512,7 @@ export function foldReport(input: FoldInput): FoldResult {
         const list = pairsByBasis.get(ba);
         if (list) list.push(row);
         else pairsByBasis.set(ba, [row]);
-        judgeShareOf.set(h, Math.max(comp(a)!.judgeShare ?? 0, comp(b)!.judgeShare ?? 0));
+        judgeShareOf.set(h, pairShare ?? Math.max(comp(a)!.judgeShare ?? 0, comp(b)!.judgeShare ?? 0));
       }
       // choose the deciding basis: majority among same-basis pairs, estimate never decides
       let basis: 'provider_reported' | 'rate_card' | null = null;
@@ -619,8 +657,11 @@ export function foldReport(input: FoldInput): FoldResult {
       }
       pairedParts.push({ call_type: ct, candidate_arm_id: cand.id, rows });
       comparisons.push(cmp);
-      verdictText.push(describe(ct, spec.incumbent.id, cmp, spec.margins.noninferiority_pp));
     }
+    const ctVerdicts = verdicts.filter((v) => v.call_type === ct);
+    const ctJudge = judgeSummary(spec, ctVerdicts, agreement);
+    agreementAll.push(...agreement);
+    for (const cmp of comparisons) pendingText.push({ ct, cmp, judge: ctJudge });
 
     // 7. frontier
     const points: FrontierPoint[] = [];
@@ -677,6 +718,7 @@ export function foldReport(input: FoldInput): FoldResult {
       arms,
       comparisons,
       frontier: { points, beside },
+      ...(ctJudge ? { judge: ctJudge } : {}),
     });
   }
 
@@ -686,6 +728,9 @@ export function foldReport(input: FoldInput): FoldResult {
     });
   }
 
+  const reportJudge = judgeSummary(spec, verdicts, agreementAll);
+  // a call type without its own calibration (e.g. judge-only chat) carries the judge's kappa over the whole report
+  for (const t of pendingText) verdictText.push(describe(t.ct, spec.incumbent.id, t.cmp, spec.margins.noninferiority_pp, t.judge?.kappa ? t.judge : reportJudge));
   const starts = obs.map((x) => x.o.started_at).sort();
   const ends = obs.map((x) => x.o.ended_at).sort();
   const body: Report = {
@@ -699,6 +744,7 @@ export function foldReport(input: FoldInput): FoldResult {
     call_types: callTypeReports,
     verdict_text: verdictText,
   };
+  if (reportJudge) body.judge = reportJudge;
   // JSON round trip drops undefined members so the stored text and the hashed object agree
   const plain = JSON.parse(canonicalJson(body)) as Report;
   const reportId = fastContentHash(plain);
@@ -756,7 +802,7 @@ function sortRecord(r: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]!]));
 }
 
-function describe(ct: string, inc: string, c: Comparison, marginPp: number): string {
+function describe(ct: string, inc: string, c: Comparison, marginPp: number, judge: JudgeSummary | undefined): string {
   const who = `${ct}: ${c.candidate_arm_id} vs ${inc}`;
   const next = c.remediation.length ? ` Next: ${c.remediation[0]!.text}.` : '';
   if (c.state === 'CANNOT_MEASURE') return `${who}: cannot measure (${c.cannot_measure!.reason}: ${c.cannot_measure!.detail}).${next}`;
@@ -764,5 +810,6 @@ function describe(ct: string, inc: string, c: Comparison, marginPp: number): str
   const d = `quality delta ${(s.quality_delta.point * 100).toFixed(2)}pp [${(s.quality_delta.lower * 100).toFixed(2)}, ${(s.quality_delta.upper * 100).toFixed(2)}] at ${(s.level * 100).toFixed(1)}%`;
   const sv = s.cost_savings ? `savings ${(s.cost_savings.point * 100).toFixed(1)}% [${(s.cost_savings.lower * 100).toFixed(1)}, ${(s.cost_savings.upper * 100).toFixed(1)}] (${c.basis})` : 'savings unmeasurable';
   const word = c.decision === 'pass' ? `passes non-inferiority at -${marginPp}pp` : c.decision === 'fail' ? 'fails' : 'is inconclusive';
-  return `${who}: ${c.state}, ${word}; ${d}; ${sv}; trust class ${c.trust_class ?? '-'}.${c.decision === 'pass' ? '' : next}`;
+  const cal = c.trust_class === 'C' || c.trust_class === 'B' ? ` (${kappaText(judge)})` : '';
+  return `${who}: ${c.state}, ${word}; ${d}; ${sv}; trust class ${c.trust_class ?? '-'}${cal}.${c.decision === 'pass' ? '' : next}`;
 }

@@ -21,3 +21,14 @@ export { scoreProgrammatic, scoreOutcome, compositeQuality, trustClass } from '.
 export type { ProgrammaticInput, Composite, TrustClass } from './composite.js';
 export { judgeOutput, parseJudgeVerdict, judgeAllowedForPair, JUDGE_SYSTEM_PROMPT } from './judge.js';
 export type { JudgeOptions } from './judge.js';
+export {
+  JUDGE_TEMPLATES,
+  judgeTemplateId,
+  judgeTemplateHash,
+  pointwiseMessages,
+  pairwiseMessages,
+  parsePointwiseReply,
+  parsePairwiseReply,
+  combinePairwise,
+} from './judge-templates.js';
+export type { JudgeTemplate, JudgeReply } from './judge-templates.js';

@@ -16,5 +16,7 @@ export { pairedScoreIntervals, pairedDifferenceSpread } from './score-interval.j
 export type { ScoreInterval, PairedScoreIntervals } from './score-interval.js';
 export { studentTCdf, studentTPpf, chiSquarePpf } from './distributions.js';
 export type { PairedItem, Interval, BootstrapResult, CostSavingsNullReason } from './bootstrap.js';
+export { cohensKappa } from './kappa.js';
+export type { KappaResult } from './kappa.js';
 export { nonInferiorityDecision, DECISION_REASONS } from './decision.js';
 export type { Decision, DecisionReason } from './decision.js';

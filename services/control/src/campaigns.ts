@@ -14,6 +14,7 @@ import { usdToMicroUsdCeil } from '@shadowplane/providers';
 import { intervalLevel, powerPlan } from '@shadowplane/stats';
 import { invalidRequest, parseOr400, type FieldIssue } from './errors.js';
 import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_CHARS } from './estimate.js';
+import { judgeWorstCase } from './judge-estimate.js';
 import { readPaidDispatch } from './flags.js';
 import type { ProgressLike } from './reports-port.js';
 import type { CampaignStatus, DryRunResult, Spend } from './views.js';
@@ -242,6 +243,8 @@ export class CampaignService {
         worst_case_total_usd: wc.total === null ? null : wc.total * spec.max_items,
       });
     }
+    // the judge phase, on the largest prompt any call type showed; apart from the arms, never summed in
+    const judge = judgeWorstCase(spec, this.deps.providers, Math.max(...estimates.map((e) => e.prompt_chars_max)));
     const anyUnknown = estimates.some((e) => e.per_item_worst_case_usd === null);
     const perItemAll = anyUnknown ? null : estimates.reduce((s, e) => s + (e.per_item_worst_case_usd ?? 0), 0);
     const itemsAffordable = perItemAll === null ? null : perItemAll === 0 ? spec.max_items : Math.floor(spec.max_cost_usd / perItemAll);
@@ -266,6 +269,8 @@ export class CampaignService {
       if (!flag.enabled) reasons.push('paid_dispatch_disabled');
       if (!power[i]!.powered) (opts.requirePower ? reasons : warnings).push('underpowered');
       if (est.per_item_worst_case_usd !== null && est.per_item_worst_case_usd > spec.max_cost_usd) reasons.push('budget_below_one_item');
+      else if (judge && judge.call_types.includes(ct) && est.per_item_worst_case_usd !== null && judge.per_item_worst_case_usd !== null && est.per_item_worst_case_usd + judge.per_item_worst_case_usd > spec.max_cost_usd) reasons.push('judge_phase_unaffordable');
+      if (judge && judge.per_item_worst_case_usd === null && judge.call_types.includes(ct)) reasons.push('judge_no_rate_card');
       if (est.source === 'assumption') warnings.push(spec.source === 'live' ? 'no_recent_captures' : 'frozen_source_not_sampled');
       if (est.per_item_worst_case_usd === null) warnings.push('cost_unknown_no_rate_card');
       if (itemsAffordable !== null && itemsAffordable < spec.max_items && !reasons.includes('budget_below_one_item')) warnings.push('budget_covers_fewer_items');
@@ -286,6 +291,7 @@ export class CampaignService {
         max_cost_usd: spec.max_cost_usd,
         items_affordable: itemsAffordable,
       },
+      judge,
       power,
       dispositions,
     };
@@ -314,6 +320,22 @@ export class CampaignService {
       throw new ShadowplaneError('invalid_request', `every arm needs a rate_card to bound its spend: ${unpriced.map(([p]) => `${p}.rate_card`).join(', ')}`, {
         details: { issues: unpriced.map(([p]) => ({ path: `${p}.rate_card`, message: 'required for a live launch: the budget reserves each call at its rate card' })) },
       });
+    }
+    const judgeSpec = spec.scorers.findIndex((s) => s.kind === 'llm_judge');
+    if (judgeSpec >= 0 && spec.scorers[judgeSpec]!.kind === 'llm_judge' && (spec.scorers[judgeSpec] as { rate_card?: unknown }).rate_card === undefined) {
+      throw new ShadowplaneError('invalid_request', `the llm_judge scorer needs a rate_card to bound its spend: scorers.${judgeSpec}.rate_card`, {
+        details: { issues: [{ path: `scorers.${judgeSpec}.rate_card`, message: 'required for a live launch: the budget reserves each judge call at its rate card' }] },
+      });
+    }
+    if (judgeSpec >= 0) {
+      // the cap must cover an item's arms and its judge phase together, before any arm spends
+      const dry = await this.plan(spec, opts);
+      const short = dry.dispositions.filter((d) => d.reasons.includes('judge_phase_unaffordable'));
+      if (short.length > 0) {
+        throw new ShadowplaneError('judge_phase_unaffordable', `max_cost_usd ${spec.max_cost_usd} cannot cover one item's arms and judge calls at their worst case (judge per item ${dry.judge?.per_item_worst_case_usd} USD)`, {
+          details: { call_types: short.map((d) => d.call_type), max_cost_usd: spec.max_cost_usd, judge_per_item_worst_case_usd: dry.judge?.per_item_worst_case_usd ?? null, arm_per_item_worst_case_usd: dry.estimate.call_types.filter((e) => short.some((d) => d.call_type === e.call_type)).map((e) => e.per_item_worst_case_usd) },
+        });
+      }
     }
     const key = comparisonKey(spec);
     const runIndex = await this.nextRunIndex(key);

@@ -136,6 +136,19 @@ export const DryRunResult = z.object({
     max_cost_usd: z.number(),
     items_affordable: z.number().int().nullable().describe('items per call type the budget covers at the worst case, all call types together'),
   }),
+  judge: z
+    .object({
+      provider: z.string(),
+      model: z.string(),
+      mode: z.enum(['pointwise', 'pairwise']),
+      call_types: z.array(z.string()),
+      calls_per_item: z.number().int(),
+      per_item_worst_case_usd: z.number().nullable(),
+      judge_worst_case_usd: z.number().nullable().describe('the LLM judge worst case, USD, shown apart from the arm estimate and never summed into it'),
+      refused_pairs: z.array(z.object({ candidate_arm_id: z.string(), reason: z.string() })),
+    })
+    .nullable()
+    .describe('the LLM judge phase, or null without an llm_judge scorer'),
   power: z.array(CallTypePower),
   dispositions: z.array(Disposition),
 });

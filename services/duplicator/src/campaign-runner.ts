@@ -27,6 +27,7 @@ import { requestMaxOutputTokens, requestPromptText, resolveCost } from '@shadowp
 import { API_PATHS, prepareArmRequest } from './translate.js';
 import { attemptCharge, attemptUpperBoundMicroUsd, callOnce, isRetryable, promptTokensUpperBound, tpmWeight, type AttemptOutcome } from './invoke.js';
 import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
+import { JudgeRunner, type JudgedArm } from './judge-runner.js';
 import type { DuplicatorMetrics } from './metrics.js';
 
 /** Everything a campaign runner shares with the rest of the worker. */
@@ -143,7 +144,9 @@ export class CampaignRunner {
     this.arms = new JsonKv(ctx.dispatchKv, DispatchState);
     this.counters = new JsonKv(ctx.dispatchKv, Counter);
     this.slots = this.buildSlots();
+    this.judge = JudgeRunner.forCampaign({ ...ctx, gateEnabled: () => ctx.gate.enabled() }, campaign);
   }
+  private readonly judge: JudgeRunner | null;
 
   /** Names the consumer: one durable per campaign, shared by all workers. */
   get durable(): string {
@@ -266,7 +269,7 @@ export class CampaignRunner {
     await this.messages?.close().catch(() => undefined);
     await this.loop?.catch(() => undefined);
     while (this.active > 0) await sleep(20);
-    await Promise.race([Promise.all([...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close())), sleep(3000)]);
+    await Promise.race([Promise.all([...[...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close()), this.judge?.close()]), sleep(3000)]);
   }
 
   private async handle(m: JsMsg): Promise<void> {
@@ -497,11 +500,13 @@ export class CampaignRunner {
     const firstStart = Math.min(...starts);
     const promptText = requestPromptText(env.api, body);
     const simhash = simhash64(promptText);
+    const judged: JudgedArm[] = [];
     await Promise.all(
       todo.map(async (p, i) => {
         const r = results[i];
         if (!r) return; // never called (paid_dispatch went off first): retried on redelivery
         const obs = await this.observation(env, p, r.attempts, r.chargedMicroUsd, r.attempts[0]!.startedAtMs - firstStart, simhash);
+        judged.push({ armId: p.slot.armId, role: p.slot.role, provider: p.slot.provider.id, outputText: obs.status === 'ok' ? (r.attempts[r.attempts.length - 1]!.parsed?.outputText ?? null) : null });
         const done: DispatchState = {
           state: 'done',
           worker_id: this.ctx.workerId,
@@ -520,6 +525,8 @@ export class CampaignRunner {
       }),
     );
     if (results.some((r) => r === null)) return later(1000);
+    // the judge runs once the item's arms all settled in this pass (judge-runner.ts)
+    if (this.judge && judged.length === plans.length) await this.judge.judgeItem(env, body, judged);
     this.ctx.metrics.items.inc({ outcome: 'dispatched' });
     await this.finishClaim(key);
     return ACK;

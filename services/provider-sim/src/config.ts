@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ShadowplaneError } from '@shadowplane/contracts';
+import { SimJudge } from './judge.js';
 
 /** The faults the sim can inject, by rate (config) or by the `x-sim-fault` request header. */
 export const FAULT_KINDS = ['rate_limit', 'server_error', 'overloaded', 'hang', 'stall', 'cut', 'malformed'] as const;
@@ -107,6 +108,8 @@ export const SimModel = z
       .strict()
       .default({ rpm: 30_000, tpm: 150_000_000 }),
     faults: SimFaultRates.default(SimFaultRates.parse({})),
+    /** answers LLM-judge prompts with known behaviour (judge.ts); absent = an ordinary model */
+    judge: SimJudge.optional(),
   })
   .strict();
 /** A resolved model config. */

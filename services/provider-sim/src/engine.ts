@@ -6,6 +6,7 @@ import { PromptCache, SlidingWindowLimiter } from './limits.js';
 import type { SimRequest, SimTool } from './prompt.js';
 import { hashAlnum, hashHex, hashNormal, hashUnit } from './rng.js';
 import { fillerPieces, wordPieces } from './text.js';
+import { simJudgeReply } from './judge.js';
 import { countTokens, Lru, promptTokens, truncateTokens } from './tokens.js';
 import type { Completion } from './wire.js';
 
@@ -168,7 +169,12 @@ export class SimEngine {
     let toolCall: Completion['toolCall'] = null;
     const q = this.known && req.lastUser ? this.known.match(req.lastUser) : null;
     const wantsTool = req.tools.length > 0 && /\buse the tool\b/i.test(req.lastUser);
-    if (wantsTool) {
+    const judged = cfg.judge ? simJudgeReply(req.lastUser, { cfg: cfg.judge, model, modelAccuracy: cfg.accuracy, known: this.known, seed, requestHash }) : null;
+    if (judged !== null) {
+      text = judged;
+      output = countTokens(judged);
+      pieces = wordPieces(judged);
+    } else if (wantsTool) {
       const tool = req.tools.find((t) => req.lastUser.includes(t.name)) ?? req.tools[0]!;
       const args = JSON.stringify(toolArguments(tool));
       const prefix = api === 'anthropic.messages' ? 'toolu_01' : 'call_';

@@ -73,6 +73,7 @@ class VerdictMetrics {
 function messageKey(m: ObsMessage): string {
   if (m.schema === 'shadow.observation/v1') return `o:${observationId(m)}`;
   if (m.schema === 'shadow.item_event/v1') return `e:${m.call_type}:${m.kind}:${m.item_hash}:${m.envelope_id}:${m.reason ?? ''}`;
+  if (m.schema === 'shadow.judge_verdict/v1') return `j:${m.call_type}:${m.item_hash}:${m.arm_id}:${m.role}:${m.mode}`;
   return `x:${m.outcome_id}`;
 }
 

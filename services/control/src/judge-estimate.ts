@@ -1,0 +1,69 @@
+import type { CampaignSpec, LlmJudgeSpec, ProviderEntry } from '@shadowplane/contracts';
+import { estimateCost } from '@shadowplane/providers';
+
+/** Characters a judge template adds around the question and answers (instructions, markers); generous. */
+export const JUDGE_TEMPLATE_CHARS = 2000;
+
+/** The judge part of a dry run; see {@link judgeWorstCase}. */
+export interface JudgeEstimate {
+  provider: string;
+  model: string;
+  mode: 'pointwise' | 'pairwise';
+  call_types: string[];
+  /** judge calls per item (pointwise: incumbent + each candidate; pairwise: two orders per candidate) */
+  calls_per_item: number;
+  /** worst case of one item's judge calls, USD (basis estimate), or null without a rate card */
+  per_item_worst_case_usd: number | null;
+  /** per item × max_items × judged call types, USD; shown apart from the arms, never summed into them */
+  judge_worst_case_usd: number | null;
+  /** candidates whose pair the judge may not grade (same provider family), with the reason */
+  refused_pairs: { candidate_arm_id: string; reason: string }[];
+}
+
+/**
+ * Worst-case cost of the campaign's LLM judge (DESIGN.md: shown apart in the dry run). One judge
+ * call reads at most the prompt (`promptChars`), the judged answers (each at most its arm's
+ * `max_output_tokens` × 4 characters) and {@link JUDGE_TEMPLATE_CHARS}, and writes at most the
+ * judge's `max_output_tokens`; priced by `estimateCost` at the judge's rate card (chars ÷ 4 as
+ * tokens). Same-family pairs (allowlist `family`, else the provider id) are listed and cost nothing.
+ * Returns null when the spec has no judge.
+ */
+export function judgeWorstCase(spec: CampaignSpec, providers: readonly ProviderEntry[], promptChars: number): JudgeEstimate | null {
+  const j = spec.scorers.find((s): s is LlmJudgeSpec => s.kind === 'llm_judge');
+  if (!j) return null;
+  const family = (id: string) => providers.find((p) => p.id === id)?.family ?? id;
+  const jf = family(j.provider);
+  const incFam = family(spec.incumbent.provider);
+  const refused = spec.candidates
+    .filter((c) => jf === incFam || jf === family(c.provider))
+    .map((c) => ({ candidate_arm_id: c.id, reason: `same_family: judge family ${jf} equals the family of ${jf === incFam ? spec.incumbent.id : c.id}` }));
+  const allowed = spec.candidates.filter((c) => !refused.some((r) => r.candidate_arm_id === c.id));
+  const outChars = (a: { max_output_tokens: number }) => a.max_output_tokens * 4;
+  const calls: number[] = []; // input chars of each judge call for one item
+  if (j.mode === 'pointwise') {
+    if (allowed.length > 0) calls.push(promptChars + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
+    for (const c of allowed) calls.push(promptChars + outChars(c) + JUDGE_TEMPLATE_CHARS);
+  } else {
+    for (const c of allowed) for (let k = 0; k < 2; k++) calls.push(promptChars + outChars(c) + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
+  }
+  let perItem: number | null = 0;
+  for (const chars of calls) {
+    const c = j.rate_card ? estimateCost(chars, j.max_output_tokens * 4, j.rate_card) : null;
+    if (!c || c.usd === null) {
+      perItem = null;
+      break;
+    }
+    perItem += c.usd;
+  }
+  const cts = j.call_types ? spec.call_types.filter((ct) => j.call_types!.includes(ct)) : spec.call_types;
+  return {
+    provider: j.provider,
+    model: j.model,
+    mode: j.mode,
+    call_types: cts,
+    calls_per_item: calls.length,
+    per_item_worst_case_usd: perItem,
+    judge_worst_case_usd: perItem === null ? null : perItem * spec.max_items * cts.length,
+    refused_pairs: refused,
+  };
+}
