@@ -6,7 +6,7 @@ export function printVerdictTable(report: any, say: (line: string) => void): voi
   const pct = (x: number | null | undefined, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(d)}%`);
   const pp = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
   const usd = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `$${x.toFixed(6)}`);
-  const header = ['call type', 'arm', 'model', 'quality', 'cost/request', 'Δquality pp [interval]', 'savings [interval]', 'verdict'];
+  const header = ['call type', 'arm', 'model', 'quality', 'cost/request', 'Δquality pp [interval]', 'projected savings [interval] (basis)', 'verdict'];
   const rows: string[][] = [];
   for (const ct of report?.call_types ?? []) {
     for (const arm of ct.arms ?? []) {
@@ -21,7 +21,7 @@ export function printVerdictTable(report: any, say: (line: string) => void): voi
         const s = cmp.stats;
         if (s) {
           dq = `${pp(s.quality_delta.point)} [${pp(s.quality_delta.lower)}, ${pp(s.quality_delta.upper)}]`;
-          sv = s.cost_savings ? `${pct(s.cost_savings.point)} [${pct(s.cost_savings.lower)}, ${pct(s.cost_savings.upper)}]` : `— (${s.cost_savings_null_reason ?? 'unknown'})`;
+          sv = s.cost_savings ? `${pct(s.cost_savings.point)} [${pct(s.cost_savings.lower)}, ${pct(s.cost_savings.upper)}] (${cmp.basis ?? '?'})` : `— (${s.cost_savings_null_reason ?? 'unknown'})`;
         }
         verdict = cmp.state === 'CANNOT_MEASURE' ? `CANNOT_MEASURE (${cmp.cannot_measure?.reason ?? '?'})` : `${cmp.decision ?? '?'} · ${cmp.state}`;
       }
@@ -33,6 +33,7 @@ export function printVerdictTable(report: any, say: (line: string) => void): voi
   say(line(header));
   say(widths.map((w) => '─'.repeat(w)).join('  '));
   for (const r of rows) say(line(r));
+  say('savings are projections from shadow calls on the stated cost basis, not realized savings');
   const words: string[] = report?.verdict_text ?? [];
   if (words.length) {
     say('');

@@ -1,4 +1,5 @@
-import { mkdtempSync, existsSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, existsSync, readFileSync } from 'node:fs';
+import { chromium } from 'playwright-core';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +45,34 @@ describe('end to end: the demo flow on a small slice', () => {
     const chat = report.call_types.find((c: any) => c.call_type === 'chat');
     for (const c of chat.comparisons) expect(c.state).toBe('CANNOT_MEASURE');
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg');
+    // the ledger tables beside the report: one calls.csv row per observation in the export
+    const obsLines = readFileSync(join(out, 'observations.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"shadow.observation/v1"')).length;
+    expect(readFileSync(join(out, 'calls.csv'), 'utf8').trim().split('\n').length - 1).toBe(obsLines);
+    expect(readFileSync(join(out, 'arms.csv'), 'utf8').split('\n')[0]).toMatch(/^arm_id,role,route,calls,ok,never_completed/);
+    // the demo's HTML report in Debian's Chromium: the header figures are the report JSON's and the run record's
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+      await page.goto(`file://${join(out, 'report.html')}`);
+      const artifacts = new URL('../../test-artifacts/', import.meta.url);
+      mkdirSync(artifacts, { recursive: true });
+      await page.screenshot({ path: new URL('demo-report.png', artifacts).pathname, fullPage: true });
+      const value = (f: string) => page.locator(`dd[data-field="${f}"]`).getAttribute('data-value');
+      expect(await value('campaign')).toBe(r.campaignId);
+      expect(Number(await value('max_cost_usd'))).toBe(report.spec.max_cost_usd);
+      expect(Number(await value('margin_pp'))).toBe(report.spec.margins.noninferiority_pp);
+      expect(Number(await value('min_savings'))).toBe(report.spec.margins.min_savings);
+      expect(Number(await value('alpha'))).toBe(report.spec.alpha);
+      const spend = (r.runRecord as { spend: { arms_micro_usd: number } }).spend;
+      expect(Number(await value('spend_arms_usd'))).toBeCloseTo(spend.arms_micro_usd / 1e6, 9);
+      // what the ledger charged the calls in this report cannot exceed what the budget ledger settled
+      expect(spend.arms_micro_usd / 1e6).toBeLessThanOrEqual(r.spendUsd + 1e-6);
+      expect(await page.locator('code.report-id').textContent()).toBe(r.reportId);
+      expect(await page.locator('svg.frontier-chart').count()).toBeGreaterThanOrEqual(1);
+      expect(await page.locator('dl.glossary dt').count()).toBeGreaterThan(10);
+    } finally {
+      await browser.close();
+    }
     // nothing the demo started is left running
     expect(r.pids).toEqual([]);
   }, 330_000);

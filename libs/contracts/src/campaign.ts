@@ -52,6 +52,12 @@ export const Arm = z
     api: Api.optional(),
     pin: z.object({ upstreams: z.array(z.string().min(1)).min(1) }).strict().optional(),
     rate_card: RateCard.optional(),
+    /**
+     * Set by the control API when `rate_card` was taken from the shipped price catalogue by model
+     * name (an arm submitted without one): the catalogue version, the entry's model id, its source
+     * and the date its prices were listed. Absent when the operator gave the card.
+     */
+    rate_card_from: z.object({ catalogue: z.string(), model: z.string(), source: z.string(), as_of: z.string() }).strict().optional(),
     max_output_tokens: z.number().int().positive().max(1_000_000).default(1024),
     limits: ArmLimits.default(ArmLimits.parse({})),
   })

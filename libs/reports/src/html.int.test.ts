@@ -70,7 +70,10 @@ describe('HTML report in headless Chromium', () => {
 
   it('gives a finance reader the header figures of the report JSON, labelled savings, a projection and a glossary, and no raw JSON', async () => {
     const msgs: ObsMessage[] = synthCampaign(CID, 60, 0.85, { cheap: 'same' });
-    const r = foldReport({ campaign: { campaign_id: CID, spec: synthSpec(['cheap'], { max_cost_usd: 7.5, alpha: 0.1, margins: { noninferiority_pp: 3, min_savings: 0.25 } }), run_index: 1, state: 'completed' }, messages: msgs, provisional: false });
+    const spec = synthSpec(['cheap'], { max_cost_usd: 7.5, alpha: 0.1, margins: { noninferiority_pp: 3, min_savings: 0.25 } });
+    // the candidate's card came from the price catalogue (as the control API pins it)
+    spec.candidates[0]!.rate_card_from = { catalogue: '2025-08-01.1', model: 'gpt-4o-mini', source: 'https://openai.com/api/pricing/', as_of: '2025-08-01' };
+    const r = foldReport({ campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' }, messages: msgs, provisional: false });
     const page = await open(browser, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }), 'report-header');
     const field = async (f: string) => ({ value: await page.locator(`dd[data-field="${f}"]`).getAttribute('data-value'), text: (await page.locator(`dd[data-field="${f}"]`).textContent()) ?? '' });
 
@@ -104,6 +107,8 @@ describe('HTML report in headless Chromium', () => {
     expect(Number(await row.getAttribute('data-savings-month-usd'))).toBeCloseTo(perMonth * incMean * sv.point, 3);
     expect(await row.locator('td.projection').textContent()).toContain('projection');
     expect(await page.locator('section.projection-section').textContent()).toContain('Extrapolated from a short window');
+    expect(await page.locator('table.arms tr[data-arm="cheap"] .card-from').textContent()).toBe('rate card from price catalogue 2025-08-01.1 (gpt-4o-mini, listed 2025-08-01 at https://openai.com/api/pricing/)');
+    expect(await page.locator('table.arms tr[data-arm="inc"] .card-from').count()).toBe(0);
     // glossary terms and no raw JSON objects anywhere in the visible text
     const terms = await page.locator('dl.glossary dt').allTextContents();
     for (const t of ['NOT_BEAT', 'MDE', 'level', 'margin', 'basis', 'projection']) expect(terms).toContain(t);

@@ -227,14 +227,21 @@ ${series.join('\n')}${legend.join('')}</svg><figcaption>Mean quality of each arm
 /** p50 / p90 of a measured time, or — when not measured (no run record, or no ok observation). */
 const p5090 = (p: Percentiles | undefined): string => (p ? `${num(p.p50)} / ${num(p.p90)}` : '—');
 
-function armRow(a: ArmView, times: RunArmTimes | undefined): string {
+/** "rate card from price catalogue <version> (<model>, listed <date> at <source>)" for an arm whose card came from the catalogue. */
+function cardProvenance(spec: CampaignSpec | null, armId: string): string {
+  const arm = spec ? [spec.incumbent, ...spec.candidates].find((x) => x.id === armId) : undefined;
+  const f = arm?.rate_card_from;
+  return f ? `<div class="basis card-from" data-catalogue="${esc(f.catalogue)}">rate card from price catalogue ${esc(f.catalogue)} (${esc(f.model)}, listed ${esc(f.as_of)} at ${esc(f.source)})</div>` : '';
+}
+
+function armRow(a: ArmView, times: RunArmTimes | undefined, spec: CampaignSpec | null = null): string {
   const t = a.tokens;
   const lat = times?.latency_ms ?? a.latency_ms;
   const ttft = times?.ttft_ms ?? a.ttft_ms;
   return `<tr data-arm="${esc(a.arm_id)}"><td>${esc(a.arm_id)}</td><td>${esc(a.role)}</td><td>${esc(a.provider)}/${esc(a.model)}</td><td>${esc(a.status)}</td>
 <td>${a.observations.ok}/${a.observations.total} (abandoned ${a.observations.abandoned})</td>
 <td>${pct(a.error_share.share)} [${pct(a.error_share.lower)}, ${pct(a.error_share.upper)}]${Object.keys(a.errors_by_class).length ? `<div class="basis">${Object.entries(a.errors_by_class).map(([k, v]) => `${esc(k)} ${v.n}`).join(', ')}</div>` : ''}</td>
-<td>${usd(a.cost.per_request_mean_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span> (n=${a.cost.n_priced}, other basis ${a.cost.n_other_basis}, unpriced ${a.cost.n_unpriced})</td>
+<td>${usd(a.cost.per_request_mean_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span> (n=${a.cost.n_priced}, other basis ${a.cost.n_other_basis}, unpriced ${a.cost.n_unpriced})${a.cost.basis === 'rate_card' ? cardProvenance(spec, a.arm_id) : ''}</td>
 <td>${a.cost.per_task_usd === null ? '— (no outcome closes a task)' : `${usd(a.cost.per_task_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span>`}</td>
 <td>in ${num(t.input_uncached.mean, 1)} · cache read ${num(t.cache_read.mean, 1)} · cache write ${num(t.cache_write.mean, 1)} · out ${num(t.output.mean, 1)} · reasoning ${num(t.reasoning.mean, 1)}</td>
 <td class="latency">${p5090(lat)}</td><td class="ttft">${p5090(ttft)}</td><td class="skew">${p5090(times?.start_skew_ms)}</td>
@@ -387,7 +394,7 @@ ${frontierChart(ct, spec, bundle)}
 ${contextChart(ct, bundle)}
 <h3>Arms</h3>
 <table class="arms"><thead><tr><th>arm</th><th>role</th><th>model</th><th>status</th><th>ok/total</th><th>error share (95% Wilson)</th><th>$/request (basis)</th><th>$/task</th><th>mean tokens (billed units)</th><th>latency p50/p90 ms (run)</th><th>TTFT p50/p90 ms (run)</th><th>start skew p50/p90 ms (run)</th><th>cache-hit share</th><th>quality</th></tr></thead>
-<tbody>${ct.arms.map((a) => armRow(a, timesOf(ct.call_type, a.arm_id))).join('\n')}</tbody></table>
+<tbody>${ct.arms.map((a) => armRow(a, timesOf(ct.call_type, a.arm_id), spec)).join('\n')}</tbody></table>
 <h3>Comparisons with ${esc(ct.arms.find((a) => a.role === 'incumbent')?.arm_id ?? '')}</h3>
 <table class="comparisons"><thead><tr><th>candidate</th><th>state</th><th>decision</th><th>quality difference</th><th>cost savings (projection)</th><th>level</th><th>trust</th><th>pairs</th><th>MDE</th><th>remediation / reasons</th></tr></thead>
 <tbody>${ct.comparisons.map(cmpRow).join('\n')}</tbody></table>

@@ -18,6 +18,21 @@ import { judgeWorstCase } from './judge-estimate.js';
 import { readPaidDispatch } from './flags.js';
 import type { ProgressLike } from './reports-port.js';
 import type { CampaignStatus, DryRunResult, Spend } from './views.js';
+import { catalogueRateCard, priceCatalogue } from '@shadowplane/prices';
+
+/**
+ * Gives every arm submitted without a `rate_card` the catalogue's card for its model (exact id or
+ * alias), pinned with `rate_card_from` (catalogue version, entry, source, date). An arm whose model
+ * the catalogue does not list keeps no card and is refused at launch as before.
+ */
+export function withCatalogueRateCards(spec: CampaignSpec): CampaignSpec {
+  const fill = (a: CampaignSpec['incumbent']): CampaignSpec['incumbent'] => {
+    if (a.rate_card !== undefined) return a;
+    const hit = catalogueRateCard(a.model);
+    return hit ? { ...a, rate_card: hit.card, rate_card_from: hit.from } : a;
+  };
+  return { ...spec, incumbent: fill(spec.incumbent), candidates: spec.candidates.map(fill) };
+}
 
 /** How to turn the kill switch on, named in every paid_dispatch_disabled refusal (admin scope). */
 export const PAID_DISPATCH_HINT = "An operator with the admin scope turns it on with `shadowctl flags paid-dispatch on --reason '<why>'` (PUT /v1/admin/flags/paid_dispatch {\"enabled\": true, \"reason\": \"<why>\"}).";
@@ -143,7 +158,7 @@ export class CampaignService {
       if (s.kind === 'llm_judge') check(`scorers.${i}.provider`, s.provider);
     });
     if (issues.length) throw invalidRequest(issues, 'unknown_provider', `unknown provider id: ${issues.map((i) => i.path).join(', ')}`);
-    return spec;
+    return withCatalogueRateCards(spec);
   }
 
   /** Every stored campaign (unparsable entries are skipped), newest first. */
@@ -317,8 +332,8 @@ export class CampaignService {
     // from the report. Refuse it here, naming the arm, before anything is written.
     const unpriced = [['incumbent', spec.incumbent] as const, ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const)].filter(([, a]) => a.rate_card === undefined);
     if (unpriced.length > 0) {
-      throw new ShadowplaneError('invalid_request', `every arm needs a rate_card to bound its spend: ${unpriced.map(([p]) => `${p}.rate_card`).join(', ')}`, {
-        details: { issues: unpriced.map(([p]) => ({ path: `${p}.rate_card`, message: 'required for a live launch: the budget reserves each call at its rate card' })) },
+      throw new ShadowplaneError('invalid_request', `every arm needs a rate_card to bound its spend: ${unpriced.map(([p, a]) => `${p}.rate_card (model ${a.model} is not in price catalogue ${priceCatalogue().version})`).join(', ')}`, {
+        details: { issues: unpriced.map(([p, a]) => ({ path: `${p}.rate_card`, message: `required for a live launch: the budget reserves each call at its rate card, and model ${JSON.stringify(a.model)} is not in price catalogue ${priceCatalogue().version}` })) },
       });
     }
     const judgeSpec = spec.scorers.findIndex((s) => s.kind === 'llm_judge');

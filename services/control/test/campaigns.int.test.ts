@@ -132,7 +132,21 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('invalid_request');
     expect(res.json().error.details.issues.map((i: { path: string }) => i.path)).toEqual(['candidates.0.rate_card']);
+    expect(res.json().error.message).toContain('model sim-medium is not in price catalogue 2025-08-01.1');
     expect(await f.snapshot()).toEqual(before);
+  });
+
+  it('an arm without a rate card whose model the price catalogue lists takes the catalogue card, pinned with its provenance', async () => {
+    await f.setFlag(true);
+    const res = await post(f, '/v1/campaigns', validSpec({ call_types: ['priced'], candidates: [{ id: 'mini', provider: 'sim-openai', model: 'gpt-4o-mini-2024-07-18' }] }));
+    expect(res.statusCode).toBe(201);
+    const cand = res.json().campaign.spec.candidates[0];
+    // libs/prices/data/catalogue.json, entry gpt-4o-mini (alias gpt-4o-mini-2024-07-18), read by hand
+    expect(cand.rate_card).toEqual({ input: 0.15, cached_input: 0.075, cache_write: 0.15, output: 0.6 });
+    expect(cand.rate_card_from).toEqual({ catalogue: '2025-08-01.1', model: 'gpt-4o-mini', source: 'https://openai.com/api/pricing/', as_of: '2025-08-01' });
+    // the operator's own card is kept as given, with no provenance
+    expect(res.json().campaign.spec.incumbent.rate_card).toEqual({ input: 2.5, cached_input: 1.25, output: 10 });
+    expect(res.json().campaign.spec.incumbent.rate_card_from).toBeUndefined();
   });
 
   it('require_power refuses an underpowered plan with 422 naming the call type, writing nothing', async () => {

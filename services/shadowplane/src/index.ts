@@ -13,6 +13,7 @@ export const ROLES: Record<string, { describe: string; load: () => Promise<{ mai
   verdict: { describe: 'scores and folds observations into reports and evidence bundles', load: () => import('@shadowplane/verdict/main') },
   'provider-sim': { describe: 'OpenAI/Anthropic/OpenRouter-compatible simulated upstream', load: () => import('@shadowplane/provider-sim/main') },
   usage: { describe: 'print what Shadowplane would record for a recorded provider response', load: () => import('./usage.js') },
+  up: { describe: 'start the whole stack from examples/config/ (NATS, provider-sim, every role, a campaign); Ctrl-C drains it', load: () => import('./up.js') },
   ledger: { describe: 'the call ledger and per-arm comparison of an exported observations file (text or CSV)', load: () => import('./ledger.js') },
   fold: { describe: 'fold an exported observations file into a report, offline', load: () => import('@shadowplane/verdict/fold') },
   ctl: { describe: 'shadowctl, the operator CLI (same as the shadowctl binary)', load: () => import('@shadowplane/cli/main') },

@@ -1,0 +1,3 @@
+// @shadowplane/stack: start and stop the processes of a local Shadowplane. Named exports only.
+export { ProcessGroup, STACK_ROOT, SHADOWPLANE_ENTRY } from './processes.js';
+export type { RoleProcess } from './processes.js';
