@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system packages Shadowplane's demo and tests run against, when missing:
 # nats-server (JetStream), redis-server (cluster-wide rate-limit tests), chromium (HTML report
-# test), tmux (terminal test of `shadowctl campaign watch`). Needs root for apt-get; otherwise
+# test), tmux (terminal test of `shadowctl campaign watch`), prometheus (its promtool checks the
+# roles' /metrics and unit-tests the chart's alert rules). Needs root for apt-get; otherwise
 # prints what to install and exits non-zero.
 # Usage: scripts/ensure-system-deps.sh [package ...]   (default: all of the above)
 set -euo pipefail
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(nats-server redis-server chromium tmux)
+[ ${#want[@]} -gt 0 ] || want=(nats-server redis-server chromium tmux prometheus)
 missing=()
 for p in "${want[@]}"; do
   case "$p" in
@@ -14,6 +15,7 @@ for p in "${want[@]}"; do
     redis-server) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
     chromium) command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium) ;;
     tmux) command -v tmux >/dev/null 2>&1 || missing+=(tmux) ;;
+    prometheus) command -v promtool >/dev/null 2>&1 || missing+=(prometheus) ;;
     *) command -v "$p" >/dev/null 2>&1 || missing+=("$p") ;;
   esac
 done

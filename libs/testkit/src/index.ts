@@ -8,3 +8,5 @@ export { chatEnvelope } from './envelopes.js';
 export { startRedisServer } from './redis-server.js';
 export type { RedisServerHandle } from './redis-server.js';
 export { freezeProcess, thawProcess } from './freeze.js';
+export { startJaeger, jaegerBinary } from './jaeger.js';
+export type { JaegerHandle, JaegerSpan } from './jaeger.js';

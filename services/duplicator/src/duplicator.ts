@@ -11,6 +11,7 @@ import { CampaignRunner, type RunnerContext } from './campaign-runner.js';
 import type { DuplicatorConfig } from './config.js';
 import { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { DuplicatorMetrics } from './metrics.js';
+import { CampaignBudgetGauges } from './observe.js';
 
 /** Package version recorded in logs. */
 export const DUPLICATOR_VERSION = '0.1.0';
@@ -73,6 +74,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
       log.error({ campaignId, excessMicroUsd: excess }, 'settlement above its reservation (clamped)');
     },
   });
+  const budgetGauges = new CampaignBudgetGauges(registry, (id) => ledger.snapshot(id));
   const http = new Agent({ connections: 256, keepAliveTimeout: 10_000, pipelining: 0 });
   const ctx: RunnerContext = {
     bus,
@@ -108,6 +110,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
           runners.set(id, nr);
           try {
             await nr.start();
+            budgetGauges.track(id);
           } catch (e) {
             runners.delete(id);
             log.error({ err: e, campaignId: id }, 'could not start consuming campaign');
@@ -116,6 +119,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
       } else if (r) {
         if (c) r.update(c);
         runners.delete(id);
+        budgetGauges.untrack(id);
         await r.stop();
         log.info({ campaignId: id, state: c?.state ?? 'deleted' }, 'stopped consuming campaign');
       }
@@ -154,6 +158,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
       closing ??= (async () => {
         ready = false;
         clearInterval(lagTimer);
+        budgetGauges.close();
         watch.stop();
         await chain.catch(() => undefined);
         await Promise.all([...runners.values()].map((r) => r.stop()));
