@@ -1,14 +1,24 @@
 // Traces of a small campaign, exported by a real duplicator process over OTLP/HTTP (JSON) to a
 // real Jaeger, read back through Jaeger's query API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import type { Observation } from '@shadowplane/contracts';
-import { sharedNatsUrl, startJaeger, type JaegerHandle, type JaegerSpan } from '@shadowplane/testkit';
+import { freePort, sharedNatsUrl, startJaeger, type JaegerHandle, type JaegerSpan } from '@shadowplane/testkit';
 import { campaignState, chatEnvelope, gsm8kQuestions, launchCampaign, publishEnvelopes, readObs, simConfig, spawnWorker, startRig, waitFor, type Rig } from './harness.js';
 
 const PROD_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PROD_SPAN = '00f067aa0ba902b7';
 const tag = (s: JaegerSpan, k: string) => s.tags.find((t) => t.key === k)?.value;
+/** The value of the sample `name{labels…}` in Prometheus text (label order free), or undefined. */
+function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)\{(.*)\} (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const got = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.keys(got).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
+  }
+  return undefined;
+}
 
 describe('duplicator traces in Jaeger', () => {
   let jaeger: JaegerHandle;
@@ -26,7 +36,9 @@ describe('duplicator traces in Jaeger', () => {
 
   it('exports an item span per capture (linked, not parented, to the production trace) with a GenAI chat span per provider call', async () => {
     const service = `dup-${rig.prefix}`;
+    const opsPort = await freePort();
     const w = await spawnWorker(rig, {
+      SHADOWPLANE_DUPLICATOR_OPS_LISTEN: `127.0.0.1:${opsPort}`,
       OTEL_EXPORTER_OTLP_ENDPOINT: jaeger.otlpHttpUrl,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       OTEL_SERVICE_NAME: service,
@@ -44,10 +56,29 @@ describe('duplicator traces in Jaeger', () => {
       max_cost_usd: 5,
       aa_share: 0,
     });
+    // while the campaign runs, its budget gauges carry its id
+    await waitFor('budget gauges', async () => {
+      const t = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+      return t.includes(`shadowplane_duplicator_campaign_budget_limit_usd{campaign="${id}",role="duplicator"} 5`) && t.includes(`shadowplane_duplicator_campaign_budget_spent_usd{campaign="${id}",role="duplicator"} 0`);
+    }, 15_000);
     const envs = gsm8kQuestions(3).map((q) => chatEnvelope('tr', 'qa', q));
     envs[0]!.trace_context = { traceparent: `00-${PROD_TRACE}-${PROD_SPAN}-01`, tracestate: 'router=1' };
     await publishEnvelopes(rig.bus, envs);
     await waitFor('campaign completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 60_000);
+    // its metrics, sliced by provider, model and arm, pass promtool (see test/deploy for the
+    // three prom-client gauge names it flags), and the campaign's budget gauges are live
+    const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+    // the campaign label exists only while the campaign is consumed: gone once it completed
+    await waitFor('campaign series removed', async () => !(await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text()).includes(`campaign="${id}"`), 10_000);
+    const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    expect(`${lint.stdout}${lint.stderr}`.split('\n').filter((l) => l && !/^nodejs_active_(handles|requests|resources)_total non-counter/.test(l))).toEqual([]);
+    const large = { provider: 'simopenai', model: 'sim-large', arm: 'large', role: 'duplicator' };
+    const medium = { provider: 'simanthropic', model: 'sim-medium', arm: 'medium', role: 'duplicator' };
+    expect(sample(text, 'shadowplane_duplicator_provider_calls_total', { ...large, arm_role: 'incumbent', result: 'ok' })).toBe(3);
+    expect(sample(text, 'shadowplane_duplicator_provider_calls_total', { ...medium, arm_role: 'candidate', result: 'ok' })).toBe(3);
+    expect(sample(text, 'shadowplane_duplicator_provider_call_duration_seconds_count', { ...medium, result: 'ok' })).toBe(3);
+    expect(sample(text, 'shadowplane_duplicator_reserved_usd', { role: 'duplicator' })).toBe(0);
+    expect(text).toMatch(/^process_cpu_seconds_total\{role="duplicator"\} /m);
     // a drained worker flushes its spans before it exits
     const exited = new Promise<number | null>((r) => child!.once('exit', (c) => r(c)));
     child.kill('SIGTERM');
@@ -72,6 +103,13 @@ describe('duplicator traces in Jaeger', () => {
     // every chat span is a child of its item's span, and says what the observation says
     const obs = (await readObs(rig.bus, id)).filter((m): m is Observation => m.schema === 'shadow.observation/v1');
     expect(obs).toHaveLength(6);
+    // token counters add exactly what the observations recorded, by token type
+    for (const [arm, labels] of [['large', large], ['medium', medium]] as const) {
+      const mine = obs.filter((o) => o.arm_id === arm);
+      const total = (f: 'input_tokens' | 'output_tokens') => mine.reduce((a, o) => a + (o.usage[f] ?? 0), 0);
+      expect(sample(text, 'shadowplane_duplicator_provider_tokens_total', { ...labels, token_type: 'input' })).toBe(total('input_tokens'));
+      expect(sample(text, 'shadowplane_duplicator_provider_tokens_total', { ...labels, token_type: 'output' })).toBe(total('output_tokens'));
+    }
     for (const c of chats) {
       const parent = c.references.find((r) => r.refType === 'CHILD_OF');
       const item = items.find((i) => i.spanID === parent?.spanID);
