@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what Shadowplane's demo and tests run against, when missing: nats-server (JetStream),
 # redis-server (cluster-wide rate-limit tests), chromium (HTML report test), tmux (terminal test of
-# `shadowctl campaign watch`). apt-get needs root; otherwise prints what to install and exits
+# `shadowctl campaign watch`), prometheus (its promtool checks the roles' /metrics and
+# unit-tests the chart's alert rules). apt-get needs root; otherwise prints what to install and exits
 # non-zero.
 #
 # nats-server is not Debian's: that one (2.9.x) has a KV compare-and-set race on replicated
@@ -28,7 +29,7 @@ ensure_nats_server() {
 }
 
 want=("$@")
-[ ${#want[@]} -gt 0 ] || want=(nats-server redis-server chromium tmux)
+[ ${#want[@]} -gt 0 ] || want=(nats-server redis-server chromium tmux prometheus)
 missing=()
 for p in "${want[@]}"; do
   case "$p" in
@@ -36,6 +37,7 @@ for p in "${want[@]}"; do
     redis-server) command -v redis-server >/dev/null 2>&1 || missing+=(redis-server) ;;
     chromium) command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || missing+=(chromium) ;;
     tmux) command -v tmux >/dev/null 2>&1 || missing+=(tmux) ;;
+    prometheus) command -v promtool >/dev/null 2>&1 || missing+=(prometheus) ;;
     *) command -v "$p" >/dev/null 2>&1 || missing+=("$p") ;;
   esac
 done

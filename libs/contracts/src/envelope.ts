@@ -99,6 +99,18 @@ export const Envelope = z
       /** salted hash of the sticky-sampling key (never the key itself), or null */
       sticky_key_hash: z.string().nullable(),
     }),
+    /**
+     * the production request's W3C trace context (its `traceparent`/`tracestate` headers), when
+     * the sidecar traces; duplicators link the shadow item's span to it (a link, never a parent).
+     * Not part of item_hash.
+     */
+    trace_context: z
+      .object({
+        traceparent: z.string().regex(/^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/),
+        tracestate: z.string().max(512).nullable(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 export type Envelope = z.infer<typeof Envelope>;

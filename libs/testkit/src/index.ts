@@ -11,3 +11,5 @@ export { startRedisServer } from './redis-server.js';
 export type { RedisServerHandle } from './redis-server.js';
 export { freezeProcess, thawProcess } from './freeze.js';
 export { startFakeNatsInfo } from './fake-nats.js';
+export { startJaeger, jaegerBinary } from './jaeger.js';
+export type { JaegerHandle, JaegerSpan } from './jaeger.js';

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { registerHttpTelemetry, requestId } from './http-telemetry.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
@@ -126,10 +127,11 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
 
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     bodyLimit,
     return503OnClosing: true,
     exposeHeadRoutes: false,
+    genReqId: requestId,
     // Errors the router raises before any route runs (a path parameter over maxParamLength, a
     // malformed percent-encoding) get our error shape too, never fastify's bare one.
     frameworkErrors: (err, req, reply) => {
@@ -137,6 +139,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       void (reply as FastifyReply).status(e.httpStatus).type('application/json').send(e.toBody());
     },
   });
+  registerHttpTelemetry(app);
   app.decorateRequest('principal', null);
   app.decorateRequest('startedAt', 0n);
 

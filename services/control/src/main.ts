@@ -5,7 +5,7 @@ import { EXIT_CONFIG, loadProviderAllowlist, ConfigError } from '@shadowplane/co
 import { isShadowplaneError } from '@shadowplane/contracts';
 import { loadKeyring } from '@shadowplane/artifacts';
 import * as reportsLib from '@shadowplane/reports';
-import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
+import { createLogger, createMetricsRegistry, startTracing } from '@shadowplane/telemetry';
 import { buildControlApp } from './app.js';
 import { generateApiKey, hashApiKey, loadApiKeys } from './auth.js';
 import { loadControlConfig } from './config.js';
@@ -119,6 +119,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`shadowplane control: unknown arguments ${argv.join(' ')}\n\n${HELP}`);
     return 64;
   }
+  const tracing = startTracing({ serviceName: 'shadowplane-control', serviceVersion: VERSION, role: 'control' });
   let handle: ControlHandle;
   try {
     handle = await startControl(process.env);
@@ -137,5 +138,6 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
   });
   await handle.close();
+  await tracing.shutdown();
   return 0;
 }

@@ -29,6 +29,7 @@ import { attemptCharge, attemptUpperBoundMicroUsd, callOnce, isRetryable, prompt
 import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { JudgeRunner, type JudgedArm } from './judge-runner.js';
 import type { DuplicatorMetrics } from './metrics.js';
+import { itemSpan, observedCall, type CallMeta } from './observe.js';
 
 /** Everything a campaign runner shares with the rest of the worker. */
 export interface RunnerContext {
@@ -94,6 +95,20 @@ interface ArmPlan {
   boundMicroUsd: number;
   weight: number;
 }
+
+/** The span/metric description of attempt `attempt` of plan `p`. */
+const callMeta = (p: ArmPlan, attempt: number): CallMeta => ({
+  providerId: p.slot.provider.id,
+  baseUrl: p.slot.provider.base_url,
+  api: p.api,
+  model: p.slot.arm.model,
+  armId: p.slot.armId,
+  armRole: p.slot.role,
+  stream: p.stream,
+  maxTokens: requestMaxOutputTokens(p.api, p.body) ?? p.slot.arm.max_output_tokens,
+  rateCard: p.slot.arm.rate_card,
+  attempt,
+});
 
 type Verdict = { ack: true } | { ack: false; delayMs: number };
 const ACK: Verdict = { ack: true };
@@ -293,7 +308,7 @@ export class CampaignRunner {
     this.localItems.add(env.envelope_id);
     const hb = setInterval(() => m.working(), Math.max(100, Math.floor(this.ctx.ackWaitMs / 3)));
     try {
-      const v = await this.processItem(env);
+      const v = await itemSpan(this.id, env, () => this.processItem(env));
       if (v.ack) m.ack();
       else m.nak(v.delayMs);
     } catch (e) {
@@ -624,7 +639,7 @@ export class CampaignRunner {
         out = await p.slot.limiter.schedule(p.weight, async () => {
           if (!this.ctx.gate.enabled()) return null;
           started = true;
-          return callOnce({
+          return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () => callOnce({
           url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
           api: p.api,
           headers: this.headers(p),
@@ -632,7 +647,7 @@ export class CampaignRunner {
           firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
           stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
           dispatcher: this.ctx.http,
-          });
+          }));
         });
       } catch (e) {
         // callOnce never throws, so the limiter failed before any call: nothing was sent, which

@@ -11,6 +11,7 @@ import { CampaignRunner, type RunnerContext } from './campaign-runner.js';
 import type { DuplicatorConfig } from './config.js';
 import { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { DuplicatorMetrics } from './metrics.js';
+import { CampaignBudgetGauges } from './observe.js';
 
 /** Package version recorded in logs. */
 export const DUPLICATOR_VERSION = '0.1.0';
@@ -79,6 +80,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
       log.error({ campaignId, excessMicroUsd: excess }, 'settlement above its reservation (clamped)');
     },
   });
+  const budgetGauges = new CampaignBudgetGauges(registry, (id) => ledger.snapshot(id));
   const http = new Agent({ connections: 256, keepAliveTimeout: 10_000, pipelining: 0 });
   const ctx: RunnerContext = {
     bus,
@@ -109,6 +111,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
     runners.set(c.id, nr);
     try {
       await nr.start();
+      budgetGauges.track(c.id);
     } catch (e) {
       runners.delete(c.id);
       log.error({ err: e, campaignId: c.id }, 'could not start consuming campaign');
@@ -116,6 +119,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
   };
   const stopRunner = async (id: string, r: CampaignRunner, state: string): Promise<void> => {
     runners.delete(id);
+    budgetGauges.untrack(id);
     await r.stop();
     log.info({ campaignId: id, state }, 'stopped consuming campaign');
   };
@@ -182,6 +186,7 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
         ready = false;
         clearInterval(lagTimer);
         clearInterval(sweepTimer);
+        budgetGauges.close();
         watch.stop();
         await chain.catch(() => undefined);
         await Promise.all([...runners.values()].map((r) => r.stop()));

@@ -1,6 +1,6 @@
 import { EXIT_CONFIG, ConfigError } from '@shadowplane/config';
 import { isShadowplaneError } from '@shadowplane/contracts';
-import { createLogger } from '@shadowplane/telemetry';
+import { createLogger, startTracing } from '@shadowplane/telemetry';
 import { DuplicatorEnv, loadConfig } from './config.js';
 import { DUPLICATOR_VERSION, startDuplicator } from './duplicator.js';
 
@@ -30,6 +30,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const { pino } = await import('pino');
   const logger = createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel, destination: pino.destination(2) });
+  const tracing = startTracing({ serviceName: 'shadowplane-duplicator', serviceVersion: DUPLICATOR_VERSION, role: 'duplicator' });
   let handle;
   try {
     handle = await startDuplicator(config, { logger });
@@ -48,5 +49,6 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', resolve);
   });
   await handle.close();
+  await tracing.shutdown();
   return 0;
 }

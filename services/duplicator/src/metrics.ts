@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { ProviderCallMetrics } from './observe.js';
 
 /** The duplicator's metrics, registered on an injected registry. Labels are small closed sets. */
 export class DuplicatorMetrics {
@@ -10,8 +11,8 @@ export class DuplicatorMetrics {
   readonly spendUsd: Counter;
   /** budget reservations asked, by result (`granted`, `refused`) */
   readonly reservations: Counter<'result'>;
-  /** USD this worker holds reserved for in-flight items right now */
-  readonly reservedUsd: Gauge;
+  /** USD this worker holds reserved for in-flight items right now (kept in integer micro-USD) */
+  readonly reservedUsd: MicroUsdGauge;
   /** ms spent waiting for an arm's rate limit, seconds */
   readonly rateLimitWait: Histogram<'arm_role'>;
   /** items by outcome (`dispatched`, `duplicate`, `excluded`, `not_sampled`, `lost_in_flight`) */
@@ -26,6 +27,8 @@ export class DuplicatorMetrics {
   readonly armsSkipped: Counter<'reason'>;
   /** 1 while paid_dispatch is on, as this worker sees it */
   readonly paidDispatch: Gauge;
+  /** per provider call: counts, tokens, duration, time to first token (by provider, model, arm) */
+  readonly providerCalls: ProviderCallMetrics;
 
   constructor(r: Registry) {
     const reg = [r];
@@ -33,7 +36,7 @@ export class DuplicatorMetrics {
     this.attempts = new Counter({ name: 'shadowplane_duplicator_provider_attempts_total', help: 'provider HTTP attempts incl. retries', labelNames: ['arm_role', 'result'], registers: reg });
     this.spendUsd = new Counter({ name: 'shadowplane_duplicator_spend_usd_total', help: 'USD settled on budget ledgers by this worker', registers: reg });
     this.reservations = new Counter({ name: 'shadowplane_duplicator_reservations_total', help: 'budget reservations by result', labelNames: ['result'], registers: reg });
-    this.reservedUsd = new Gauge({ name: 'shadowplane_duplicator_reserved_usd', help: 'USD reserved by this worker for in-flight items', registers: reg });
+    this.reservedUsd = new MicroUsdGauge(new Gauge({ name: 'shadowplane_duplicator_reserved_usd', help: 'USD reserved by this worker for in-flight items', registers: reg }));
     this.rateLimitWait = new Histogram({
       name: 'shadowplane_duplicator_ratelimit_wait_seconds',
       help: 'time an arm call waited for its rate limit',
@@ -47,5 +50,34 @@ export class DuplicatorMetrics {
     this.overcharges = new Counter({ name: 'shadowplane_duplicator_budget_overcharge_total', help: 'settlements above their reservation (clamped; a bug)', registers: reg });
     this.armsSkipped = new Counter({ name: 'shadowplane_duplicator_arms_skipped_total', help: 'arms left out of dispatch', labelNames: ['reason'], registers: reg });
     this.paidDispatch = new Gauge({ name: 'shadowplane_duplicator_paid_dispatch', help: '1 while paid_dispatch is on', registers: reg });
+    this.providerCalls = new ProviderCallMetrics(r);
+  }
+}
+
+/**
+ * A USD gauge whose running total is kept in integer micro-USD, so increments and decrements of
+ * the same amounts return it exactly to 0 (a float gauge fed ±x/1e6 drifts: −1.2e-17 was seen).
+ * `inc`/`dec` take USD values that came from integer micro-USD (`micro / 1e6`) and round them
+ * back exactly; the gauge shows the total ÷ 1e6, converted once.
+ */
+export class MicroUsdGauge {
+  private micro = 0;
+  constructor(readonly gauge: Gauge) {}
+  /** adds `usd` (a micro-USD amount ÷ 1e6) */
+  inc(usd: number): void {
+    this.addMicro(Math.round(usd * 1e6));
+  }
+  /** subtracts `usd` (a micro-USD amount ÷ 1e6) */
+  dec(usd: number): void {
+    this.addMicro(-Math.round(usd * 1e6));
+  }
+  /** adds an integer micro-USD amount (negative to subtract) */
+  addMicro(micro: number): void {
+    this.micro += micro;
+    this.gauge.set(this.micro / 1e6);
+  }
+  /** the current total, integer micro-USD */
+  get totalMicroUsd(): number {
+    return this.micro;
   }
 }

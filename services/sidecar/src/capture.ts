@@ -232,6 +232,7 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
     expectations: d.expectations,
     redactions,
     source: { placement: c.placement, sidecar_id: c.sidecarId, sticky_key_hash: d.stickyKeyHash },
+    ...(d.traceContext ? { trace_context: d.traceContext } : {}),
   };
   // No zod re-validation here: it cost ~30% of the build (profiled). Every field is built from
   // validated parts (config/sampler tokens, detectApi, providers usage); the integration tests

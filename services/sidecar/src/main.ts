@@ -1,6 +1,7 @@
 import { ConfigError, EXIT_CONFIG } from '@shadowplane/config';
 import { loadConfig } from './config.js';
-import { startSidecar } from './sidecar.js';
+import { startTracing } from '@shadowplane/telemetry';
+import { SIDECAR_VERSION, startSidecar } from './sidecar.js';
 
 /**
  * `shadowplane sidecar [--listen host:port] [--upstream url | --config sidecar.yaml] [--nats url]
@@ -25,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(loaded.text);
     return 0;
   }
+  const tracing = startTracing({ serviceName: 'shadowplane-sidecar', serviceVersion: SIDECAR_VERSION, role: 'sidecar' });
   let sidecar;
   try {
     sidecar = await startSidecar(loaded.config);
@@ -43,5 +45,6 @@ export async function main(argv: string[]): Promise<number> {
     process.on('SIGINT', onSignal);
   });
   await sidecar.stop();
+  await tracing.shutdown();
   return 0;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Expectation, isSubjectToken, TrafficClass, type Api } from '@shadowplane/contracts';
 import { detectApi } from '@shadowplane/providers';
+import { TRACEPARENT_RE, tracingEnabled } from '@shadowplane/telemetry';
 import type { SamplingRuleSpec } from './config.js';
 
 /** The request facts sampling looks at: all known before the body is read. */
@@ -42,6 +43,8 @@ export type SampleDecision =
       models: string[] | null;
       /** the matched rule's name, or null */
       rule: string | null;
+      /** the request's W3C trace context, when the sampler reads it and the request carries a valid one */
+      traceContext?: { traceparent: string; tracestate: string | null };
     };
 
 /** Options for {@link Sampler}; see `SidecarConfig.sampling`. */
@@ -57,6 +60,11 @@ export interface SamplerOptions {
   retentionConsent: boolean;
   /** random source in [0, 1); default Math.random (tests inject a fixed one) */
   random?: () => number;
+  /**
+   * read `traceparent`/`tracestate` into sampled captures (so shadow spans link to the production
+   * trace); default: whether tracing is on in this process. Off, the headers are not even looked at.
+   */
+  traceContext?: boolean;
 }
 
 const ExpectHeader = z.union([Expectation, z.array(Expectation).max(32)]);
@@ -89,6 +97,7 @@ export const SHADOW_HEADERS = Object.freeze({
 export class Sampler {
   /** lowercased header names the proxy must collect into {@link RequestHead.headers} */
   readonly headerNames: ReadonlySet<string>;
+  private readonly traceContext: boolean;
   private readonly random: () => number;
   /**
    * true when nothing can be sampled without an `x-shadow-*` opt-in header (rate 0, every rule
@@ -100,6 +109,8 @@ export class Sampler {
     this.random = o.random ?? Math.random;
     const names = new Set<string>(Object.values(SHADOW_HEADERS));
     if (o.stickyHeader) names.add(o.stickyHeader);
+    this.traceContext = o.traceContext ?? tracingEnabled();
+    if (this.traceContext) names.add('traceparent').add('tracestate');
     for (const r of o.rules) {
       if (r.sticky_header) names.add(r.sticky_header);
       for (const h of Object.keys(r.headers ?? {})) names.add(h);
@@ -182,7 +193,12 @@ export class Sampler {
     const rc = h.headers.get(SHADOW_HEADERS.retentionConsent);
     if (rc !== undefined) retentionConsent = /^(1|true|yes)$/i.test(rc.trim());
 
-    return { kind: 'sampled', api, suite, callType, trafficClass, expectations, retentionConsent, stickyKeyHash, models, rule: ruleName };
+    const d: SampleDecision = { kind: 'sampled', api, suite, callType, trafficClass, expectations, retentionConsent, stickyKeyHash, models, rule: ruleName };
+    if (this.traceContext) {
+      const tp = h.headers.get('traceparent')?.trim().toLowerCase();
+      if (tp !== undefined && TRACEPARENT_RE.test(tp)) d.traceContext = { traceparent: tp, tracestate: h.headers.get('tracestate')?.slice(0, 512) ?? null };
+    }
+    return d;
   }
 
   private match(h: RequestHead): SamplingRuleSpec | undefined {

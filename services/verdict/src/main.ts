@@ -1,6 +1,6 @@
 import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
 import { ConfigError, EXIT_CONFIG } from '@shadowplane/config';
-import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
+import { createLogger, createMetricsRegistry, startTracing } from '@shadowplane/telemetry';
 import { loadVerdictEnv, splitHostPort, type VerdictEnv } from './config.js';
 import { startVerdict, type VerdictHandle } from './service.js';
 
@@ -46,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   const logger = createLogger({ service: 'verdict', version: '0.1.0', level: env.SHADOWPLANE_LOG_LEVEL as never, destination: process.stderr as never });
   const { host, port } = splitHostPort(env.SHADOWPLANE_VERDICT_OPS_LISTEN);
+  const tracing = startTracing({ serviceName: 'shadowplane-verdict', serviceVersion: '0.1.0', role: 'verdict' });
   let handle: VerdictHandle;
   try {
     handle = await startVerdict({
@@ -71,5 +72,6 @@ export async function main(argv: string[]): Promise<number> {
     process.once('SIGINT', () => resolve());
   });
   await handle.close();
+  await tracing.shutdown();
   return 0;
 }
