@@ -389,16 +389,15 @@ export type RunArmTimes = z.infer<typeof RunArmTimes>;
  * `charged_micro_usd` over the distinct observations handed to the fold, superseded ones included:
  * they were paid for). `arms_micro_usd` sums every arm call (incumbent, candidates, A-A second
  * calls); `by_arm` splits it by `<arm_id>` (A-A second calls under `<arm_id>:aa`). The LLM judge is
- * kept apart: `judge_micro_usd` is 0 when the spec configures no `llm_judge` scorer, null when one is
- * configured but its calls are not metered in the observations (this build never dispatches judge
- * calls through the ledger). Calls lost in flight are charged by the ledger without an observation,
+ * kept apart: `judge_micro_usd` is Σ `charged_micro_usd` over the judge verdicts (the judge's calls
+ * reserve and settle on the same ledger; 0 when the spec configures no `llm_judge` scorer). Calls lost in flight are charged by the ledger without an observation,
  * so the ledger's settled total can exceed `arms_micro_usd`.
  */
 export const RunSpend = z
   .object({
     arms_micro_usd: z.number().int().nonnegative(),
     by_arm: z.record(z.string(), z.number().int().nonnegative()),
-    judge_micro_usd: z.number().int().nonnegative().nullable(),
+    judge_micro_usd: z.number().int().nonnegative(),
   })
   .strict();
 export type RunSpend = z.infer<typeof RunSpend>;

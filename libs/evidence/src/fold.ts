@@ -759,7 +759,7 @@ export function foldReport(input: FoldInput): FoldResult {
     window: { first_started_at: starts[0] ?? null, last_ended_at: ends[ends.length - 1] ?? null },
     counts: { messages_in: input.messages.length, superseded_observations: obsRaw.length - obs.length },
     call_types: runTimes,
-    spend: runSpend(withIds, judgeSpec !== undefined),
+    spend: runSpend(withIds, verdicts),
   };
   const runPlain = JSON.parse(canonicalJson(runBody)) as RunRecord;
   const runRecordId = fastContentHash(runPlain);
@@ -784,8 +784,8 @@ export function foldReport(input: FoldInput): FoldResult {
   return { report, reportJson, reportId, runRecord, runRecordJson, runRecordId, bundle, datasetCards };
 }
 
-/** Σ charged_micro_usd over distinct observations (by id), split by arm; judge apart (see RunSpend). */
-function runSpend(withIds: { o: Observation; id: string }[], judgeConfigured: boolean): RunSpend {
+/** Σ charged_micro_usd over distinct observations (by id), split by arm; the judge's verdicts apart (see RunSpend). */
+function runSpend(withIds: { o: Observation; id: string }[], verdicts: readonly { charged_micro_usd: number }[]): RunSpend {
   const seen = new Set<string>();
   const byArm: Record<string, number> = {};
   let total = 0;
@@ -795,7 +795,7 @@ function runSpend(withIds: { o: Observation; id: string }[], judgeConfigured: bo
     total += o.charged_micro_usd;
     inc(byArm, o.role === 'incumbent_aa' ? `${o.arm_id}:aa` : o.arm_id, o.charged_micro_usd);
   }
-  return { arms_micro_usd: total, by_arm: sortRecord(byArm), judge_micro_usd: judgeConfigured ? null : 0 };
+  return { arms_micro_usd: total, by_arm: sortRecord(byArm), judge_micro_usd: verdicts.reduce((a, v) => a + v.charged_micro_usd, 0) };
 }
 
 function sortRecord(r: Record<string, number>): Record<string, number> {

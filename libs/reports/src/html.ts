@@ -365,12 +365,13 @@ export function renderReportHtml(report: Report, runRecord?: RunRecord | null, o
   const cap = spec?.max_cost_usd ?? null;
   const spend = run?.spend ?? null;
   const armsUsd = spend ? spend.arms_micro_usd / 1e6 : null;
-  const judgeUsd = spend?.judge_micro_usd === null || spend?.judge_micro_usd === undefined ? null : spend.judge_micro_usd / 1e6;
+  const judgeUsd = spend ? spend.judge_micro_usd / 1e6 : null;
   const byArm = spend ? Object.entries(spend.by_arm).map(([k, v]) => `${esc(k.endsWith(':aa') ? `${k.slice(0, -3)} (A-A second calls)` : k)} ${usd(v / 1e6)}`).join(' · ') : '';
+  const judge = report.judge;
   const judgeText = !spend
     ? 'not recorded (run record written before spend was recorded)'
-    : spend.judge_micro_usd === null
-      ? 'not metered: an LLM judge scorer is configured, but its calls are not charged through the campaign ledger in this build'
+    : judge
+      ? `${usd(judgeUsd)} evaluation cost for ${judge.calls} calls to ${esc(judge.provider)}/${esc(judge.model)} (not in any arm's cost)`
       : `${usd(judgeUsd)} (no LLM judge is configured)`;
   const dd = (field: string, value: string | number | null, html: string) => `<dt>${esc(field.replace(/_/g, ' '))}</dt><dd data-field="${field}"${value === null ? '' : ` data-value="${esc(value)}"`}>${html}</dd>`;
 
