@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: help install system-deps typecheck test test-unit demo bench
+.PHONY: help install system-deps typecheck lint format test test-unit demo bench
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
@@ -18,7 +18,13 @@ install: $(NODE_MODULES_STAMP) ## install dependencies (npm ci)
 typecheck: install ## TypeScript strict type check of every package
 	npx tsc -p tsconfig.json --noEmit
 
-test: install typecheck ## run every test (unit and integration; starts its own nats-server)
+lint: install ## layer boundaries, floating promises, type imports (ESLint); declared workspace deps; formatting (Prettier)
+	npm run lint
+
+format: install ## rewrite the sources in the project's format (Prettier)
+	npm run format
+
+test: install typecheck lint ## run every test (unit and integration; starts its own nats-server)
 	scripts/ensure-system-deps.sh
 	@mkdir -p .tmp
 	npx vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json; rc=$$?; \

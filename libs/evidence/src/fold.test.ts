@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { studentTPpf } from '@shadowplane/stats';
 import { canonicalJson, contentHash, type ObsMessage } from '@shadowplane/contracts';
 import { foldReport, verifyBundle } from './index.js';
-import { seededRandom, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '../test/synth.js';
+import { seededRandom, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '@shadowplane/testkit';
 
 const CID = 'cmp_0123456789abcdef';
 const campaign = (candidates: string[], over = {}) => ({ campaign_id: CID, spec: synthSpec(candidates, over), run_index: 1, state: 'completed' });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JudgeVerdict, ObsMessage, Observation } from '@shadowplane/contracts';
 import { foldReport } from './index.js';
-import { synthObservation, synthSpec } from '../test/synth.js';
+import { synthObservation, synthSpec } from '@shadowplane/testkit';
 
 const CID = 'cmp_0123456789abcdef';
 const JUDGE = { kind: 'llm_judge' as const, provider: 'judgep', model: 'jm', weight: 0.5, rate_card: { input: 1, output: 1 } };

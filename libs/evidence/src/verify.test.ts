@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { foldReport, verifyBundle, type EvidenceBundle } from './index.js';
-import { synthCampaign, synthSpec } from '../test/synth.js';
+import { synthCampaign, synthSpec } from '@shadowplane/testkit';
 
 const CID = 'cmp_00000000000000aa';
 const fresh = (): EvidenceBundle => {

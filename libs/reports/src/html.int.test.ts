@@ -5,7 +5,7 @@ import type { ObsMessage } from '@shadowplane/contracts';
 import { foldReport } from '@shadowplane/evidence';
 import { renderReportHtml, SKEW_WARNING_MS } from './index.js';
 // the evidence library's synthetic campaigns: known ground truth, shared rather than copied
-import { synthCampaign, synthObservation, synthSpec } from '../../evidence/test/synth.js';
+import { synthCampaign, synthObservation, synthSpec } from '@shadowplane/testkit';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CID = 'cmp_feedfacecafe0001';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Observation } from '@shadowplane/contracts';
 import { buildLedger, ledgerCsv } from './index.js';
-import { synthObservation } from '../../evidence/test/synth.js';
+import { synthObservation } from '@shadowplane/testkit';
 
 const CID = 'cmp_ledger0001';
 // 20 items; the incumbent fails item 0, candidate `flaky` fails items 0–5, candidate `steady` fails item 7

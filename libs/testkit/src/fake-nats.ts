@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP listener that speaks just enough of the NATS client protocol to let a client connect
@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
  */
 export async function startFakeNatsInfo(version: string): Promise<{ url: string; close(): Promise<void> }> {
   const info = { server_id: 'FAKE', server_name: 'fake', version, proto: 1, go: 'go0', host: '127.0.0.1', port: 0, headers: true, max_payload: 1048576, jetstream: true };
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const srv: Server = createServer((s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

@@ -13,3 +13,5 @@ export { freezeProcess, thawProcess } from './freeze.js';
 export { startFakeNatsInfo } from './fake-nats.js';
 export { startJaeger, jaegerBinary } from './jaeger.js';
 export type { JaegerHandle, JaegerSpan } from './jaeger.js';
+export { GSM8K, uuidFrom, synthSpec, synthObservation, synthEvent, seededRandom, synthCampaign } from './synth.js';
+export type { ArmAnswer } from './synth.js';

@@ -7,8 +7,8 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
-import { fixture, KEYS, validSpec, type Fixture } from '../../control/test/helpers.js';
-import { hashApiKey, loadApiKeys } from '../../control/src/auth.js';
+import { fixture, KEYS, validSpec, type Fixture } from '@shadowplane/control/testing';
+import { hashApiKey, loadApiKeys } from '@shadowplane/control';
 import { main } from '../src/index.js';
 
 const BIN = fileURLToPath(new URL('../bin/shadowctl.mjs', import.meta.url));

@@ -5,9 +5,9 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldReport } from '@shadowplane/evidence';
 import { writeReport } from '@shadowplane/reports';
-import { auth, fixture, KEYS, validSpec, type Fixture } from '../../control/test/helpers.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '@shadowplane/control/testing';
 // Synthetic OBS messages with a known ground truth (GSM8K gold answers), from the evidence lib's tests.
-import { synthCampaign, synthSpec } from '../../../libs/evidence/test/synth.js';
+import { synthCampaign, synthSpec } from '@shadowplane/testkit';
 import { main } from '../src/index.js';
 
 class Sink extends Writable {

@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openKv } from '@shadowplane/bus';
 import { Campaign } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, validSpec, type Fixture } from '../../control/test/helpers.js';
-import { seedProgress, seedReport } from '../../control/test/seed.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '@shadowplane/control/testing';
+import { seedProgress, seedReport } from '@shadowplane/control/testing';
 import { main } from '../src/index.js';
 
 // `shadowctl campaign watch` writing to a pipe (CI logs, `| tee`): no bars, no redraw on every

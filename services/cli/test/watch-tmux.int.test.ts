@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openKv } from '@shadowplane/bus';
 import { Campaign } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, validSpec, type Fixture } from '../../control/test/helpers.js';
-import { seedProgress, seedReport } from '../../control/test/seed.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '@shadowplane/control/testing';
+import { seedProgress, seedReport } from '@shadowplane/control/testing';
 
 // `shadowctl campaign watch` drawn in a real terminal: a detached tmux session (private socket,
 // 120×30) runs the shadowctl binary against a live control API; the test moves the campaign's

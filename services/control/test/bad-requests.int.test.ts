@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 
 // Each bad launch request is refused with the offending field named, and nothing is written:
 // every key and revision of the campaigns, budget and flags buckets and the OBS message count

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 
 // Hostile input against the control API: every answer is a 4xx in our `{error:{code,message,
 // details}}` shape naming the field, nothing is written, and nothing reaches the prototype chain.

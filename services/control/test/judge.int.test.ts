@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DryRunResult } from '../src/index.js';
-import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 
 const post = (f: Fixture, url: string, body: unknown) =>
   f.app.inject({ method: 'POST', url, headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: JSON.stringify(body) });

@@ -6,7 +6,7 @@ import type { Envelope, ProviderEntry } from '@shadowplane/contracts';
 import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
 import { startProviderSim, type ProviderSim } from '@shadowplane/provider-sim';
 import { chatEnvelope, randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
-import { auth, fixture, KEYS, type Fixture } from './helpers.js';
+import { auth, fixture, KEYS, type Fixture } from '../testing/helpers.js';
 
 // The kill switch end to end: a campaign launched through the control API, a real duplicator
 // worker (default flag poll, 500 ms) re-invoking arms at a real provider-sim while envelopes keep

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify as toYaml } from 'yaml';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import { hashApiKey } from '../src/index.js';
-import { PROVIDERS, tempFile } from './helpers.js';
+import { PROVIDERS, tempFile } from '../testing/helpers.js';
 
 const BIN = fileURLToPath(new URL('../../shadowplane/bin/shadowplane.mjs', import.meta.url));
 

@@ -7,7 +7,7 @@ import { createMetricsRegistry } from '@shadowplane/telemetry';
 import { startNatsServer, type NatsServerHandle } from '@shadowplane/testkit';
 import type { FastifyInstance } from 'fastify';
 import { buildControlApp } from '../src/index.js';
-import { auth, KEY_ENTRIES, KEYS, PROVIDERS, validSpec } from './helpers.js';
+import { auth, KEY_ENTRIES, KEYS, PROVIDERS, validSpec } from '../testing/helpers.js';
 
 // A private nats-server is stopped under the running API and started again on the same port.
 describe('control API when NATS goes away', () => {

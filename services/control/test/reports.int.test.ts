@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObsMessage } from '@shadowplane/contracts';
 import { ReportView } from '../src/index.js';
-import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
-import { seedReport } from './seed.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
+import { seedReport } from '../testing/seed.js';
 
 describe('reports, dataset cards and the observations export', () => {
   let f: Fixture;

@@ -3,8 +3,8 @@ import addFormats from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type RouteDef } from '../src/index.js';
-import { auth, fixture, KEYS, validSpec, type Fixture } from './helpers.js';
-import { seedReport } from './seed.js';
+import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
+import { seedReport } from '../testing/seed.js';
 
 // Keys for the scope matrix: for each scope, a key holding ONLY that scope (right key) and a key
 // holding EVERY OTHER scope (wrong key) — so a 403 cannot come from a missing unrelated scope.

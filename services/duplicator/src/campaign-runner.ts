@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
 import { JsonKv, type Bus } from '@shadowplane/bus';
 import {
-  Campaign,
+  type Campaign,
   DispatchState,
   Envelope,
   NULL_USAGE,
@@ -20,7 +20,7 @@ import {
   type Observation,
   type ProviderEntry,
 } from '@shadowplane/contracts';
-import { BudgetLedgerClient } from '@shadowplane/budget';
+import { type BudgetLedgerClient } from '@shadowplane/budget';
 import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
 import { putArtifact, type Keyring } from '@shadowplane/artifacts';
 import { requestMaxOutputTokens, requestPromptText, resolveCost } from '@shadowplane/providers';

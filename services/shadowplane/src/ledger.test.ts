@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ObsMessage } from '@shadowplane/contracts';
-import { synthEvent, synthObservation } from '../../../libs/evidence/test/synth.js';
+import { synthEvent, synthObservation } from '@shadowplane/testkit';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));

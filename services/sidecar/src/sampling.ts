@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { Expectation, isSubjectToken, TrafficClass, type Api } from '@shadowplane/contracts';
+import { Expectation, isSubjectToken, type TrafficClass, type Api } from '@shadowplane/contracts';
 import { detectApi } from '@shadowplane/providers';
 import { TRACEPARENT_RE, tracingEnabled } from '@shadowplane/telemetry';
 import type { SamplingRuleSpec } from './config.js';

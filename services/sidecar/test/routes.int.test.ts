@@ -1,5 +1,6 @@
 // Routes and rules from a YAML file: path-prefix and Host routing, strip_prefix, egress placement,
 // model filters applied at capture time, and the capture ceiling.
+import type { ServerResponse } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ describe('routes and rules from YAML', () => {
   const prefix = randomPrefix('sco');
 
   beforeAll(async () => {
-    const handler = (_req: unknown, res: import('node:http').ServerResponse) => {
+    const handler = (_req: unknown, res: ServerResponse) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(REPLY);
     };

@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { pairedClusterBootstrap } from '@shadowplane/stats';
 import { foldReport } from '@shadowplane/evidence';
-import { synthCampaign, synthSpec } from '../../../libs/evidence/test/synth.js';
+import { synthCampaign, synthSpec } from '@shadowplane/testkit';
 
 const N = Number(process.argv[2] ?? 100_000);
 const REPEATS = Number(process.argv[3] ?? 3);

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { verifyBundle } from '@shadowplane/evidence';
 import { contentHash, type Report, type RunRecord } from '@shadowplane/contracts';
-import { synthCampaign, synthSpec } from '../../../libs/evidence/test/synth.js';
+import { synthCampaign, synthSpec } from '@shadowplane/testkit';
 import { main } from './fold-main.js';
 
 const CID = 'cmp_0f0f0f0f0f0f0f0f';

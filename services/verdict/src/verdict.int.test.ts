@@ -5,7 +5,7 @@ import { Campaign, contentHash, type ObsMessage } from '@shadowplane/contracts';
 import { foldReport, verifyBundle } from '@shadowplane/evidence';
 import { exportObservations, readDatasetCard, readFinalReport, readLatestReport, readProgress, readReport, readRunRecord, requestReport } from '@shadowplane/reports';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
-import { synthCampaign, synthEvent, synthSpec } from '../../../libs/evidence/test/synth.js';
+import { synthCampaign, synthEvent, synthSpec } from '@shadowplane/testkit';
 import { startVerdict, type VerdictHandle } from './index.js';
 
 const CID = 'cmp_a1b2c3d4e5f60718';
