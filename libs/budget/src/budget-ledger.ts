@@ -37,7 +37,7 @@ const sumValues = (o: Record<string, number>): number => Object.values(o).reduce
 /**
  * The per-campaign budget ledger in the `shadow_budget` KV, changed only by compare-and-set so
  * that, across any number of workers, retries and crashes, `settled + reserved ≤ limit` holds
- * after every write (DESIGN.md honesty rule 6). All amounts are integer micro-USD.
+ * after every write (docs/architecture.md honesty rule 6). All amounts are integer micro-USD.
  *
  * Every reservation is kept by id in `outstanding` (id → micro-USD; `reserved_micro_usd` is
  * their sum), which makes both operations idempotent: reserving an id that is already

@@ -151,7 +151,7 @@ export interface Provisioned {
  * (idempotent: every role calls it at start). One that exists is left as it is, but its replica
  * count must equal the one asked for: a mismatch is refused, not silently kept, so a cluster
  * configured for R3 never runs its ledger on an R1 bucket.
- * Source: DESIGN.md "State: NATS is the one stateful engine".
+ * Source: docs/architecture.md "State".
  * @returns the names of everything that now exists
  * @throws ShadowplaneError `nats_replicas_mismatch` naming the stream/bucket and both counts
  */

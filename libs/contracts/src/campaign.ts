@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { Api, RateCard } from './usage.js';
 import { Expectation, SubjectToken } from './envelope.js';
 
-/** Hard ceiling on max_items per call type (DESIGN.md "Campaign"). */
+/** Hard ceiling on max_items per call type (docs/architecture.md "Contracts" (Campaign)). */
 export const MAX_ITEMS_CEILING = 5000;
 /** Default max_items per call type. */
 export const MAX_ITEMS_DEFAULT = 500;
-/** Fewest merged observations per arm before any verdict (DESIGN.md honesty rule 10). */
+/** Fewest merged observations per arm before any verdict (docs/architecture.md honesty rule 10). */
 export const MIN_ARM_OBSERVATIONS = 8;
 
 /** Suffix of the arm id generated for the A-A second incumbent call; spec arm ids may not end with it. */
@@ -110,7 +110,7 @@ export type ScorerSpec = z.infer<typeof ScorerSpec>;
 /**
  * The campaign spec an operator submits (POST /v1/campaigns). Immutable once running.
  * Money in USD, margins in percentage points (pp) of quality on a 0–1 scale × 100,
- * `min_savings` as a fraction (0.2 = 20% cheaper). Source: DESIGN.md "Campaign".
+ * `min_savings` as a fraction (0.2 = 20% cheaper). Source: docs/architecture.md "Contracts" (Campaign).
  */
 export const CampaignSpec = z
   .object({
@@ -211,7 +211,7 @@ export type Campaign = z.infer<typeof Campaign>;
 
 /**
  * The per-campaign budget ledger in `shadow_budget`, integers in micro-USD so sums are exact.
- * Invariant: settled + reserved ≤ limit, kept by compare-and-set (DESIGN.md honesty rule 6).
+ * Invariant: settled + reserved ≤ limit, kept by compare-and-set (docs/architecture.md honesty rule 6).
  */
 export const BudgetLedger = z
   .object({
@@ -269,7 +269,7 @@ export type Outcome = z.infer<typeof Outcome>;
 
 /**
  * The `paid_dispatch` kill switch value in the `shadow_flags` KV. Unknown (absent, unreadable,
- * unparsable) means off: fail closed. Source: DESIGN.md honesty rules and "State".
+ * unparsable) means off: fail closed. Source: docs/architecture.md honesty rules and "State".
  */
 export const PaidDispatchFlag = z
   .object({

@@ -90,7 +90,7 @@ export const VOLATILE_REQUEST_FIELDS: readonly string[] = Object.freeze([
  * @param path request path without query, e.g. `/v1/chat/completions`
  * @param body the parsed (and already redacted) request body; non-objects are hashed as given
  * @returns 64 lowercase hex characters
- * Source: DESIGN.md "Contracts — Envelope".
+ * Source: docs/architecture.md "Contracts" (Envelope).
  */
 export function itemHash(api: string, path: string, body: unknown): string {
   return contentHash({ api, path, body: stripVolatile(body) });

@@ -69,7 +69,7 @@ export type ServedSummary = z.infer<typeof ServedSummary>;
  * Exactly one of `request.body` (inline JSON) and `request.body_ref` (object store) is non-null.
  * `item_hash` = sha256(canonical JSON {api, path, body without volatile fields}) over the
  * redacted body (libs/contracts `itemHash`).
- * Source: DESIGN.md "Contracts — Envelope".
+ * Source: docs/architecture.md "Contracts" (Envelope).
  */
 export const Envelope = z
   .object({

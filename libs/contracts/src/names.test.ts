@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isSubjectToken, natsNames } from './index.js';
 
 describe('natsNames', () => {
-  it('gives the standard names from DESIGN.md without a prefix', () => {
+  it('gives the standard names from docs/architecture.md without a prefix', () => {
     const n = natsNames();
     expect(n.streams).toEqual({ capture: 'CAPTURE', obs: 'OBS' });
     expect(n.buckets.campaigns).toBe('shadow_campaigns');

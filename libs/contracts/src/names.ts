@@ -49,7 +49,7 @@ function token(kind: string, s: string): string {
  * Builds the name set for a deployment.
  * @param prefix optional isolation prefix ([A-Za-z0-9_-], ≤ 32 chars); '' for the standard names
  * @throws TypeError when the prefix or a subject token is not a safe token
- * Source: DESIGN.md "State: NATS is the one stateful engine".
+ * Source: docs/architecture.md "State".
  */
 export function natsNames(prefix = ''): NatsNames {
   if (prefix !== '' && !/^[A-Za-z0-9_-]{1,32}$/.test(prefix)) throw new TypeError(`bad NATS prefix ${JSON.stringify(prefix)}`);

@@ -7,7 +7,7 @@ export const ArmRole = z.enum(['incumbent', 'candidate', 'incumbent_aa']);
 export type ArmRole = z.infer<typeof ArmRole>;
 
 /**
- * How an observation was produced, which caps what the fold may conclude from it (DESIGN.md
+ * How an observation was produced, which caps what the fold may conclude from it (docs/architecture.md
  * "Verdict statistics"): `shadow_dual_run` (all arms called together from the same pinned
  * envelope: counterfactual, any verdict state), `judged_dataset_run` (arms run over a dataset
  * and judged, not a contemporaneous shadow of production: at most ON_FRONTIER), `replay`
@@ -25,7 +25,7 @@ export type Instrument = z.infer<typeof Instrument>;
  * `start_skew_ms` = this arm's start minus the earliest arm start for the same item.
  * `output_text` is absent on the bus (outputs live encrypted in the artifact store); it is filled
  * in only by an authorised export for offline folds.
- * Source: DESIGN.md "Contracts — Observation".
+ * Source: docs/architecture.md "Contracts" (Observation).
  */
 export const Observation = z
   .object({

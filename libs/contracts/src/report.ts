@@ -55,7 +55,7 @@ export type PowerPlanValue = z.infer<typeof PowerPlanValue>;
  * normalised prompt (`prompt_simhash`), items within Hamming distance ≤ `near_duplicate_threshold`
  * bits joined transitively (union-find). Strata: items by their expectation kinds
  * (`numeric`, `exact+regex`, ... or `none`). Exclusions: one row per excluded item with its reason.
- * Source: DESIGN.md "Report"; issue 7 "Dataset card".
+ * Source: docs/architecture.md "Contracts" (Report); issue 7 "Dataset card".
  */
 export const DatasetCard = z
   .object({
@@ -173,7 +173,7 @@ export const ArmView = z
   .strict();
 export type ArmView = z.infer<typeof ArmView>;
 
-/** The four verdict states per candidate (DESIGN.md "Verdict statistics"). */
+/** The four verdict states per candidate (docs/architecture.md "Statistics of a verdict"). */
 export const CandidateState = z.enum(['BEAT', 'NOT_BEAT', 'ON_FRONTIER', 'CANNOT_MEASURE']);
 export type CandidateState = z.infer<typeof CandidateState>;
 
@@ -225,7 +225,7 @@ export const Comparison = z
     /** why the LLM judge was not used for this pair (same family as an arm), or null */
     judge_refused: z.string().nullable().optional(),
     /**
-     * The weakest instrument among the paired observations, which capped the state (DESIGN.md
+     * The weakest instrument among the paired observations, which capped the state (docs/architecture.md
      * "Verdict statistics"). Optional: reports written before instruments were recorded are all
      * shadow_dual_run.
      */

@@ -12,7 +12,7 @@ const TokenCount = z.number().int().nonnegative().nullable();
  * - `reasoning_output_tokens`: part of `output_tokens`
  * - `raw`: the provider's usage block verbatim (null when there was none)
  *
- * Source: OpenTelemetry semantic conventions for GenAI (gen_ai.usage.*); DESIGN.md "Usage".
+ * Source: OpenTelemetry semantic conventions for GenAI (gen_ai.usage.*); docs/architecture.md "Contracts" (usage).
  * OpenAI `prompt_tokens` already include `cached_tokens`; Anthropic `input_tokens` exclude cache
  * reads and writes, which the adapter adds.
  */
@@ -40,7 +40,7 @@ export const NULL_USAGE: Readonly<Usage> = Object.freeze({
  * Where a cost figure comes from. `provider_reported` = the provider's own number (e.g.
  * OpenRouter `usage.cost`; "measured"); `rate_card` = reported tokens × configured prices
  * ("derived"); `estimate` = characters ÷ 4 × prices, for discovery only — never ranks or decides.
- * Source: DESIGN.md honesty rule 5.
+ * Source: docs/architecture.md honesty rule 5.
  */
 export const CostBasis = z.enum(['provider_reported', 'rate_card', 'estimate']);
 export type CostBasis = z.infer<typeof CostBasis>;

@@ -76,7 +76,7 @@ export function weakestInstrument(xs: Iterable<Instrument>): Instrument {
 }
 
 /**
- * The instrument ceiling (DESIGN.md "Verdict statistics"): shadow_dual_run → any state;
+ * The instrument ceiling (docs/architecture.md "Statistics of a verdict"): shadow_dual_run → any state;
  * judged_dataset_run → at most ON_FRONTIER (a BEAT becomes ON_FRONTIER: non-inferior and cheaper
  * on a dataset, not shown counterfactually on production traffic); replay → the cost half only
  * (state CANNOT_MEASURE, decision null: a historical served output is provenance, never the
@@ -98,7 +98,7 @@ export function capByInstrument(
 /**
  * Interval level for a comparison: one-sided α_eff = alphaSpent(α, r)/K (Bonferroni over K
  * candidates, α-spending α·6/(π²r²) over repeated runs), two-sided level = 1 − 2·α_eff.
- * Source: DESIGN.md "Verdict statistics"; libs/stats `intervalLevel`.
+ * Source: docs/architecture.md "Statistics of a verdict"; libs/stats `intervalLevel`.
  */
 export function comparisonLevel(s: Pick<ComparisonSettings, 'alpha' | 'candidates_k' | 'run_index'>): { level: number; alphaAdjusted: number } {
   return intervalLevel({ alphaOneSided: s.alpha, candidates: s.candidates_k, runIndex: s.run_index });

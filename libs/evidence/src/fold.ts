@@ -159,7 +159,7 @@ function inc(m: Record<string, number>, k: string, by = 1): void {
 
 /**
  * Folds a campaign's OBS messages into a report and evidence bundle (see the module doc and
- * DESIGN.md "Verdict statistics" / "Honesty rules"). Rules applied:
+ * docs/architecture.md "Statistics of a verdict" / "Honesty rules"). Rules applied:
  * - pairing per item: incumbent vs each candidate, only items where both arms have an ok, scored
  *   observation; A-A second calls (role incumbent_aa) feed only the noise floor;
  * - bases never blend: each comparison is priced on one basis (the majority basis among its

@@ -69,7 +69,7 @@ function anthropicOneHourWrites(raw: unknown): number {
  *   Null usage never becomes 0.
  * - Inconsistent usage (cache parts larger than input) → usd null, reason `inconsistent_usage`.
  * - A cost whose micro-USD is not a safe integer → usd null, reason `out_of_range`.
- * Source: DESIGN.md "Usage"; OpenAI (prompt_tokens include cached_tokens), Anthropic
+ * Source: docs/architecture.md "Contracts" (usage); OpenAI (prompt_tokens include cached_tokens), Anthropic
  * (input_tokens exclude cache reads/writes; https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching).
  */
 export function rateCardCost(usage: Usage, card: RateCard): Cost {
@@ -119,7 +119,7 @@ export function providerReportedCost(usd: number): Cost {
 /**
  * A discovery-only estimate from character counts (basis `estimate`): tokens ≈ ceil(chars ÷ 4)
  * for input and output, priced at the card's input and output prices. Never ranks or decides
- * (DESIGN.md honesty rule 5). Units: chars (UTF-16 code units); prices USD per million tokens.
+ * (docs/architecture.md honesty rule 5). Units: chars (UTF-16 code units); prices USD per million tokens.
  * @throws RangeError when a char count is negative or not an integer
  * Source: the common ~4 characters per token rule of thumb for English text (OpenAI tokenizer docs).
  */

@@ -16,7 +16,7 @@ export interface ToolCall {
 
 /**
  * Everything Shadowplane records from one provider response. Token counts and costs are null when
- * the provider did not report them — never 0 in their place (DESIGN.md honesty rule 4).
+ * the provider did not report them — never 0 in their place (docs/architecture.md honesty rule 4).
  */
 export interface ParsedResponse {
   api: Api;
@@ -682,7 +682,7 @@ export { PROVIDER_ZERO_WITH_TOKENS };
  * (usd null, same reason), so the budget settles the reserved upper bound. Where the rate card is
  * itself 0 for those tokens (a free model) the provider's 0 agrees with it and stays
  * `provider_reported`.
- * Source: DESIGN.md honesty rules 4–6.
+ * Source: docs/architecture.md honesty rules 4–6.
  */
 export function resolveCost(parsed: ParsedResponse, card?: RateCard): Cost {
   if (parsed.providerCostUsd !== null) {

@@ -91,8 +91,8 @@ export type TrustClass = 'A' | 'B' | 'C';
  * A — share 0 (programmatic and first-party scores only);
  * B — 0 < share ≤ 0.5 (mixed; the judge never outweighs the programmatic evidence);
  * C — share > 0.5 (judge-dominated).
- * Source: DESIGN.md "Trust class A/B/C from the weight of programmatic scorers and first-party
- * outcomes vs judge"; thresholds as defined here.
+ * Source: docs/architecture.md "Statistics of a verdict" (the trust class follows the weight of programmatic
+ * scorers and first-party outcomes against the judge); thresholds as defined here.
  */
 export function trustClass(judgeShare: number): TrustClass {
   if (!(judgeShare > 0)) return 'A';

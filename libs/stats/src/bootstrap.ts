@@ -76,7 +76,7 @@ export interface BootstrapResult {
  * then not evidence of anything; callers enforce their own minimum evidence.
  * Errors: RangeError when items is empty, a weight is not a finite number > 0, a quality is not in
  * [0, 1], a cost is negative or infinite, there are more than 2²¹ clusters, or an option is invalid.
- * Source: DESIGN.md "Verdict statistics"; Davison & Hinkley (1997), "Bootstrap Methods and their
+ * Source: docs/architecture.md "Statistics of a verdict"; Davison & Hinkley (1997), "Bootstrap Methods and their
  * Application", §3.8 (resampling clusters); Efron & Tibshirani (1993) ch. 13 (percentile interval).
  * RNG: xoshiro128** seeded by SplitMix64 (rng.ts), unbiased integer draws (Lemire).
  */

@@ -32,7 +32,7 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
  * Shape: { qualityDelta {lower, upper} (D, 0–1 scale), costSavings {lower} (S, fraction) or null
  * when savings are unmeasurable, marginPp (pp, ≥ 0), minSavings (fraction), hardGateBroken?,
  * costCeilingBreached? } → { decision, reasons }.
- * Rule (DESIGN.md "Verdict statistics"):
+ * Rule (docs/architecture.md "Statistics of a verdict"):
  * - fail when upper(D) < −margin, or a hard assertion gate is broken, or a per-request cost ceiling
  *   is breached;
  * - else pass when lower(D) > −margin and lower(S) ≥ minSavings, and the savings interval is not

@@ -1,7 +1,7 @@
 /**
  * @shadowplane/stats — the verdict statistics: normal quantiles, binomial intervals, multiplicity
  * control, power planning, seeded RNG, type-7 quantiles, the paired cluster bootstrap and the
- * non-inferiority decision. All pure and deterministic, no I/O. Source of the rules: DESIGN.md
+ * non-inferiority decision. All pure and deterministic, no I/O. Source of the rules: docs/architecture.md
  * "Verdict statistics"; reference values: test/vectors/stats.json.
  */
 export { normPpf, normCdf } from './normal.js';

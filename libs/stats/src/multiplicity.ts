@@ -33,7 +33,7 @@ export function holm(pValues: number[]): number[] {
  *
  * Shape: family-wise α ∈ (0, 1), comparisons ≥ 1 (integer, e.g. the number of candidate arms) → α.
  * Errors: RangeError when α ∉ (0, 1) or comparisons is not an integer ≥ 1.
- * Source: Bonferroni inequality; DESIGN.md "Verdict statistics" (K candidates → α/K).
+ * Source: Bonferroni inequality; docs/architecture.md "Statistics of a verdict" (K candidates → α/K).
  */
 export function bonferroniAlpha(alpha: number, comparisons: number): number {
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`bonferroniAlpha: alpha must be in (0, 1), got ${alpha}`);
@@ -48,7 +48,7 @@ export function bonferroniAlpha(alpha: number, comparisons: number): number {
  * (Basel problem, Σ1/r² = π²/6), so re-running a comparison until it passes cannot push the
  * family-wise false-pass rate above α.
  * Errors: RangeError when α ∉ (0, 1) or runIndex is not an integer ≥ 1.
- * Source: DESIGN.md "Verdict statistics" (α-spending across repeated runs).
+ * Source: docs/architecture.md "Statistics of a verdict" (α-spending across repeated runs).
  */
 export function alphaSpent(alpha: number, runIndex: number): number {
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alphaSpent: alpha must be in (0, 1), got ${alpha}`);
@@ -65,7 +65,7 @@ export function alphaSpent(alpha: number, runIndex: number): number {
  * Note: with runIndex 1 the spending function already spends only 6/π² ≈ 61% of α; pass
  * `runIndex: null` to skip α-spending (a single, pre-registered run), which gives level 1 − 2α/K.
  * Errors: RangeError from bonferroniAlpha / alphaSpent on bad inputs.
- * Source: DESIGN.md "Verdict statistics"; a (1 − 2α) two-sided percentile interval's lower bound
+ * Source: docs/architecture.md "Statistics of a verdict"; a (1 − 2α) two-sided percentile interval's lower bound
  * is a one-sided level-α test.
  */
 export function intervalLevel(o: { alphaOneSided: number; candidates: number; runIndex?: number | null }): { level: number; alphaAdjusted: number } {

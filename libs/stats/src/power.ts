@@ -23,7 +23,7 @@ function checkProb(name: string, v: number): void {
  * alphaOneSided ∈ (0, 1), power ∈ (0, 1) } → MDE in pp (0–100 scale).
  * Formula: 100·(z₁₋α + z_power)·sdDiff/√clusters.
  * Errors: RangeError on a non-finite or negative sdDiff, clusters < 1, α or power ∉ (0, 1).
- * Source: DESIGN.md "Power plan"; the usual normal-approximation sample-size relation.
+ * Source: docs/architecture.md "Statistics of a verdict" (power plan); the usual normal-approximation sample-size relation.
  */
 export function mdePpPaired(o: { sdDiff: number; clusters: number; alphaOneSided: number; power: number }): number {
   if (!(Number.isFinite(o.sdDiff) && o.sdDiff >= 0)) throw new RangeError(`mdePpPaired: sdDiff must be a finite number >= 0, got ${o.sdDiff}`);
@@ -60,7 +60,7 @@ export interface PowerPlan {
  * Why a zero A-A sd falls back to the prior: an sd of 0 says the incumbent is deterministic, not
  * that the candidate-minus-incumbent difference has no variance; using it would claim infinite power.
  * Errors: RangeError on clusters < 1, α or power ∉ (0, 1), marginPp < 0 or non-finite.
- * Source: DESIGN.md "Power plan"; MDE per {@link mdePpPaired}.
+ * Source: docs/architecture.md "Statistics of a verdict" (power plan); MDE per {@link mdePpPaired}.
  * Defaults: power 0.8.
  */
 export function powerPlan(o: { clusters: number; sdDiff?: number | null; alphaOneSided: number; power?: number; marginPp: number }): PowerPlan {
@@ -116,8 +116,7 @@ export interface PairedPowerPlan {
 }
 
 /**
- * Power plan from the candidate-vs-incumbent paired differences themselves (DESIGN.md "Power
- * plan"): the spread that decides a comparison is that of the paired difference between two
+ * Power plan from the candidate-vs-incumbent paired differences themselves (docs/architecture.md "Statistics of a verdict", power plan): the spread that decides a comparison is that of the paired difference between two
  * different tiers, not of the incumbent against itself (A-A pairs are the noise floor only).
  *
  * Shape: { clusters k (where the MDE is stated), observed: { sd (sample sd of the per-cluster
@@ -139,7 +138,7 @@ export interface PairedPowerPlan {
  * MDE = 100·(t_{1−α,k−1} + t_{power,k−1})·sd/√k; clusters needed = the least k with MDE(k) ≤ margin.
  * Errors: RangeError on clusters < 0, α, power or confidence ∉ (0, 1), marginPp < 0, a negative
  * or non-finite observed sd, designEffect < 1.
- * Source: DESIGN.md "Power plan"; chi-square bound on a variance (e.g. Casella & Berger 2002
+ * Source: docs/architecture.md "Statistics of a verdict" (power plan); chi-square bound on a variance (e.g. Casella & Berger 2002
  * §9.2); Kish (1965) §11.7.
  */
 export function powerPlanFromPairs(o: {

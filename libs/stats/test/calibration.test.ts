@@ -1,5 +1,5 @@
 /**
- * Calibration of the verdict rule by simulation (DESIGN.md "Verdict statistics"; issue 7 "Must
+ * Calibration of the verdict rule by simulation (docs/architecture.md "Statistics of a verdict"; issue 7 "Must
  * show"). Seeded and deterministic.
  *
  * What is simulated: see calibration-sim.ts — 200 near-duplicate clusters per campaign (1–4 items

@@ -4,7 +4,7 @@ import type { FlagView } from './views.js';
 
 /**
  * Reads the `paid_dispatch` kill switch. Absent, deleted or unparsable → `unknown`, which is off:
- * fail closed (DESIGN.md "State"). Connection errors propagate (the caller answers 503).
+ * fail closed (docs/architecture.md "State"). Connection errors propagate (the caller answers 503).
  */
 export async function readPaidDispatch(flags: KV): Promise<FlagView> {
   const e = await flags.get(FLAG_PAID_DISPATCH);

@@ -21,7 +21,7 @@ export interface JudgeEstimate {
 }
 
 /**
- * Worst-case cost of the campaign's LLM judge (DESIGN.md: shown apart in the dry run). One judge
+ * Worst-case cost of the campaign's LLM judge (docs/architecture.md: shown apart in the dry run). One judge
  * call reads at most the prompt (`promptChars`), the judged answers (each at most its arm's
  * `max_output_tokens` × 4 characters) and {@link JUDGE_TEMPLATE_CHARS}, and writes at most the
  * judge's `max_output_tokens`; priced by `estimateCost` at the judge's rate card (chars ÷ 4 as

@@ -137,7 +137,7 @@ export function isRetryable(c: ErrorClass | null): boolean {
  * - 429 and 529 (admission refusals) and other 4xx (request refused) → 0: the provider generated
  *   nothing (OpenAI and Anthropic bill processed tokens only);
  * - 5xx, `hang_timeout`, and connection errors after the request may have been sent → upper bound
- *   (the provider may have processed it; a crash or doubt never frees money, DESIGN.md rule 6);
+ *   (the provider may have processed it; a crash or doubt never frees money, docs/architecture.md rule 6);
  * - a refused connection (nothing sent) → 0.
  */
 export function attemptCharge(o: AttemptOutcome, card: RateCard | undefined): number | 'reserved' {

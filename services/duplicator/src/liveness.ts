@@ -80,7 +80,7 @@ export const leaseKey = (workerId: string) => `_workers.${workerId}`;
  * ttl/4; a worker whose lease entry is older than `ttlMs` (by the NATS server's timestamp on the
  * entry, compared with this host's clock) or absent is dead. A survivor that finds a dead
  * worker's `invoking` arm on a redelivered item marks it `lost` and charges its upper bound —
- * the provider may have been called, so it is never called again (DESIGN.md rule 9).
+ * the provider may have been called, so it is never called again (docs/architecture.md rule 9).
  * A live owner's arms are left alone (the item is redelivered later).
  */
 export class WorkerLeases {

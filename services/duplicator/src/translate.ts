@@ -44,7 +44,7 @@ const CHAT_DROP = ['user', 'safety_identifier', 'metadata', 'store', 'service_ti
 const OPENROUTER_ONLY = ['provider', 'models', 'route', 'transforms', 'usage', 'plugins'];
 
 /**
- * Builds the body one arm sends for an item, from the pinned envelope's request (DESIGN.md
+ * Builds the body one arm sends for an item, from the pinned envelope's request (docs/architecture.md
  * honesty rules 7 and 8). Same parameters as the original, with:
  * - `model` swapped to the arm's; output capped at min(request cap, arm `max_output_tokens`)
  *   (the cap is what bounds the budget reservation);

@@ -294,7 +294,7 @@ export class SimEngine {
 /**
  * Rate-card cost of a usage at the model's prices (USD per million tokens): uncached input ×
  * input + cache reads × cached_input + cache writes × cache_write (default 1.25 × input) +
- * output × output; each token priced once. Rounded to 1e-12 USD. Source: DESIGN.md "Usage".
+ * output × output; each token priced once. Rounded to 1e-12 USD. Source: docs/architecture.md "Contracts" (usage).
  */
 export function rateCardCost(cfg: SimModel, u: { input: number; cacheRead: number; cacheWrite: number; output: number }): { total: number; prompt: number; completion: number } {
   const p = cfg.prices;
