@@ -10,13 +10,15 @@ import { runDemo, type DemoResult } from '../../scripts/lib/demo.js';
  * GSM8K questions through the sidecar with the official openai client, a verdict at the end.
  * Ground truth comes from provider-sim's configured tiers: sim-small answers 55% of GSM8K
  * correctly against sim-large's 92%, far beyond the 5 pp margin, so it must fail; sim-medium (90%)
- * is within the margin, so it must pass or be inconclusive — never fail.
+ * is within the margin, so it must pass or be inconclusive — never fail. The demo's judge (weight
+ * 0.5 beside the expectations) dilutes the measured gap, and the small-n intervals are honest, so
+ * the slice is 80 questions: enough that a −37 pp tier is shown to fail.
  */
 describe('end to end: the demo flow on a small slice', () => {
   const runs: DemoResult[] = [];
   const run = async () => {
     const out = mkdtempSync(join(tmpdir(), 'shadowplane-e2e-'));
-    const r = await runDemo({ seed: 11, gsm8k: 36, chat: 8, dupEvery: 6, maxCostUsd: 2, concurrency: 6, outDir: out, say: () => undefined, timeoutMs: 300_000 });
+    const r = await runDemo({ seed: 11, gsm8k: 80, chat: 12, dupEvery: 6, maxCostUsd: 2, concurrency: 6, outDir: out, say: () => undefined, timeoutMs: 300_000 });
     runs.push(r);
     return { r, out };
   };
@@ -41,9 +43,14 @@ describe('end to end: the demo flow on a small slice', () => {
     expect(small.decision).toBe('fail');
     expect(['pass', 'inconclusive']).toContain(medium.decision);
     if (medium.decision === 'inconclusive') expect(medium.power_plan?.mde_pp).toBeGreaterThan(0);
-    // chat prompts carry no reference answers: reported as unscored, never as a score
+    // chat prompts carry no reference answers: only the judge scores them, so a verdict there is trust
+    // class C and carries the judge's kappa (measured on the GSM8K items against the expectations)
     const chat = report.call_types.find((c: any) => c.call_type === 'chat');
-    for (const c of chat.comparisons) expect(c.state).toBe('CANNOT_MEASURE');
+    for (const c of chat.comparisons) {
+      if (c.state === 'CANNOT_MEASURE') expect(c.cannot_measure.reason).toMatch(/insufficient|below_min_n/);
+      else expect(c.trust_class).toBe('C');
+    }
+    expect(report.judge?.kappa?.n).toBeGreaterThan(0);
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg');
     // the ledger tables beside the report: one calls.csv row per observation in the export
     const obsLines = readFileSync(join(out, 'observations.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"shadow.observation/v1"')).length;

@@ -48,7 +48,7 @@ describe('shadowplane control (the process)', () => {
     const list = await fetch(`${ev.url}/v1/campaigns`, { headers: { authorization: `Bearer ${key}` } });
     expect([list.status, await list.json()]).toEqual([200, { campaigns: [] }]);
     const metrics = await (await fetch(`${ev.url}/metrics`)).text();
-    expect(metrics).toMatch(/shadowplane_control_http_requests_total\{method="GET",route="\/v1\/campaigns",status="2xx"\} 1/);
+    expect(metrics).toMatch(/shadowplane_control_http_requests_total\{method="GET",route="\/v1\/campaigns",status="2xx",role="control"\} 1/);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stderr).not.toContain(key);

@@ -274,7 +274,7 @@ describe('captures in JetStream', () => {
     expect(await metricValue(sc, 'shadowplane_sidecar_last_publish_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 120);
     const text = await (await fetch(`${sc.opsUrl}/metrics`)).text();
     expect(text).toContain('shadowplane_sidecar_added_latency_seconds_bucket');
-    expect(text).toContain('shadowplane_sidecar_capture_queue_depth 0');
+    expect(text).toContain('shadowplane_sidecar_capture_queue_depth{role="sidecar"} 0');
   });
 });
 

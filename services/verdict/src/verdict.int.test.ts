@@ -115,9 +115,9 @@ describe('verdict service over a real nats-server', () => {
     expect(progress.arms.inc).toEqual({ calls_ok: 40, calls_error: {}, abandoned: 0 });
 
     const metrics = await (await fetch(`${svc!.opsUrl}/metrics`)).text();
-    expect(metrics).toMatch(/shadowplane_verdict_reports_written_total\{kind="final"\} 1/);
-    expect(metrics).toMatch(/shadowplane_verdict_obs_messages_total\{kind="observation"\} 120/);
-    expect(metrics).toMatch(/shadowplane_verdict_obs_messages_total\{kind="item_event"\} 1/);
+    expect(metrics).toMatch(/shadowplane_verdict_reports_written_total\{kind="final",role="verdict"\} 1/);
+    expect(metrics).toMatch(/shadowplane_verdict_obs_messages_total\{kind="observation",role="verdict"\} 120/);
+    expect(metrics).toMatch(/shadowplane_verdict_obs_messages_total\{kind="item_event",role="verdict"\} 1/);
 
     // the exported file folds offline to the same report
     const exported: ObsMessage[] = [];
