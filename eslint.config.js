@@ -28,7 +28,20 @@ const crossPackagePath = {
 const patterns = [deepImport, crossPackagePath];
 
 export default tseslint.config(
-  { ignores: ['services/*/bench/**', '**/node_modules/**', '.bin/**', '.tmp/**', 'dist/**', '**/dist/**', 'demo-out/**', 'loadtests/out/**', 'test-artifacts/**', 'coverage/**'] },
+  {
+    ignores: [
+      'services/*/bench/**',
+      '**/node_modules/**',
+      '.bin/**',
+      '.tmp/**',
+      'dist/**',
+      '**/dist/**',
+      'demo-out/**',
+      'loadtests/out/**',
+      'test-artifacts/**',
+      'coverage/**',
+    ],
+  },
   {
     files: ['**/*.ts'],
     languageOptions: {

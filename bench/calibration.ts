@@ -37,7 +37,11 @@ function main(): void {
   const lines: string[] = [];
   const head = `${CAMPAIGNS} campaigns per cell and scenario, B = ${RESAMPLES}, seed ${SEED}, margin ${MARGIN_PP} pp, α = ${ALPHA} one-sided, run 1 of K = 1 (α spent ${pct(alphaAdjusted, 2)}%, interval level ${pct(level)}%); node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'})`;
   lines.push(head, '');
-  lines.push('| regime | clusters | type-I % (bound) | coverage % (nominal ' + pct(level) + ') | equal: pass % | powered % | powered → pass % | MDE < 0.9·true % | stated / true MDE pp |');
+  lines.push(
+    '| regime | clusters | type-I % (bound) | coverage % (nominal ' +
+      pct(level) +
+      ') | equal: pass % | powered % | powered → pass % | MDE < 0.9·true % | stated / true MDE pp |',
+  );
   lines.push('|---|---|---|---|---|---|---|---|---|');
   let failures = 0;
   let cell = 0;
@@ -50,8 +54,30 @@ function main(): void {
     for (const k of SIZES) {
       if (k === 25 && !clustered) continue;
       cell++;
-      const a = runCell({ regime: r, thetaCandidate: thNull, trueDelta: tNull.delta, trueSdU: tNull.sdU, clusters: k, campaigns: CAMPAIGNS, seed: SEED * 1000 + cell, resamples: RESAMPLES, alpha: ALPHA, marginPp: MARGIN_PP });
-      const b = runCell({ regime: r, thetaCandidate: thEq, trueDelta: tEq.delta, trueSdU: tEq.sdU, clusters: k, campaigns: CAMPAIGNS, seed: SEED * 1000 + 500 + cell, resamples: RESAMPLES, alpha: ALPHA, marginPp: MARGIN_PP });
+      const a = runCell({
+        regime: r,
+        thetaCandidate: thNull,
+        trueDelta: tNull.delta,
+        trueSdU: tNull.sdU,
+        clusters: k,
+        campaigns: CAMPAIGNS,
+        seed: SEED * 1000 + cell,
+        resamples: RESAMPLES,
+        alpha: ALPHA,
+        marginPp: MARGIN_PP,
+      });
+      const b = runCell({
+        regime: r,
+        thetaCandidate: thEq,
+        trueDelta: tEq.delta,
+        trueSdU: tEq.sdU,
+        clusters: k,
+        campaigns: CAMPAIGNS,
+        seed: SEED * 1000 + 500 + cell,
+        resamples: RESAMPLES,
+        alpha: ALPHA,
+        marginPp: MARGIN_PP,
+      });
       const typeI = a.pass / CAMPAIGNS;
       const bound = alphaAdjusted + 2 * mcSd(alphaAdjusted, CAMPAIGNS);
       const cov = a.covered / CAMPAIGNS;
@@ -70,7 +96,10 @@ function main(): void {
       console.error(`  ${r.name} k=${k} done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
     }
   }
-  lines.push('', `Cells outside a bound: ${failures}. Wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  lines.push(
+    '',
+    `Cells outside a bound: ${failures}. Wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+  );
   const table = lines.join('\n');
   console.log(table);
   if (process.argv.includes('--write')) {

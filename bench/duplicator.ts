@@ -8,7 +8,17 @@ import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { startNatsServer } from '@shadowplane/testkit';
-import { campaignState, chatEnvelope, launchCampaign, publishEnvelopes, simConfig, sleep, spawnWorker, startRig, waitFor } from '../services/duplicator/test/harness.js';
+import {
+  campaignState,
+  chatEnvelope,
+  launchCampaign,
+  publishEnvelopes,
+  simConfig,
+  sleep,
+  spawnWorker,
+  startRig,
+  waitFor,
+} from '../services/duplicator/test/harness.js';
 
 const ITEMS = Number(process.argv[2] ?? 200);
 const ROUNDS = Number(process.argv[3] ?? 2);
@@ -20,10 +30,22 @@ function cpuMs(pid: number): number {
   return (Number(rest[11]) + Number(rest[12])) * TICK_MS; // utime, stime (fields 14, 15)
 }
 
-async function runArm(natsUrl: string, workers: number, round: number): Promise<{ workers: number; itemsPerS: number; cpuMsPerCall: number; calls: number }> {
+async function runArm(
+  natsUrl: string,
+  workers: number,
+  round: number,
+): Promise<{ workers: number; itemsPerS: number; cpuMsPerCall: number; calls: number }> {
   const cfg = simConfig();
   const rig = await startRig(natsUrl, { ...cfg, latency_scale: 0 });
-  const spawned = await Promise.all(Array.from({ length: workers }, () => spawnWorker(rig, { SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16', SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000', SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000' })));
+  const spawned = await Promise.all(
+    Array.from({ length: workers }, () =>
+      spawnWorker(rig, {
+        SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16',
+        SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000',
+        SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000',
+      }),
+    ),
+  );
   try {
     await sleep(1000); // let start-up work settle before measuring
     const card = (i: number, o: number) => ({ input: i, output: o });
@@ -31,16 +53,30 @@ async function runArm(natsUrl: string, workers: number, round: number): Promise<
       name: `bench-${workers}-${round}`,
       suite: 'bench',
       call_types: ['qa'],
-      incumbent: { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: card(2.5, 10), max_output_tokens: 100 },
+      incumbent: {
+        id: 'large',
+        provider: 'simopenai',
+        model: 'sim-large',
+        rate_card: card(2.5, 10),
+        max_output_tokens: 100,
+      },
       candidates: [
-        { id: 'medium', provider: 'simanthropic', model: 'sim-medium', rate_card: card(0.4, 1.6), max_output_tokens: 100 },
+        {
+          id: 'medium',
+          provider: 'simanthropic',
+          model: 'sim-medium',
+          rate_card: card(0.4, 1.6),
+          max_output_tokens: 100,
+        },
         { id: 'small', provider: 'simrouter', model: 'sim-small', rate_card: card(0.1, 0.4), max_output_tokens: 100 },
       ],
       max_items: ITEMS,
       max_cost_usd: 100,
       aa_share: 0,
     });
-    const envs = Array.from({ length: ITEMS }, (_, i) => chatEnvelope('bench', 'qa', `Bench item ${i} round ${round}: add ${i} and ${round}.`));
+    const envs = Array.from({ length: ITEMS }, (_, i) =>
+      chatEnvelope('bench', 'qa', `Bench item ${i} round ${round}: add ${i} and ${round}.`),
+    );
     const cpu0 = spawned.map((w) => cpuMs(w.child.pid!));
     const t0 = performance.now();
     await publishEnvelopes(rig.bus, envs);
@@ -61,7 +97,9 @@ for (let r = 0; r < ROUNDS; r++) {
   for (const w of r % 2 === 0 ? [1, 2] : [2, 1]) {
     const res = await runArm(nats.url, w, r);
     results.push(res);
-    process.stderr.write(`round ${r} workers ${w}: ${res.itemsPerS.toFixed(1)} items/s, ${res.cpuMsPerCall.toFixed(3)} CPU ms/call over ${res.calls} calls\n`);
+    process.stderr.write(
+      `round ${r} workers ${w}: ${res.itemsPerS.toFixed(1)} items/s, ${res.cpuMsPerCall.toFixed(3)} CPU ms/call over ${res.calls} calls\n`,
+    );
   }
 }
 await nats.stop();
@@ -70,14 +108,20 @@ const base = results.filter((r) => r.workers === 1);
 const baseTput = mean(base.map((r) => r.itemsPerS));
 const baseCpu = mean(base.map((r) => r.cpuMsPerCall));
 const loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
-console.log(`\nduplicator benchmark — ${ITEMS} items × 3 arms per run, ${ROUNDS} interleaved rounds, zero-latency provider-sim`);
+console.log(
+  `\nduplicator benchmark — ${ITEMS} items × 3 arms per run, ${ROUNDS} interleaved rounds, zero-latency provider-sim`,
+);
 console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average ${loadavg}\n`);
-console.log('| workers | items/s (mean, min–max) | × vs 1 worker | CPU ms per provider call (mean, min–max) | × vs 1 worker |');
+console.log(
+  '| workers | items/s (mean, min–max) | × vs 1 worker | CPU ms per provider call (mean, min–max) | × vs 1 worker |',
+);
 console.log('|---|---|---|---|---|');
 for (const w of [1, 2]) {
   const rs = results.filter((r) => r.workers === w);
   const t = rs.map((r) => r.itemsPerS);
   const c = rs.map((r) => r.cpuMsPerCall);
-  console.log(`| ${w} | ${mean(t).toFixed(1)} (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${(mean(t) / baseTput).toFixed(2)} | ${mean(c).toFixed(3)} (${Math.min(...c).toFixed(3)}–${Math.max(...c).toFixed(3)}) | ${(mean(c) / baseCpu).toFixed(2)} |`);
+  console.log(
+    `| ${w} | ${mean(t).toFixed(1)} (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${(mean(t) / baseTput).toFixed(2)} | ${mean(c).toFixed(3)} (${Math.min(...c).toFixed(3)}–${Math.max(...c).toFixed(3)}) | ${(mean(c) / baseCpu).toFixed(2)} |`,
+  );
 }
 process.exit(0);

@@ -42,7 +42,16 @@ interface WorkerResult {
 function generate(file: string, items: number, clusters: number, seed: number): void {
   const rng = createRng(seed);
   const cols = COLUMNS.map(() => new Float64Array(items));
-  const [cl, w, q0, q1, q2, x0, x1, x2] = cols as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+  const [cl, w, q0, q1, q2, x0, x1, x2] = cols as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
   const clusterSkill = Float64Array.from({ length: clusters }, () => 0.3 + 0.6 * rng());
   for (let i = 0; i < items; i++) {
     const c = Math.floor(rng() * clusters);
@@ -72,7 +81,16 @@ function worker(file: string, resamples: number, seed: number): WorkerResult {
   const items = raw.byteLength / 8 / COLUMNS.length;
   const all = new Float64Array(raw.buffer, raw.byteOffset, raw.byteLength / 8);
   const col = (j: number): Float64Array => all.subarray(j * items, (j + 1) * items);
-  const [cl, w, q0, q1, q2, x0, x1, x2] = COLUMNS.map((_, j) => col(j)) as Float64Array[] as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+  const [cl, w, q0, q1, q2, x0, x1, x2] = COLUMNS.map((_, j) => col(j)) as Float64Array[] as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
   const t1 = performance.now();
 
   // The fold: weighted sums per arm (quality and cost views), then paired items per candidate.
@@ -91,7 +109,15 @@ function worker(file: string, resamples: number, seed: number): WorkerResult {
   }
   const pairs: PairedItem[][] = [1, 2].map((a) => {
     const out = new Array<PairedItem>(items);
-    for (let i = 0; i < items; i++) out[i] = { cluster: cl[i]!, weight: w[i]!, qIncumbent: q0[i]!, qCandidate: qs[a]![i]!, costIncumbentUsd: x0[i]!, costCandidateUsd: xs[a]![i]! };
+    for (let i = 0; i < items; i++)
+      out[i] = {
+        cluster: cl[i]!,
+        weight: w[i]!,
+        qIncumbent: q0[i]!,
+        qCandidate: qs[a]![i]!,
+        costIncumbentUsd: x0[i]!,
+        costCandidateUsd: xs[a]![i]!,
+      };
     return out;
   });
   const t2 = performance.now();
@@ -99,7 +125,10 @@ function worker(file: string, resamples: number, seed: number): WorkerResult {
   const candidates = pairs.map((p, j) => {
     const r = pairedClusterBootstrap(p, { resamples, seed: seed + j, level: 0.9 });
     const s = r.costSavings!;
-    return { d: [r.qualityDelta.point, r.qualityDelta.lower, r.qualityDelta.upper] as [number, number, number], s: [s.point, s.lower, s.upper] as [number, number, number] };
+    return {
+      d: [r.qualityDelta.point, r.qualityDelta.lower, r.qualityDelta.upper] as [number, number, number],
+      s: [s.point, s.lower, s.upper] as [number, number, number],
+    };
   });
   const t3 = performance.now();
   const cpu = process.cpuUsage();
@@ -147,20 +176,44 @@ function main(): void {
   const file = join(dir, 'items.f64');
   try {
     generate(file, items, clusters, 7);
-    const numpyVersion = execFileSync(python, ['-c', 'import numpy; print(numpy.__version__)'], { encoding: 'utf8' }).trim();
+    const numpyVersion = execFileSync(python, ['-c', 'import numpy; print(numpy.__version__)'], {
+      encoding: 'utf8',
+    }).trim();
     const arms: { name: string; cmd: string; args: string[] }[] = [
-      { name: 'node (libs/stats)', cmd: process.execPath, args: ['--import', 'tsx', join(here, 'fold.ts'), '--worker', file, String(resamples), '1'] },
-      { name: 'numpy gather-sum', cmd: python, args: [join(here, 'fold_numpy.py'), file, String(resamples), '1', 'gather'] },
-      { name: 'numpy multinomial@sums', cmd: python, args: [join(here, 'fold_numpy.py'), file, String(resamples), '1', 'multinomial'] },
+      {
+        name: 'node (libs/stats)',
+        cmd: process.execPath,
+        args: ['--import', 'tsx', join(here, 'fold.ts'), '--worker', file, String(resamples), '1'],
+      },
+      {
+        name: 'numpy gather-sum',
+        cmd: python,
+        args: [join(here, 'fold_numpy.py'), file, String(resamples), '1', 'gather'],
+      },
+      {
+        name: 'numpy multinomial@sums',
+        cmd: python,
+        args: [join(here, 'fold_numpy.py'), file, String(resamples), '1', 'multinomial'],
+      },
     ];
-    console.log(`fold + paired cluster bootstrap: ${items} items x 3 arms, ${clusters} cluster ids, B = ${resamples} per candidate x 2 candidates, ${rounds} rounds`);
-    console.log(`node ${process.version}, numpy ${numpyVersion} (${python}), ${cpus().length} x ${cpus()[0]?.model ?? '?'}, loadavg before ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `fold + paired cluster bootstrap: ${items} items x 3 arms, ${clusters} cluster ids, B = ${resamples} per candidate x 2 candidates, ${rounds} rounds`,
+    );
+    console.log(
+      `node ${process.version}, numpy ${numpyVersion} (${python}), ${cpus().length} x ${cpus()[0]?.model ?? '?'}, loadavg before ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     const results = new Map<string, WorkerResult[]>(arms.map((a) => [a.name, []]));
     for (let r = 0; r < rounds; r++) {
       const order = r % 2 === 0 ? arms : [...arms].reverse();
       for (const a of order) results.get(a.name)!.push(runWorker(a.cmd, a.args));
     }
-    console.log(`loadavg after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `loadavg after ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
 
     const base = results.get(arms[0]!.name)!;
     const baseTotal = median(base.map((x) => x.totalMs));
@@ -193,11 +246,31 @@ function main(): void {
     const ref = base[0]!;
     for (const a of arms.slice(1)) {
       const o = results.get(a.name)![0]!;
-      const pointDiff = Math.max(Math.abs(o.fold.sumW - ref.fold.sumW), ...o.fold.meanQ.map((v, i) => Math.abs(v - ref.fold.meanQ[i]!)), ...o.candidates.flatMap((c, j) => [Math.abs(c.d[0] - ref.candidates[j]!.d[0]), Math.abs(c.s[0] - ref.candidates[j]!.s[0])]));
-      const boundDiff = Math.max(...o.candidates.flatMap((c, j) => [1, 2].flatMap((k) => [Math.abs(c.d[k]! - ref.candidates[j]!.d[k]!), Math.abs(c.s[k]! - ref.candidates[j]!.s[k]!)])));
-      console.log(`${a.name} vs node: max |point diff| ${pointDiff.toExponential(2)}, max |interval bound diff| ${boundDiff.toExponential(2)}`);
+      const pointDiff = Math.max(
+        Math.abs(o.fold.sumW - ref.fold.sumW),
+        ...o.fold.meanQ.map((v, i) => Math.abs(v - ref.fold.meanQ[i]!)),
+        ...o.candidates.flatMap((c, j) => [
+          Math.abs(c.d[0] - ref.candidates[j]!.d[0]),
+          Math.abs(c.s[0] - ref.candidates[j]!.s[0]),
+        ]),
+      );
+      const boundDiff = Math.max(
+        ...o.candidates.flatMap((c, j) =>
+          [1, 2].flatMap((k) => [
+            Math.abs(c.d[k]! - ref.candidates[j]!.d[k]!),
+            Math.abs(c.s[k]! - ref.candidates[j]!.s[k]!),
+          ]),
+        ),
+      );
+      console.log(
+        `${a.name} vs node: max |point diff| ${pointDiff.toExponential(2)}, max |interval bound diff| ${boundDiff.toExponential(2)}`,
+      );
     }
-    ref.candidates.forEach((c, j) => console.log(`candidate ${j + 1}: D ${c.d.map((v) => (100 * v).toFixed(2)).join(' / ')} pp (point / 5% / 95%), S ${c.s.map((v) => (100 * v).toFixed(1)).join(' / ')} %`));
+    ref.candidates.forEach((c, j) =>
+      console.log(
+        `candidate ${j + 1}: D ${c.d.map((v) => (100 * v).toFixed(2)).join(' / ')} pp (point / 5% / 95%), S ${c.s.map((v) => (100 * v).toFixed(1)).join(' / ')} %`,
+      ),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

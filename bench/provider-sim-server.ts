@@ -14,7 +14,14 @@ if (arm === 'baseline') {
     object: 'chat.completion',
     created: 1767225600,
     model: 'sim-medium',
-    choices: [{ index: 0, message: { role: 'assistant', content: 'x '.repeat(300), refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: 'x '.repeat(300), refusal: null, annotations: [] },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage: { prompt_tokens: 10, completion_tokens: 150, total_tokens: 160 },
   });
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
@@ -25,11 +32,18 @@ if (arm === 'baseline') {
     });
   });
   server.listen(0, '127.0.0.1', () => {
-    process.stdout.write(`${JSON.stringify({ event: 'listening', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ event: 'listening', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })}\n`,
+    );
   });
 } else {
   const base = DEFAULT_SIM_CONFIG as { models: Record<string, Record<string, unknown>> };
-  const models = Object.fromEntries(Object.entries(base.models).map(([k, v]) => [k, { ...v, rate_limits: { rpm: 1_000_000_000, tpm: 1_000_000_000_000 } }]));
+  const models = Object.fromEntries(
+    Object.entries(base.models).map(([k, v]) => [
+      k,
+      { ...v, rate_limits: { rpm: 1_000_000_000, tpm: 1_000_000_000_000 } },
+    ]),
+  );
   const config = { ...DEFAULT_SIM_CONFIG, models, latency_scale: 0 } as SimConfigInput;
   const sim = await startProviderSim({ config, seed: 1 });
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url })}\n`);

@@ -34,7 +34,9 @@ function pinSelf(core: number): void {
 }
 
 async function startServer(arm: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', SERVER, arm], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('taskset', ['-c', '1', process.execPath, '--import', 'tsx', SERVER, arm], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (c) => reject(new Error(`${arm} server exited ${c}`)));
@@ -54,16 +56,38 @@ const questions = readFileSync(GSM8K, 'utf8')
   .filter((l) => l.trim() !== '')
   .slice(0, 200)
   .map((l) => (JSON.parse(l) as { question: string }).question);
-const chat = (model: string, content: string) => ({ method: 'POST', path: '/v1/chat/completions', headers: json, body: JSON.stringify({ model, messages: [{ role: 'user', content }] }) });
+const chat = (model: string, content: string) => ({
+  method: 'POST',
+  path: '/v1/chat/completions',
+  headers: json,
+  body: JSON.stringify({ model, messages: [{ role: 'user', content }] }),
+});
 
 const ARMS: Arm[] = [
-  { name: 'baseline: bare node:http, fixed body', server: 'baseline', requests: [chat('sim-medium', 'Hello there, how are you?')] },
-  { name: 'sim openai.chat, one repeated filler prompt', server: 'sim', requests: [chat('sim-medium', 'Hello there, how are you?')] },
-  { name: 'sim openai.chat, 200 GSM8K questions x 3 models', server: 'sim', requests: questions.flatMap((q) => ['sim-large', 'sim-medium', 'sim-small'].map((m) => chat(m, q))) },
+  {
+    name: 'baseline: bare node:http, fixed body',
+    server: 'baseline',
+    requests: [chat('sim-medium', 'Hello there, how are you?')],
+  },
+  {
+    name: 'sim openai.chat, one repeated filler prompt',
+    server: 'sim',
+    requests: [chat('sim-medium', 'Hello there, how are you?')],
+  },
+  {
+    name: 'sim openai.chat, 200 GSM8K questions x 3 models',
+    server: 'sim',
+    requests: questions.flatMap((q) => ['sim-large', 'sim-medium', 'sim-small'].map((m) => chat(m, q))),
+  },
   {
     name: 'sim anthropic.messages, 200 GSM8K questions',
     server: 'sim',
-    requests: questions.map((q) => ({ method: 'POST', path: '/v1/messages', headers: { ...json, 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'sim-large', max_tokens: 1024, messages: [{ role: 'user', content: q }] }) })),
+    requests: questions.map((q) => ({
+      method: 'POST',
+      path: '/v1/messages',
+      headers: { ...json, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'sim-large', max_tokens: 1024, messages: [{ role: 'user', content: q }] }),
+    })),
   },
 ];
 
@@ -85,23 +109,39 @@ async function main(): Promise<void> {
   pinSelf(0);
   const load0 = loadavg();
   const servers = { sim: await startServer('sim'), baseline: await startServer('baseline') };
-  const results = new Map<string, { rps: number[]; p99: number[]; cpuUs: number[]; bad: number }>(ARMS.map((a) => [a.name, { rps: [], p99: [], cpuUs: [], bad: 0 }]));
+  const results = new Map<string, { rps: number[]; p99: number[]; cpuUs: number[]; bad: number }>(
+    ARMS.map((a) => [a.name, { rps: [], p99: [], cpuUs: [], bad: 0 }]),
+  );
   try {
     // warm up every arm once (JIT, tokenizer caches)
-    for (const arm of ARMS) await autocannon({ url: servers[arm.server].url, connections: CONNECTIONS, duration: WARMUP_S, requests: arm.requests });
+    for (const arm of ARMS)
+      await autocannon({
+        url: servers[arm.server].url,
+        connections: CONNECTIONS,
+        duration: WARMUP_S,
+        requests: arm.requests,
+      });
     for (let r = 0; r < ROUNDS; r++) {
       const order = ARMS.map((_, i) => ARMS[(i + r) % ARMS.length]!);
       for (const arm of order) {
         const pid = servers[arm.server].child.pid!;
         const cpu0 = cpuSeconds(pid);
-        const res = await autocannon({ url: servers[arm.server].url, connections: CONNECTIONS, pipelining: 1, duration: DURATION_S, requests: arm.requests });
+        const res = await autocannon({
+          url: servers[arm.server].url,
+          connections: CONNECTIONS,
+          pipelining: 1,
+          duration: DURATION_S,
+          requests: arm.requests,
+        });
         const cpu = cpuSeconds(pid) - cpu0;
         const slot = results.get(arm.name)!;
         slot.cpuUs.push((cpu * 1e6) / Math.max(1, res.requests.total));
         slot.rps.push(res.requests.average);
         slot.p99.push(res.latency.p99);
         slot.bad += res.non2xx + res.errors + res.timeouts;
-        process.stderr.write(`round ${r + 1} ${arm.name}: ${res.requests.average.toFixed(0)} req/s (server CPU ${((cpu * 1e6) / Math.max(1, res.requests.total)).toFixed(0)} µs/req, non2xx ${res.non2xx}, errors ${res.errors})\n`);
+        process.stderr.write(
+          `round ${r + 1} ${arm.name}: ${res.requests.average.toFixed(0)} req/s (server CPU ${((cpu * 1e6) / Math.max(1, res.requests.total)).toFixed(0)} µs/req, non2xx ${res.non2xx}, errors ${res.errors})\n`,
+        );
       }
     }
   } finally {

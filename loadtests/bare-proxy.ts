@@ -7,11 +7,22 @@ import { Pool } from 'undici';
 
 const port = Number(process.argv[2] ?? 0);
 const pool = new Pool(process.argv[3]!, { connections: 1024, pipelining: 1 });
-const HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'te', 'upgrade', 'proxy-connection', 'trailer', 'host', 'expect']);
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'proxy-connection',
+  'trailer',
+  'host',
+  'expect',
+]);
 
 const server = createServer((req, res) => {
   const headers: string[] = [];
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (!HOP.has(req.rawHeaders[i]!.toLowerCase())) headers.push(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
+  for (let i = 0; i < req.rawHeaders.length; i += 2)
+    if (!HOP.has(req.rawHeaders[i]!.toLowerCase())) headers.push(req.rawHeaders[i]!, req.rawHeaders[i + 1]!);
   const hasBody = req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined;
   pool.request({ path: req.url ?? '/', method: req.method as 'POST', headers, body: hasBody ? req : null }).then(
     (up) => {
@@ -28,6 +39,8 @@ const server = createServer((req, res) => {
 });
 server.keepAliveTimeout = 65_000;
 server.listen(port, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'bare-proxy', url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: 'listening', role: 'bare-proxy', url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`,
+  );
 });
 process.on('SIGTERM', () => process.exit(0));

@@ -11,7 +11,9 @@ import { createServer, type ServerResponse } from 'node:http';
 const port = Number(process.argv[2] ?? 0);
 const capturePort = Number(process.argv[3] ?? 0);
 
-const content = 'Janet sells 16 - 3 - 4 = 9 duck eggs a day. She makes 9 * 2 = $18 every day at the farmer’s market. '.repeat(7).slice(0, 700);
+const content = 'Janet sells 16 - 3 - 4 = 9 duck eggs a day. She makes 9 * 2 = $18 every day at the farmer’s market. '
+  .repeat(7)
+  .slice(0, 700);
 const JSON_REPLY = Buffer.from(
   JSON.stringify({
     id: 'chatcmpl-bench',
@@ -19,7 +21,12 @@ const JSON_REPLY = Buffer.from(
     created: 1770000000,
     model: 'bench-model',
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 230, completion_tokens: 180, total_tokens: 410, prompt_tokens_details: { cached_tokens: 0 } },
+    usage: {
+      prompt_tokens: 230,
+      completion_tokens: 180,
+      total_tokens: 410,
+      prompt_tokens_details: { cached_tokens: 0 },
+    },
   }),
 );
 const words = content.split(' ').slice(0, 16);
@@ -89,7 +96,9 @@ const ready = () => {
   if (++up < 2) return;
   const a = server.address() as { port: number };
   const b = capture.address() as { port: number };
-  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'fast-upstream', url: `http://127.0.0.1:${a.port}`, capture_url: `http://127.0.0.1:${b.port}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: 'listening', role: 'fast-upstream', url: `http://127.0.0.1:${a.port}`, capture_url: `http://127.0.0.1:${b.port}` })}\n`,
+  );
 };
 // a deep accept queue: 1,000 streams opened at once (the RSS test) must not overflow the upstream's
 server.listen({ port, host: '127.0.0.1', backlog: 4096 }, ready);

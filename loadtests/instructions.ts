@@ -39,35 +39,79 @@ function mainThreadIr(dir: string): number {
   return ir;
 }
 
-async function measure(arm: string, mode: 'json' | 'stream', upstream: { url: string; captureUrl: string }, natsUrl: string, ngPort: number): Promise<number> {
+async function measure(
+  arm: string,
+  mode: 'json' | 'stream',
+  upstream: { url: string; captureUrl: string },
+  natsUrl: string,
+  ngPort: number,
+): Promise<number> {
   const out = mkdtempSync(join(tmpdir(), 'shadowplane-ir-'));
-  const vg = ['valgrind', '--tool=callgrind', '--separate-threads=yes', '--dump-instr=no', '--smc-check=all-non-file', `--callgrind-out-file=${out}/cg.%p`];
+  const vg = [
+    'valgrind',
+    '--tool=callgrind',
+    '--separate-threads=yes',
+    '--dump-instr=no',
+    '--smc-check=all-non-file',
+    `--callgrind-out-file=${out}/cg.%p`,
+  ];
   let p: Proc;
   let url: string;
   if (arm === 'nginx+mirror') {
     p = await startNginx(arm, nginxBinary()!, ngPort, upstream.url, upstream.captureUrl, '1', vg);
     url = `http://127.0.0.1:${ngPort}`;
   } else if (arm === 'node:net pipe') {
-    p = await startProc(arm, vg[0]!, [...vg.slice(1), process.execPath, '--import', 'tsx', 'loadtests/pipe-proxy.ts', '0', upstream.url], { cpu: '1', timeoutMs: 300_000 });
+    p = await startProc(
+      arm,
+      vg[0]!,
+      [...vg.slice(1), process.execPath, '--import', 'tsx', 'loadtests/pipe-proxy.ts', '0', upstream.url],
+      { cpu: '1', timeoutMs: 300_000 },
+    );
     url = p.info['url']!;
   } else {
     const rate = arm === 'sidecar 0%' ? '0' : arm === 'sidecar 10%' ? '0.1' : '1';
     p = await startProc(
       arm,
       vg[0]!,
-      [...vg.slice(1), process.execPath, 'services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', upstream.url, '--nats', natsUrl, '--prefix', 'benchir', '--sample', rate, '--suite', 'bench'],
-      { cpu: '1', timeoutMs: 300_000, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000' } },
+      [
+        ...vg.slice(1),
+        process.execPath,
+        'services/shadowplane/bin/shadowplane.mjs',
+        'sidecar',
+        '--listen',
+        '127.0.0.1:0',
+        '--ops-listen',
+        '127.0.0.1:0',
+        '--upstream',
+        upstream.url,
+        '--nats',
+        natsUrl,
+        '--prefix',
+        'benchir',
+        '--sample',
+        rate,
+        '--suite',
+        'bench',
+      ],
+      {
+        cpu: '1',
+        timeoutMs: 300_000,
+        env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000' },
+      },
     );
     url = p.info['url']!;
   }
   try {
     const shape: Shape = SHAPES[mode];
-    for (let i = 0; i < WARM; i++) if ((await once(url, shape)) === null) throw new Error(`${arm} failed a warm-up request`);
+    for (let i = 0; i < WARM; i++)
+      if ((await once(url, shape)) === null) throw new Error(`${arm} failed a warm-up request`);
     execFileSync('callgrind_control', ['--zero', String(p.pid)], { stdio: 'ignore' });
     let errors = 0;
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let i = 0; i < N / 4; i++) if ((await once(url, shape)) === null) errors++;
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        for (let i = 0; i < N / 4; i++) if ((await once(url, shape)) === null) errors++;
+      }),
+    );
     if (errors > 0) throw new Error(`${arm}: ${errors} failed requests`);
     // captures are built up to 1 s after their response: let the last batch finish
     await new Promise((r) => setTimeout(r, 1500));
@@ -92,30 +136,59 @@ async function main(): Promise<number> {
   const started: Proc[] = [];
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-ir-nats-'));
   try {
-    started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: '0', waitPort: natsPort! }));
-    const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: '0' });
+    started.push(
+      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
+        cpu: '0',
+        waitPort: natsPort!,
+      }),
+    );
+    const up = await startProc(
+      'upstream',
+      process.execPath,
+      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
+      { cpu: '0' },
+    );
     started.push(up);
     const upstream = { url: up.info['url']!, captureUrl: up.info['capture_url']! };
-    const all = ['sidecar 0%', 'sidecar 10%', 'sidecar 100%', 'node:net pipe', ...(nginxBinary() ? ['nginx+mirror'] : [])];
+    const all = [
+      'sidecar 0%',
+      'sidecar 10%',
+      'sidecar 100%',
+      'node:net pipe',
+      ...(nginxBinary() ? ['nginx+mirror'] : []),
+    ];
     const arms = ARMS === null ? all : all.filter((a) => ARMS.includes(a));
     const result: Record<string, Record<string, number>> = {};
     for (const mode of MODES) {
       for (const arm of arms) {
         const ir = await measure(arm, mode, upstream, `nats://127.0.0.1:${natsPort}`, ngPort!);
         (result[mode] ??= {})[arm] = ir;
-        process.stderr.write(`${mode.padEnd(6)} ${arm.padEnd(13)} ${(ir / 1000).toFixed(1)} k instructions per request\n`);
+        process.stderr.write(
+          `${mode.padEnd(6)} ${arm.padEnd(13)} ${(ir / 1000).toFixed(1)} k instructions per request\n`,
+        );
       }
     }
-    const lines = [`Shadowplane proxy instructions per request (callgrind, main thread, user space) — ${new Date().toISOString()}`, `N ${N} after ${WARM} warm-up requests, 4 keep-alive connections`];
+    const lines = [
+      `Shadowplane proxy instructions per request (callgrind, main thread, user space) — ${new Date().toISOString()}`,
+      `N ${N} after ${WARM} warm-up requests, 4 keep-alive connections`,
+    ];
     for (const mode of MODES) {
       const ref = result[mode]!['nginx+mirror'];
-      lines.push('', mode === 'json' ? 'non-streaming, 1 KB JSON' : 'streaming (SSE, 18 events)', `arm | k instructions/req | × nginx+mirror`);
-      for (const [arm, ir] of Object.entries(result[mode]!)) lines.push(`${arm} | ${(ir / 1000).toFixed(1)} | ${ref ? (ir / ref).toFixed(2) : '—'}`);
+      lines.push(
+        '',
+        mode === 'json' ? 'non-streaming, 1 KB JSON' : 'streaming (SSE, 18 events)',
+        `arm | k instructions/req | × nginx+mirror`,
+      );
+      for (const [arm, ir] of Object.entries(result[mode]!))
+        lines.push(`${arm} | ${(ir / 1000).toFixed(1)} | ${ref ? (ir / ref).toFixed(2) : '—'}`);
     }
     process.stdout.write(`${lines.join('\n')}\n`);
     const outDir = join(REPO, 'loadtests', 'out');
     mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, `instructions-${Date.now()}.json`), JSON.stringify({ at: new Date().toISOString(), n: N, warm: WARM, result }, null, 2));
+    writeFileSync(
+      join(outDir, `instructions-${Date.now()}.json`),
+      JSON.stringify({ at: new Date().toISOString(), n: N, warm: WARM, result }, null, 2),
+    );
     return 0;
   } finally {
     await tearDown(started, [store]);

@@ -27,7 +27,16 @@ interface TrendValues {
 }
 
 function runK6(script: string, env: Record<string, string>, cpu: string): Promise<number> {
-  const args = ['-c', cpu, K6, 'run', '--quiet', '--no-color', ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), join('loadtests', 'k6', `${script}.js`)];
+  const args = [
+    '-c',
+    cpu,
+    K6,
+    'run',
+    '--quiet',
+    '--no-color',
+    ...Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    join('loadtests', 'k6', `${script}.js`),
+  ];
   return new Promise((resolve) => {
     const [cmd, argv] = BENCH_NICE === 0 ? ['taskset', args] : ['nice', ['-n', String(BENCH_NICE), 'taskset', ...args]];
     const child = spawn(cmd, argv, { cwd: REPO, stdio: ['ignore', 'inherit', 'inherit'] });
@@ -49,21 +58,58 @@ async function main(): Promise<number> {
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-k6-nats-'));
   try {
     const [natsPort, upPort, capPort] = await freePorts(3);
-    started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: genCpu, waitPort: natsPort! }));
-    const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: genCpu });
+    started.push(
+      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
+        cpu: genCpu,
+        waitPort: natsPort!,
+      }),
+    );
+    const up = await startProc(
+      'upstream',
+      process.execPath,
+      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
+      { cpu: genCpu },
+    );
     started.push(up);
     const sc = await startProc(
       'sidecar',
       process.execPath,
-      ['services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', up.info['url']!, '--nats', `nats://127.0.0.1:${natsPort}`, '--prefix', 'k6', '--sample', SAMPLE, '--suite', 'k6'],
+      [
+        'services/shadowplane/bin/shadowplane.mjs',
+        'sidecar',
+        '--listen',
+        '127.0.0.1:0',
+        '--ops-listen',
+        '127.0.0.1:0',
+        '--upstream',
+        up.info['url']!,
+        '--nats',
+        `nats://127.0.0.1:${natsPort}`,
+        '--prefix',
+        'k6',
+        '--sample',
+        SAMPLE,
+        '--suite',
+        'k6',
+      ],
       { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' } },
     );
     started.push(sc);
 
     // warm-up: JIT (the capture path too: BENCH_WARM requests, see lib/harness.ts) and
     // keep-alive pools, so k6 measures the steady state
-    const body = (stream: boolean) => JSON.stringify({ model: 'bench-model', messages: [{ role: 'user', content: 'warm-up '.repeat(100) }], ...(stream ? { stream: true } : {}) });
-    const shapes = [false, true].map((stream) => ({ path: '/v1/chat/completions', body: body(stream), headers: { 'content-type': 'application/json' }, stream }));
+    const body = (stream: boolean) =>
+      JSON.stringify({
+        model: 'bench-model',
+        messages: [{ role: 'user', content: 'warm-up '.repeat(100) }],
+        ...(stream ? { stream: true } : {}),
+      });
+    const shapes = [false, true].map((stream) => ({
+      path: '/v1/chat/completions',
+      body: body(stream),
+      headers: { 'content-type': 'application/json' },
+      stream,
+    }));
     for (const base of [up.info['url']!, sc.info['url']!]) {
       const failed = await warmUp(base, shapes);
       if (failed > 0) throw new Error(`${failed} warm-up requests to ${base} failed`);
@@ -74,15 +120,23 @@ async function main(): Promise<number> {
     const cpu: Record<string, number> = {};
     for (const script of SCRIPTS) {
       const c0 = cpuSeconds(sc.pid);
-      codes[script] = await runK6(script, { DIRECT_URL: up.info['url']!, SIDECAR_URL: sc.info['url']!, RATE, DURATION, K6_OUT_DIR: outDir }, genCpu);
+      codes[script] = await runK6(
+        script,
+        { DIRECT_URL: up.info['url']!, SIDECAR_URL: sc.info['url']!, RATE, DURATION, K6_OUT_DIR: outDir },
+        genCpu,
+      );
       cpu[script] = cpuSeconds(sc.pid) - c0;
     }
     const rss = rssBytes(sc.pid);
 
     const rows: string[] = [];
     rows.push('');
-    rows.push(`k6 overhead table — sidecar sampling ${SAMPLE}, ${RATE} pairs/s for ${DURATION} (k6 and upstream on CPU ${genCpu}, sidecar on CPU ${proxyCpu})`);
-    rows.push('script | metric | direct med ms | sidecar med ms | added med ms (≤ 0.3) | added p99 ms (≤ 1) | sidecar CPU s/1k req | thresholds');
+    rows.push(
+      `k6 overhead table — sidecar sampling ${SAMPLE}, ${RATE} pairs/s for ${DURATION} (k6 and upstream on CPU ${genCpu}, sidecar on CPU ${proxyCpu})`,
+    );
+    rows.push(
+      'script | metric | direct med ms | sidecar med ms | added med ms (≤ 0.3) | added p99 ms (≤ 1) | sidecar CPU s/1k req | thresholds',
+    );
     for (const script of SCRIPTS) {
       const file = join(outDir, `k6-${script}-summary.json`);
       if (!existsSync(file)) {
@@ -95,7 +149,16 @@ async function main(): Promise<number> {
       const n = v('sidecar_ms').count ?? 0;
       const f = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(3));
       rows.push(
-        [script, p === 'json' ? 'duration' : 'TTFB (TTFT)', f(v('direct_ms').med), f(v('sidecar_ms').med), f(v('added_ms').med), f(v('added_ms')['p(99)']), n ? ((cpu[script]! / n) * 1000).toFixed(4) : '—', codes[script] === 0 ? 'met' : `FAILED (k6 exit ${codes[script]})`].join(' | '),
+        [
+          script,
+          p === 'json' ? 'duration' : 'TTFB (TTFT)',
+          f(v('direct_ms').med),
+          f(v('sidecar_ms').med),
+          f(v('added_ms').med),
+          f(v('added_ms')['p(99)']),
+          n ? ((cpu[script]! / n) * 1000).toFixed(4) : '—',
+          codes[script] === 0 ? 'met' : `FAILED (k6 exit ${codes[script]})`,
+        ].join(' | '),
       );
     }
     rows.push(`sidecar RSS at the end: ${(rss / 2 ** 20).toFixed(1)} MiB`);

@@ -27,7 +27,10 @@ const RATE = Number(process.env.BENCH_RATE ?? 200);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const REPS = Number(process.env.BENCH_REPS ?? 8);
 const MODE = (process.env.BENCH_MODE ?? 'json') as 'json' | 'stream';
-const VARIANTS = (process.env.BENCH_PAIRED ?? 'sidecar 0%|0|;sidecar 10% 100ms|0.1|CAPTURE_BATCH_MS=100;sidecar 10% 1s|0.1|CAPTURE_BATCH_MS=1000')
+const VARIANTS = (
+  process.env.BENCH_PAIRED ??
+  'sidecar 0%|0|;sidecar 10% 100ms|0.1|CAPTURE_BATCH_MS=100;sidecar 10% 1s|0.1|CAPTURE_BATCH_MS=1000'
+)
   .split(';')
   .map((v) => {
     const [name, sample, vars] = v.split('|');
@@ -45,15 +48,28 @@ async function main(): Promise<number> {
   const [natsPort, upPort, capPort, ngPort] = await freePorts(4);
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-paired-nats-'));
   try {
-    started.push(await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], { cpu: '0', waitPort: natsPort! }));
-    const up = await startProc('upstream', process.execPath, ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)], { cpu: '0' });
+    started.push(
+      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
+        cpu: '0',
+        waitPort: natsPort!,
+      }),
+    );
+    const up = await startProc(
+      'upstream',
+      process.execPath,
+      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
+      { cpu: '0' },
+    );
     started.push(up);
     const arms: { name: string; url: string; proc: Proc }[] = [];
     for (const [i, v] of VARIANTS.entries()) {
       // the reference proxies of bench:sidecar, by their sample field
-      const ref = v.sample === 'bare' ? 'loadtests/bare-proxy.ts' : v.sample === 'pipe' ? 'loadtests/pipe-proxy.ts' : null;
+      const ref =
+        v.sample === 'bare' ? 'loadtests/bare-proxy.ts' : v.sample === 'pipe' ? 'loadtests/pipe-proxy.ts' : null;
       if (ref !== null) {
-        const p = await startProc(v.name, process.execPath, ['--import', 'tsx', ref, '0', up.info['url']!], { cpu: '1' });
+        const p = await startProc(v.name, process.execPath, ['--import', 'tsx', ref, '0', up.info['url']!], {
+          cpu: '1',
+        });
         started.push(p);
         arms.push({ name: v.name, url: p.info['url']!, proc: p });
         continue;
@@ -61,7 +77,24 @@ async function main(): Promise<number> {
       const p = await startProc(
         v.name,
         process.execPath,
-        ['services/shadowplane/bin/shadowplane.mjs', 'sidecar', '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', up.info['url']!, '--nats', `nats://127.0.0.1:${natsPort}`, '--prefix', `paired${i}`, '--sample', v.sample, '--suite', 'bench'],
+        [
+          'services/shadowplane/bin/shadowplane.mjs',
+          'sidecar',
+          '--listen',
+          '127.0.0.1:0',
+          '--ops-listen',
+          '127.0.0.1:0',
+          '--upstream',
+          up.info['url']!,
+          '--nats',
+          `nats://127.0.0.1:${natsPort}`,
+          '--prefix',
+          `paired${i}`,
+          '--sample',
+          v.sample,
+          '--suite',
+          'bench',
+        ],
         { cpu: '1', env: { SHADOWPLANE_LOG_LEVEL: 'warn', ...v.env } },
       );
       started.push(p);
@@ -74,7 +107,8 @@ async function main(): Promise<number> {
       arms.push({ name: 'nginx+mirror', url: `http://127.0.0.1:${ngPort}`, proc: p });
     } else process.stderr.write('nginx not found (Debian: apt-get install -y nginx): ratios are to the first arm\n');
     const ref = ngx ? arms.length - 1 : 0;
-    for (const a of arms) if ((await warmUp(a.url, [SHAPES[MODE]])) > 0) throw new Error(`${a.name} failed warm-up requests`);
+    for (const a of arms)
+      if ((await warmUp(a.url, [SHAPES[MODE]])) > 0) throw new Error(`${a.name} failed warm-up requests`);
 
     const perReq: number[][] = arms.map(() => []);
     for (let rep = 0; rep < REPS; rep++) {
@@ -88,7 +122,9 @@ async function main(): Promise<number> {
       const c1 = arms.map((a) => cpuSeconds(a.proc.pid));
       const us = arms.map((_, i) => ((c1[i]! - c0[i]!) / runs[i]!.sent) * 1e6);
       us.forEach((u, i) => perReq[i]!.push(u));
-      process.stderr.write(`slice ${rep + 1}/${REPS}: ${arms.map((a, i) => `${a.name} ${us[i]!.toFixed(0)} µs (${(us[i]! / us[ref]!).toFixed(2)}×)`).join('  ')}\n`);
+      process.stderr.write(
+        `slice ${rep + 1}/${REPS}: ${arms.map((a, i) => `${a.name} ${us[i]!.toFixed(0)} µs (${(us[i]! / us[ref]!).toFixed(2)}×)`).join('  ')}\n`,
+      );
     }
     const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
     const lines = [
@@ -98,12 +134,27 @@ async function main(): Promise<number> {
     ];
     for (const [i, a] of arms.entries()) {
       const ratios = perReq[i]!.map((u, k) => u / perReq[ref]![k]!);
-      lines.push(`${a.name} | ${mean(perReq[i]!).toFixed(0)} | ${(mean(perReq[i]!) / mean(perReq[ref]!)).toFixed(2)} | ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}…${Math.max(...ratios).toFixed(2)})`);
+      lines.push(
+        `${a.name} | ${mean(perReq[i]!).toFixed(0)} | ${(mean(perReq[i]!) / mean(perReq[ref]!)).toFixed(2)} | ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}…${Math.max(...ratios).toFixed(2)})`,
+      );
     }
     process.stdout.write(`${lines.join('\n')}\n`);
     const outDir = join(REPO, 'loadtests', 'out');
     mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, `paired-${Date.now()}.json`), JSON.stringify({ at: new Date().toISOString(), mode: MODE, rate: RATE, seconds: SECONDS, arms: arms.map((a, i) => ({ name: a.name, cpuUsPerReq: perReq[i] })) }, null, 2));
+    writeFileSync(
+      join(outDir, `paired-${Date.now()}.json`),
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          mode: MODE,
+          rate: RATE,
+          seconds: SECONDS,
+          arms: arms.map((a, i) => ({ name: a.name, cpuUsPerReq: perReq[i] })),
+        },
+        null,
+        2,
+      ),
+    );
     return 0;
   } finally {
     await tearDown(started, [store]);

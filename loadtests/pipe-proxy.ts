@@ -17,6 +17,8 @@ const server = createServer({ noDelay: true }, (client) => {
   upstream.on('close', () => client.destroy());
 });
 server.listen(port, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'pipe-proxy', url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: 'listening', role: 'pipe-proxy', url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })}\n`,
+  );
 });
 process.on('SIGTERM', () => process.exit(0));

@@ -53,7 +53,8 @@ function nsPerByte(fn: (s: string) => unknown, s: string): number {
 }
 
 // The email pattern as it was before RE2JS (V8, backtracking): the reference for "not linear".
-const OLD_EMAIL = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b/g;
+const OLD_EMAIL =
+  /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b/g;
 
 function main(): void {
   const rows: { rule: string; family: string; small: number; large: number; ratio: number }[] = [];
@@ -67,22 +68,33 @@ function main(): void {
       if (worst === null || row.large > worst.large) worst = row;
     }
     const w = worst!;
-    process.stdout.write(`${rule.padEnd(18)} worst family ${w.family.padEnd(14)} ${w.small.toFixed(1).padStart(8)} ns/B @ ${MIN} B  ${w.large.toFixed(1).padStart(8)} ns/B @ ${MAX} B  ratio ${w.ratio.toFixed(2)}\n`);
+    process.stdout.write(
+      `${rule.padEnd(18)} worst family ${w.family.padEnd(14)} ${w.small.toFixed(1).padStart(8)} ns/B @ ${MIN} B  ${w.large.toFixed(1).padStart(8)} ns/B @ ${MAX} B  ratio ${w.ratio.toFixed(2)}\n`,
+    );
   };
-  process.stdout.write(`redaction rules, adversarial inputs, ns per byte (best of ${REPS}); ratio = large / small (flat ≈ 1; quadratic ≈ ${(MAX / MIN).toFixed(0)})\n`);
+  process.stdout.write(
+    `redaction rules, adversarial inputs, ns per byte (best of ${REPS}); ratio = large / small (flat ≈ 1; quadratic ≈ ${(MAX / MIN).toFixed(0)})\n`,
+  );
   for (const r of REDACTION_RULES) add(r.name, (s) => applyNamedRule(r.name, s));
   for (const r of BOUNDED_V8_PATTERNS) add(`${r.name} (V8)`, (s) => applyNamedRule(r.name, s));
   add('whole redactor', (s) => redactText(s));
   // the reference: the old backtracking email pattern on its worst case, at sizes it can finish
   const oldSmall = nsPerByte((s) => s.replace(OLD_EMAIL, '<EMAIL>'), build('a', 4096) + '@');
   const oldLarge = nsPerByte((s) => s.replace(OLD_EMAIL, '<EMAIL>'), build('a', 65536) + '@');
-  process.stdout.write(`reference: backtracking email on 'a…a@': ${oldSmall.toFixed(1)} ns/B @ 4096 B, ${oldLarge.toFixed(1)} ns/B @ 65536 B, ratio ${(oldLarge / oldSmall).toFixed(2)}\n`);
+  process.stdout.write(
+    `reference: backtracking email on 'a…a@': ${oldSmall.toFixed(1)} ns/B @ 4096 B, ${oldLarge.toFixed(1)} ns/B @ 65536 B, ratio ${(oldLarge / oldSmall).toFixed(2)}\n`,
+  );
   const worst = rows.reduce((a, b) => (b.ratio > a.ratio ? b : a));
-  process.stdout.write(`largest ratio over every rule and family: ${worst.ratio.toFixed(2)} (${worst.rule}, ${worst.family})\n`);
+  process.stdout.write(
+    `largest ratio over every rule and family: ${worst.ratio.toFixed(2)} (${worst.rule}, ${worst.family})\n`,
+  );
   const dir = join(REPO, 'loadtests', 'out');
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `redact-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ min: MIN, max: MAX, reps: REPS, rows, reference: { oldSmall, oldLarge } }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify({ min: MIN, max: MAX, reps: REPS, rows, reference: { oldSmall, oldLarge } }, null, 2),
+  );
   process.stdout.write(`raw: ${file}\n`);
 }
 

@@ -40,15 +40,44 @@ try {
   console.log('');
   printVerdictTable(r.report, (l) => console.log(l));
   console.log('');
-  console.log(`campaign ${r.campaignId}: ${r.state}; spent $${r.spendUsd.toFixed(4)} of $${r.maxCostUsd.toFixed(2)} (${r.spendUsd <= r.maxCostUsd ? 'within' : 'OVER'} budget)`);
-  if (r.judgeSpendUsd !== null) console.log(`  arm spend $${(r.spendUsd - r.judgeSpendUsd).toFixed(4)}; judge spend $${r.judgeSpendUsd.toFixed(4)} (evaluation cost, not in any arm's cost)`);
-  const jd = (r.report as { judge?: { kappa: { value: number; lower: number; upper: number; n: number } | null; kappa_none_reason: string | null; scored: number; verdicts: number; null_scores: Record<string, number> } }).judge;
-  if (jd) console.log(`  judge: ${jd.scored}/${jd.verdicts} verdicts scored (null: ${JSON.stringify(jd.null_scores)}); ${jd.kappa ? `kappa ${jd.kappa.value.toFixed(3)} [${jd.kappa.lower.toFixed(3)}, ${jd.kappa.upper.toFixed(3)}] on ${jd.kappa.n} items against the expectations` : `no kappa: ${jd.kappa_none_reason}`}`);
+  console.log(
+    `campaign ${r.campaignId}: ${r.state}; spent $${r.spendUsd.toFixed(4)} of $${r.maxCostUsd.toFixed(2)} (${r.spendUsd <= r.maxCostUsd ? 'within' : 'OVER'} budget)`,
+  );
+  if (r.judgeSpendUsd !== null)
+    console.log(
+      `  arm spend $${(r.spendUsd - r.judgeSpendUsd).toFixed(4)}; judge spend $${r.judgeSpendUsd.toFixed(4)} (evaluation cost, not in any arm's cost)`,
+    );
+  const jd = (
+    r.report as {
+      judge?: {
+        kappa: { value: number; lower: number; upper: number; n: number } | null;
+        kappa_none_reason: string | null;
+        scored: number;
+        verdicts: number;
+        null_scores: Record<string, number>;
+      };
+    }
+  ).judge;
+  if (jd)
+    console.log(
+      `  judge: ${jd.scored}/${jd.verdicts} verdicts scored (null: ${JSON.stringify(jd.null_scores)}); ${jd.kappa ? `kappa ${jd.kappa.value.toFixed(3)} [${jd.kappa.lower.toFixed(3)}, ${jd.kappa.upper.toFixed(3)}] on ${jd.kappa.n} items against the expectations` : `no kappa: ${jd.kappa_none_reason}`}`,
+    );
   console.log(`report ${r.reportId}`);
-  console.log(['report.json', 'report.html', 'bundle.json', 'observations.jsonl', 'calls.csv', 'arms.csv', 'hosts.csv'].map((f) => `  ${join(values.out, f)}`).join('\n'));
-  console.log(`bundle verification: ${r.verifyExit === 0 ? 'OK' : `FAILED (exit ${r.verifyExit})`}${r.verifyExit === 0 ? '' : `\n${r.verifyOutput}`}`);
-  console.log(`requests replayed: ${r.requestsSent} (${r.requestsFailed} failed); done in ${((Date.now() - started) / 1000).toFixed(0)} s; all processes stopped`);
-  writeFileSync(join(outDir, 'summary.json'), `${JSON.stringify({ campaign_id: r.campaignId, report_id: r.reportId, state: r.state, spend_usd: r.spendUsd, max_cost_usd: r.maxCostUsd, verify_exit: r.verifyExit }, null, 2)}\n`);
+  console.log(
+    ['report.json', 'report.html', 'bundle.json', 'observations.jsonl', 'calls.csv', 'arms.csv', 'hosts.csv']
+      .map((f) => `  ${join(values.out, f)}`)
+      .join('\n'),
+  );
+  console.log(
+    `bundle verification: ${r.verifyExit === 0 ? 'OK' : `FAILED (exit ${r.verifyExit})`}${r.verifyExit === 0 ? '' : `\n${r.verifyOutput}`}`,
+  );
+  console.log(
+    `requests replayed: ${r.requestsSent} (${r.requestsFailed} failed); done in ${((Date.now() - started) / 1000).toFixed(0)} s; all processes stopped`,
+  );
+  writeFileSync(
+    join(outDir, 'summary.json'),
+    `${JSON.stringify({ campaign_id: r.campaignId, report_id: r.reportId, state: r.state, spend_usd: r.spendUsd, max_cost_usd: r.maxCostUsd, verify_exit: r.verifyExit }, null, 2)}\n`,
+  );
   process.exitCode = r.verifyExit === 0 && r.spendUsd <= r.maxCostUsd && r.requestsFailed === 0 ? 0 : 1;
 } catch (e) {
   console.error(`demo failed: ${(e as Error).message}\n(logs of every process are in ${join(values.out, 'logs')})`);

@@ -79,7 +79,15 @@ function envTable(title: string, schema: z.ZodObject, only?: (key: string) => bo
     .map(([k, s]) => {
       // a default taken from the machine (the host name) is described, not printed
       const def =
-        s.default === hostname() ? 'the host name' : s.default === undefined ? (js.required?.includes(k) ? '**required**' : '—') : s.default === '' ? 'empty' : `\`${String(s.default)}\``;
+        s.default === hostname()
+          ? 'the host name'
+          : s.default === undefined
+            ? js.required?.includes(k)
+              ? '**required**'
+              : '—'
+            : s.default === ''
+              ? 'empty'
+              : `\`${String(s.default)}\``;
       const desc = [s.description ?? '', constraints(s)].filter(Boolean).join('; ');
       return `| \`${k}\` | ${cell(def)} | ${cell(desc)} |`;
     });
@@ -107,14 +115,19 @@ function specRows(s: JsonSchema, path: string, required: boolean, out: string[])
   const alts = s.anyOf ?? s.oneOf;
   const objectAlt = alts?.find((a) => a.properties);
   if (s.properties && path !== '') {
-    out.push(`| \`${path}\` | object | ${required ? 'yes' : 'no'} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`);
+    out.push(
+      `| \`${path}\` | object | ${required ? 'yes' : 'no'} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${cell(s.description ?? '')} |`,
+    );
   }
   if (s.properties) {
-    for (const [k, sub] of Object.entries(s.properties)) specRows(sub, path ? `${path}.${k}` : k, s.required?.includes(k) ?? false, out);
+    for (const [k, sub] of Object.entries(s.properties))
+      specRows(sub, path ? `${path}.${k}` : k, s.required?.includes(k) ?? false, out);
     return;
   }
   if (s.type === 'array' && s.items?.properties) {
-    out.push(`| \`${path}\` | list | ${required ? 'yes' : 'no'} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${cell([s.description ?? '', constraints(s)].filter(Boolean).join('; '))} |`);
+    out.push(
+      `| \`${path}\` | list | ${required ? 'yes' : 'no'} | ${s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``} | ${cell([s.description ?? '', constraints(s)].filter(Boolean).join('; '))} |`,
+    );
     specRows(s.items, `${path}[]`, true, out);
     return;
   }
@@ -123,7 +136,9 @@ function specRows(s: JsonSchema, path: string, required: boolean, out: string[])
     return;
   }
   const def = s.default === undefined ? '—' : `\`${JSON.stringify(s.default)}\``;
-  out.push(`| \`${path}\` | ${cell(typeOf(s))} | ${required ? 'yes' : 'no'} | ${cell(def)} | ${cell([s.description ?? '', constraints(s)].filter(Boolean).join('; '))} |`);
+  out.push(
+    `| \`${path}\` | ${cell(typeOf(s))} | ${required ? 'yes' : 'no'} | ${cell(def)} | ${cell([s.description ?? '', constraints(s)].filter(Boolean).join('; '))} |`,
+  );
 }
 
 function campaignSpecPage(): string {
@@ -152,29 +167,29 @@ function campaignSpecPage(): string {
     '',
     '## The LLM judge (`kind: llm_judge`)',
     '',
-    'Most traffic has no reference answer; a judge grades it. The judge is a provider from the operator allowlist (`provider`, `model`), called by the duplicator once an item\'s arms have settled, through the same provider adapters, the paid_dispatch gate and the campaign\'s budget ledger as the arms (its own rate limiter: `limits.rpm`, `limits.concurrency`). A verdict is published once per item on the OBS stream (`shadow.judge_verdict/v1`) and folded on every report without calling the judge again.',
+    "Most traffic has no reference answer; a judge grades it. The judge is a provider from the operator allowlist (`provider`, `model`), called by the duplicator once an item's arms have settled, through the same provider adapters, the paid_dispatch gate and the campaign's budget ledger as the arms (its own rate limiter: `limits.rpm`, `limits.concurrency`). A verdict is published once per item on the OBS stream (`shadow.judge_verdict/v1`) and folded on every report without calling the judge again.",
     '',
     '| field | default | meaning |',
     '|---|---|---|',
-    '| `mode` | `pointwise` | `pointwise`: each arm\'s output is graded 0–1 against the rubric; `pairwise`: each candidate is compared with the incumbent in both orders (candidate first, then incumbent first), ties allowed; the candidate\'s preference is the mean of the two orders, so a judge that always picks the first answer scores a tie |',
+    "| `mode` | `pointwise` | `pointwise`: each arm's output is graded 0–1 against the rubric; `pairwise`: each candidate is compared with the incumbent in both orders (candidate first, then incumbent first), ties allowed; the candidate's preference is the mean of the two orders, so a judge that always picks the first answer scores a tie |",
     '| `call_types` | all | call types the judge grades |',
     '| `rubric` | — | text added to the judge prompt |',
-    '| `reference` | `none` | `expectation`: the item\'s first numeric or exact expectation is shown to a pointwise judge as the reference answer |',
-    '| `weight` | `0.5` | the judge\'s share of the composite when programmatic scores or first-party outcomes exist for the same output; alone it has weight 1 |',
+    "| `reference` | `none` | `expectation`: the item's first numeric or exact expectation is shown to a pointwise judge as the reference answer |",
+    "| `weight` | `0.5` | the judge's share of the composite when programmatic scores or first-party outcomes exist for the same output; alone it has weight 1 |",
     '| `rate_card` | — | USD per million tokens; required to launch: each judge call reserves its worst case (prompt bytes as tokens + `max_output_tokens`) before it is made |',
-    '| `max_output_tokens` | `256` | cap on the judge\'s reply |',
+    "| `max_output_tokens` | `256` | cap on the judge's reply |",
     '| `timeout_ms` | `30000` | a judge call with no byte for this long is a `judge_timeout` |',
     '| `template_version` | `v1` | the prompt template (`pointwise/v1`, `pairwise/v1` in libs/scoring); each verdict records its sha256 |',
     '',
-    'Budget: the dry run reports the judge phase in `judge` (`judge_worst_case_usd`, calls per item, refused pairs) apart from the arm estimate — never summed into it. A launch whose `max_cost_usd` cannot cover one item\'s arms plus its judge calls at their worst case is refused with 422 `judge_phase_unaffordable` before anything is written. The report shows the judge\'s spend in `judge.spend_usd` (evaluation cost), never inside an arm\'s cost.',
+    "Budget: the dry run reports the judge phase in `judge` (`judge_worst_case_usd`, calls per item, refused pairs) apart from the arm estimate — never summed into it. A launch whose `max_cost_usd` cannot cover one item's arms plus its judge calls at their worst case is refused with 422 `judge_phase_unaffordable` before anything is written. The report shows the judge's spend in `judge.spend_usd` (evaluation cost), never inside an arm's cost.",
     '',
-    'Same family: a judge whose provider family (allowlist `family`, else the provider id) equals either arm\'s family is not used for that pair; the comparison names the refusal in `judge_refused` and the verdict carries `null_reason: same_family`.',
+    "Same family: a judge whose provider family (allowlist `family`, else the provider id) equals either arm's family is not used for that pair; the comparison names the refusal in `judge_refused` and the verdict carries `null_reason: same_family`.",
     '',
-    'Failures: a judge timeout, error, refusal or unparsable reply leaves that output\'s judge score null with its reason (`judge_timeout`, `judge_error:<class>`, `judge_refused_reply`, `judge_unparsable`, `judge_budget_exhausted`, `judge_paid_dispatch_disabled`), counted in `judge.null_scores` — never a 0.',
+    "Failures: a judge timeout, error, refusal or unparsable reply leaves that output's judge score null with its reason (`judge_timeout`, `judge_error:<class>`, `judge_refused_reply`, `judge_unparsable`, `judge_budget_exhausted`, `judge_paid_dispatch_disabled`), counted in `judge.null_scores` — never a 0.",
     '',
-    'Calibration: the report\'s `judge` (and each call type\'s) gives Cohen\'s kappa between the judge and the programmatic scores / first-party outcomes on the same outputs (pointwise: good/bad at 0.5; pairwise: candidate better, worse or tie), with a 95% interval (standard error of Fleiss, Cohen & Everitt 1969), and the position-flip rate of pairwise judgements; or `kappa_none_reason`. Trust class follows the composite weights: A without judge, B when the judge has at most half the weight, C when it dominates; a class B or C verdict line carries the kappa or says why there is none.',
+    "Calibration: the report's `judge` (and each call type's) gives Cohen's kappa between the judge and the programmatic scores / first-party outcomes on the same outputs (pointwise: good/bad at 0.5; pairwise: candidate better, worse or tie), with a 95% interval (standard error of Fleiss, Cohen & Everitt 1969), and the position-flip rate of pairwise judgements; or `kappa_none_reason`. Trust class follows the composite weights: A without judge, B when the judge has at most half the weight, C when it dominates; a class B or C verdict line carries the kappa or says why there is none.",
     '',
-    'Evidence: each verdict\'s raw replies are kept encrypted in the artifact store (same retention as arm outputs) and named by `artifact_ref`; the parsed score rides on the OBS stream, so an offline fold (`shadowplane fold`) of the exported messages reproduces the judge-fed report. The evidence bundle carries the judge-fed paired qualities and the judge summary in the report; it does not yet carry the verdicts themselves, so `shadowctl verify` rechecks the statistics from the paired rows, not the composite from the judge scores.',
+    "Evidence: each verdict's raw replies are kept encrypted in the artifact store (same retention as arm outputs) and named by `artifact_ref`; the parsed score rides on the OBS stream, so an offline fold (`shadowplane fold`) of the exported messages reproduces the judge-fed report. The evidence bundle carries the judge-fed paired qualities and the judge summary in the report; it does not yet carry the verdicts themselves, so `shadowctl verify` rechecks the statistics from the paired rows, not the composite from the judge scores.",
     '',
   ].join('\n');
 }
@@ -218,7 +233,9 @@ export function scanMetrics(): MetricDef[] {
 }
 
 function metricsPage(): string {
-  const rows = scanMetrics().map((m) => `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(', ') || '—'} | ${cell(m.help)} |`);
+  const rows = scanMetrics().map(
+    (m) => `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(', ') || '—'} | ${cell(m.help)} |`,
+  );
   return [
     '# Metrics',
     '',

@@ -39,7 +39,8 @@ function packageOf(spec) {
   return builtinModules.includes(name) ? null : name;
 }
 
-const IMPORT = /(?:^|[\s;])(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+['"]([^'"]+)['"]/gm;
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^\s*import\s+['"]([^'"]+)['"]/gm;
 const isDevFile = (rel) => /(^|\/)(test|bench)\//.test(rel) || /\.test\.ts$/.test(rel);
 
 let changed = 0;

@@ -13,7 +13,11 @@ describe('generated operator docs', () => {
 
   it('finds the metrics every role is known to export', () => {
     const names = scanMetrics().map((m) => m.name);
-    for (const n of ['shadowplane_sidecar_captures_total', 'shadowplane_control_http_requests_total', 'shadowplane_verdict_reports_written_total']) {
+    for (const n of [
+      'shadowplane_sidecar_captures_total',
+      'shadowplane_control_http_requests_total',
+      'shadowplane_verdict_reports_written_total',
+    ]) {
       expect(names).toContain(n);
     }
     expect(names.some((n) => n.startsWith('shadowplane_duplicator_'))).toBe(true);

@@ -6,19 +6,49 @@ import { fileURLToPath } from 'node:url';
 
 const out = fileURLToPath(new URL('../../helm/shadowplane/values.schema.json', import.meta.url));
 
-const obj = (properties, required = [], extra = {}) => ({ type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}), ...extra });
+const obj = (properties, required = [], extra = {}) => ({
+  type: 'object',
+  additionalProperties: false,
+  properties,
+  ...(required.length ? { required } : {}),
+  ...extra,
+});
 const str = (extra = {}) => ({ type: 'string', ...extra });
 const bool = { type: 'boolean' };
-const int = (minimum, maximum, extra = {}) => ({ type: 'integer', ...(minimum !== undefined ? { minimum } : {}), ...(maximum !== undefined ? { maximum } : {}), ...extra });
+const int = (minimum, maximum, extra = {}) => ({
+  type: 'integer',
+  ...(minimum !== undefined ? { minimum } : {}),
+  ...(maximum !== undefined ? { maximum } : {}),
+  ...extra,
+});
 const port = int(1, 65535);
 const openObj = { type: 'object' };
-const peers = { type: 'array', items: { type: 'object' }, description: 'NetworkPolicyPeer list (namespaceSelector / podSelector / ipBlock)' };
+const peers = {
+  type: 'array',
+  items: { type: 'object' },
+  description: 'NetworkPolicyPeer list (namespaceSelector / podSelector / ipBlock)',
+};
 const ports = { type: 'array', items: port };
-const quantity = { anyOf: [{ type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$' }, { type: 'number', minimum: 0 }] };
+const quantity = {
+  anyOf: [
+    { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(m|k|Ki|M|Mi|G|Gi|T|Ti)?$' },
+    { type: 'number', minimum: 0 },
+  ],
+};
 const resourceList = obj({ cpu: quantity, memory: quantity, 'ephemeral-storage': quantity }, ['cpu', 'memory']);
-const resources = obj({ requests: resourceList, limits: resourceList }, ['requests', 'limits'], { description: 'requests and limits are both required (cpu and memory)' });
-const envMap = { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] }, propertyNames: { pattern: '^[A-Z_][A-Z0-9_]*$' }, description: 'extra environment variables, NAME → value' };
-const pdb = obj({ enabled: bool, maxUnavailable: { anyOf: [int(0), str({ pattern: '^[0-9]+%$' })] } }, ['enabled', 'maxUnavailable']);
+const resources = obj({ requests: resourceList, limits: resourceList }, ['requests', 'limits'], {
+  description: 'requests and limits are both required (cpu and memory)',
+});
+const envMap = {
+  type: 'object',
+  additionalProperties: { type: ['string', 'number', 'boolean'] },
+  propertyNames: { pattern: '^[A-Z_][A-Z0-9_]*$' },
+  description: 'extra environment variables, NAME → value',
+};
+const pdb = obj({ enabled: bool, maxUnavailable: { anyOf: [int(0), str({ pattern: '^[0-9]+%$' })] } }, [
+  'enabled',
+  'maxUnavailable',
+]);
 const hostPort = str({ pattern: '^(\\[[0-9a-fA-F:.]+\\]|[A-Za-z0-9.-]+):[0-9]{1,5}$' });
 const secretRef = obj({ name: str(), key: str({ minLength: 1 }) }, ['name', 'key']);
 const scheduling = {
@@ -32,7 +62,11 @@ const scheduling = {
 const grace = int(1, 3600);
 const replicas = int(0, 100);
 const dnsLabel = str({ pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', maxLength: 63 });
-const secretName = { type: 'string', anyOf: [{ const: '' }, { pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }], maxLength: 253 };
+const secretName = {
+  type: 'string',
+  anyOf: [{ const: '' }, { pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$' }],
+  maxLength: 253,
+};
 
 const schema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -53,10 +87,16 @@ const schema = {
         ['repository', 'tag', 'digest', 'pullPolicy'],
       ),
       imagePullSecrets: { type: 'array', items: obj({ name: str({ minLength: 1 }) }, ['name']) },
-      serviceAccount: obj({ create: bool, name: str(), annotations: { type: 'object', additionalProperties: { type: 'string' } } }, ['create', 'name']),
+      serviceAccount: obj(
+        { create: bool, name: str(), annotations: { type: 'object', additionalProperties: { type: 'string' } } },
+        ['create', 'name'],
+      ),
       nats: obj(
         {
-          url: str({ pattern: '^(nats|tls|ws|wss)://[^,\\s]+(,(nats|tls|ws|wss)://[^,\\s]+)*$', description: 'SHADOWPLANE_NATS_URL' }),
+          url: str({
+            pattern: '^(nats|tls|ws|wss)://[^,\\s]+(,(nats|tls|ws|wss)://[^,\\s]+)*$',
+            description: 'SHADOWPLANE_NATS_URL',
+          }),
           urlSecret: secretRef,
           prefix: str({ pattern: '^[A-Za-z0-9_-]{0,32}$', description: 'SHADOWPLANE_NATS_PREFIX' }),
           replicas: int(1, 5, { description: 'SHADOWPLANE_NATS_REPLICAS' }),
@@ -65,8 +105,21 @@ const schema = {
         ['url', 'urlSecret', 'prefix', 'replicas', 'networkPolicy'],
       ),
       logLevel: { enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
-      otlp: obj({ endpoint: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://' }] }, networkPolicy: obj({ peers, ports }, ['peers', 'ports']) }, ['endpoint']),
-      redis: obj({ url: { type: 'string', anyOf: [{ const: '' }, { pattern: '^rediss?://' }] }, urlSecret: secretRef, networkPolicy: obj({ peers, ports }, ['peers', 'ports']) }, ['url', 'urlSecret']),
+      otlp: obj(
+        {
+          endpoint: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://' }] },
+          networkPolicy: obj({ peers, ports }, ['peers', 'ports']),
+        },
+        ['endpoint'],
+      ),
+      redis: obj(
+        {
+          url: { type: 'string', anyOf: [{ const: '' }, { pattern: '^rediss?://' }] },
+          urlSecret: secretRef,
+          networkPolicy: obj({ peers, ports }, ['peers', 'ports']),
+        },
+        ['url', 'urlSecret'],
+      ),
       providers: obj(
         {
           allowlist: {
@@ -77,7 +130,10 @@ const schema = {
                 base_url: str({ pattern: '^https?://' }),
                 api: { enum: ['openai.chat', 'openai.responses', 'anthropic.messages', 'openrouter.chat'] },
                 family: str(),
-                apiKeySecretKey: str({ pattern: '^[-._a-zA-Z0-9]+$', description: 'key of providers.existingSecret holding this provider\'s API key' }),
+                apiKeySecretKey: str({
+                  pattern: '^[-._a-zA-Z0-9]+$',
+                  description: "key of providers.existingSecret holding this provider's API key",
+                }),
               },
               ['id', 'base_url', 'api'],
             ),
@@ -85,7 +141,10 @@ const schema = {
           existingSecret: secretName,
           egress: {
             type: 'array',
-            items: obj({ cidrs: { type: 'array', minItems: 1, items: str({ pattern: '^[0-9a-fA-F:.]+/[0-9]{1,3}$' }) }, ports }, ['cidrs']),
+            items: obj(
+              { cidrs: { type: 'array', minItems: 1, items: str({ pattern: '^[0-9a-fA-F:.]+/[0-9]{1,3}$' }) }, ports },
+              ['cidrs'],
+            ),
           },
         },
         ['allowlist', 'existingSecret', 'egress'],
@@ -109,13 +168,20 @@ const schema = {
           allowPrivilegeEscalation: { const: false },
           readOnlyRootFilesystem: { const: true },
           privileged: { const: false },
-          capabilities: obj({ drop: { type: 'array', contains: { const: 'ALL' }, items: str() }, add: { type: 'array', maxItems: 0 } }, ['drop']),
+          capabilities: obj(
+            { drop: { type: 'array', contains: { const: 'ALL' }, items: str() }, add: { type: 'array', maxItems: 0 } },
+            ['drop'],
+          ),
           seccompProfile: openObj,
         },
         ['runAsNonRoot', 'allowPrivilegeEscalation', 'readOnlyRootFilesystem', 'capabilities'],
       ),
       tmpSizeLimit: quantity,
-      networkPolicy: obj({ enabled: bool, dns: obj({ peers }, ['peers']), metricsFrom: peers }, ['enabled', 'dns', 'metricsFrom']),
+      networkPolicy: obj({ enabled: bool, dns: obj({ peers }, ['peers']), metricsFrom: peers }, [
+        'enabled',
+        'dns',
+        'metricsFrom',
+      ]),
       duplicator: obj(
         {
           enabled: bool,
@@ -124,7 +190,10 @@ const schema = {
           opsPort: port,
           resources,
           terminationGracePeriodSeconds: grace,
-          autoscaling: obj({ enabled: bool, minReplicas: int(1), maxReplicas: int(1), targetCPUUtilizationPercentage: int(1, 100) }, ['enabled', 'minReplicas', 'maxReplicas', 'targetCPUUtilizationPercentage']),
+          autoscaling: obj(
+            { enabled: bool, minReplicas: int(1), maxReplicas: int(1), targetCPUUtilizationPercentage: int(1, 100) },
+            ['enabled', 'minReplicas', 'maxReplicas', 'targetCPUUtilizationPercentage'],
+          ),
           keda: obj(
             {
               enabled: bool,
@@ -156,7 +225,14 @@ const schema = {
           port,
           apiKeys: obj({ existingSecret: secretName, key: str({ minLength: 1 }) }, ['existingSecret', 'key']),
           mountArtifactKeys: bool,
-          service: obj({ type: { enum: ['ClusterIP', 'NodePort', 'LoadBalancer'] }, port, annotations: { type: 'object', additionalProperties: { type: 'string' } } }, ['type', 'port']),
+          service: obj(
+            {
+              type: { enum: ['ClusterIP', 'NodePort', 'LoadBalancer'] },
+              port,
+              annotations: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+            ['type', 'port'],
+          ),
           ingressFrom: peers,
           preStopSleepSeconds: int(0, 120),
           resources,
@@ -167,7 +243,16 @@ const schema = {
         ['enabled', 'replicas', 'port', 'apiKeys', 'service', 'resources', 'pdb'],
       ),
       verdict: obj(
-        { enabled: bool, replicas, env: envMap, opsPort: port, resources, terminationGracePeriodSeconds: grace, pdb, ...scheduling },
+        {
+          enabled: bool,
+          replicas,
+          env: envMap,
+          opsPort: port,
+          resources,
+          terminationGracePeriodSeconds: grace,
+          pdb,
+          ...scheduling,
+        },
         ['enabled', 'replicas', 'opsPort', 'resources', 'pdb'],
       ),
       sidecar: obj(
@@ -180,19 +265,32 @@ const schema = {
           routes: {
             type: 'array',
             items: obj(
-              { path_prefix: str({ pattern: '^/' }), host: str(), upstream: str({ pattern: '^https?://' }), strip_prefix: bool, preserve_host: bool, placement: { enum: ['ingress', 'egress'] } },
+              {
+                path_prefix: str({ pattern: '^/' }),
+                host: str(),
+                upstream: str({ pattern: '^https?://' }),
+                strip_prefix: bool,
+                preserve_host: bool,
+                placement: { enum: ['ingress', 'egress'] },
+              },
               ['upstream'],
             ),
           },
           sampleRate: { type: 'number', minimum: 0, maximum: 1 },
           suite: str({ pattern: '^[A-Za-z0-9_-]{1,64}$' }),
-          sampling: { type: 'object', description: 'the sampling section of the sidecar config file (validated by the sidecar at start)' },
-          stickyHeader: str({ pattern: '^([A-Za-z0-9!#$%&\'*+.^_`|~-]+)?$' }),
+          sampling: {
+            type: 'object',
+            description: 'the sampling section of the sidecar config file (validated by the sidecar at start)',
+          },
+          stickyHeader: str({ pattern: "^([A-Za-z0-9!#$%&'*+.^_`|~-]+)?$" }),
           stickySaltSecret: secretRef,
           env: envMap,
           resources,
           preStopSleepSeconds: int(0, 120),
-          portNames: obj({ proxy: str({ pattern: '^[a-z0-9-]{1,15}$' }), ops: str({ pattern: '^[a-z0-9-]{1,15}$' }) }, ['proxy', 'ops']),
+          portNames: obj({ proxy: str({ pattern: '^[a-z0-9-]{1,15}$' }), ops: str({ pattern: '^[a-z0-9-]{1,15}$' }) }, [
+            'proxy',
+            'ops',
+          ]),
           routerPodSelector: openObj,
           networkPolicy: obj({ enabled: bool, extraEgress: { type: 'array', items: openObj } }, ['enabled']),
           podMonitor: obj({ enabled: bool }, ['enabled']),
@@ -201,7 +299,14 @@ const schema = {
       ),
       metrics: obj(
         {
-          serviceMonitor: obj({ enabled: bool, interval: str({ pattern: '^[0-9]+(ms|s|m|h)$' }), labels: { type: 'object', additionalProperties: { type: 'string' } } }, ['enabled']),
+          serviceMonitor: obj(
+            {
+              enabled: bool,
+              interval: str({ pattern: '^[0-9]+(ms|s|m|h)$' }),
+              labels: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+            ['enabled'],
+          ),
           prometheusRule: obj(
             {
               enabled: bool,
@@ -220,7 +325,19 @@ const schema = {
         ['serviceMonitor', 'prometheusRule'],
       ),
     },
-    ['image', 'nats', 'providers', 'artifacts', 'podSecurityContext', 'containerSecurityContext', 'duplicator', 'control', 'verdict', 'sidecar', 'metrics'],
+    [
+      'image',
+      'nats',
+      'providers',
+      'artifacts',
+      'podSecurityContext',
+      'containerSecurityContext',
+      'duplicator',
+      'control',
+      'verdict',
+      'sidecar',
+      'metrics',
+    ],
   ),
 };
 void dnsLabel;

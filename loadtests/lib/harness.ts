@@ -27,7 +27,13 @@ const pools = new Map<string, Pool>();
 export function poolFor(base: string, connections = 64): Pool {
   let p = pools.get(base);
   if (!p) {
-    p = new Pool(base, { connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+    p = new Pool(base, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 60_000,
+      headersTimeout: 30_000,
+      bodyTimeout: 30_000,
+    });
     pools.set(base, p);
   }
   return p;

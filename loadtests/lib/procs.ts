@@ -46,7 +46,9 @@ export function pinSelf(cpus: string): void {
 
 /** Number of online CPUs from /proc/cpuinfo. */
 export function cpuCount(): number {
-  return readFileSync('/proc/cpuinfo', 'utf8').split('\n').filter((l) => l.startsWith('processor')).length;
+  return readFileSync('/proc/cpuinfo', 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('processor')).length;
 }
 
 /**
@@ -96,7 +98,11 @@ export async function startProc(
   o: { cpu?: string; env?: Record<string, string>; waitPort?: number; timeoutMs?: number; cwd?: string } = {},
 ): Promise<Proc> {
   const [c, a] = tasksetPrefix(o.cpu, cmd, args);
-  const child = spawn(c, a, { env: { ...process.env, ...o.env }, stdio: ['ignore', 'pipe', 'pipe'], cwd: o.cwd ?? REPO });
+  const child = spawn(c, a, {
+    env: { ...process.env, ...o.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: o.cwd ?? REPO,
+  });
   trackChild(child);
   let out = '';
   let err = '';
@@ -140,7 +146,6 @@ export async function startProc(
   };
 }
 
-
 /**
  * CPU seconds (user + system) a process has used so far, in nanosecond resolution: the sum of
  * `/proc/<pid>/task/<tid>/schedstat` (field 1, ns on CPU) over its threads. `/proc/<pid>/stat`
@@ -176,7 +181,8 @@ export function rssBytes(pid: number): number {
 
 /** Locates nginx (Debian package `nginx`), or null. */
 export function nginxBinary(): string | null {
-  for (const p of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']) if (existsSync(p)) return p;
+  for (const p of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx'])
+    if (existsSync(p)) return p;
   return null;
 }
 
@@ -192,7 +198,15 @@ export function nginxVersion(bin: string): string | null {
  * `mirrorTo` is given, the `mirror` directive posting every request (with its body) there.
  * `wrapper` runs it under another command (e.g. valgrind and its flags).
  */
-export async function startNginx(name: string, bin: string, port: number, upstream: string, mirrorTo: string | null, cpu?: string, wrapper: string[] = []): Promise<Proc> {
+export async function startNginx(
+  name: string,
+  bin: string,
+  port: number,
+  upstream: string,
+  mirrorTo: string | null,
+  cpu?: string,
+  wrapper: string[] = [],
+): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'shadowplane-nginx-'));
   const up = new URL(upstream);
   const mirror = mirrorTo ? new URL(mirrorTo) : null;
@@ -232,13 +246,18 @@ http {
   writeFileSync(join(dir, 'nginx.conf'), conf);
   const args = ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')];
   const [cmd, argv] = wrapper.length > 0 ? [wrapper[0]!, [...wrapper.slice(1), bin, ...args]] : [bin, args];
-  return startProc(name, cmd, argv, { waitPort: port, timeoutMs: wrapper.length > 0 ? 120_000 : 60_000, ...(cpu ? { cpu } : {}) });
+  return startProc(name, cmd, argv, {
+    waitPort: port,
+    timeoutMs: wrapper.length > 0 ? 120_000 : 60_000,
+    ...(cpu ? { cpu } : {}),
+  });
 }
 
 /** Installed version of an npm package, from its package.json. */
 export function pkgVersion(name: string): string {
   try {
-    return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string })
+      .version;
   } catch {
     return '?';
   }

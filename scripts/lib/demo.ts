@@ -130,7 +130,10 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     // Secrets and allowlist, as an operator would mount them.
     const adminKey = `spk_${randomBytes(24).toString('hex')}`;
     const apiKeysFile = join(work, 'api-keys.yaml');
-    writeFileSync(apiKeysFile, `- id: demo-operator\n  hash: "sha256:${createHash('sha256').update(adminKey).digest('hex')}"\n  scopes: [campaign:read, campaign:write, outcome:write, admin]\n`);
+    writeFileSync(
+      apiKeysFile,
+      `- id: demo-operator\n  hash: "sha256:${createHash('sha256').update(adminKey).digest('hex')}"\n  scopes: [campaign:read, campaign:write, outcome:write, admin]\n`,
+    );
     const artifactKeyFile = join(work, 'artifact.key');
     writeFileSync(artifactKeyFile, randomBytes(32).toString('base64'));
     writeFileSync(join(work, 'sim.key'), `sk-sim-${randomBytes(16).toString('hex')}`);
@@ -138,27 +141,65 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
 
     // the built-in tiers plus sim-judge, a judge of known behaviour (accuracy 0.9 against the sim's ground truth)
     const simConfigFile = join(work, 'sim.json');
-    writeFileSync(simConfigFile, JSON.stringify({ ...DEFAULT_SIM_CONFIG, models: { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE } }));
-    const sim = await group.startRole('provider-sim', 'provider-sim', ['--listen', '127.0.0.1:0', '--seed', String(o.seed), '--config', simConfigFile], {});
+    writeFileSync(
+      simConfigFile,
+      JSON.stringify({ ...DEFAULT_SIM_CONFIG, models: { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE } }),
+    );
+    const sim = await group.startRole(
+      'provider-sim',
+      'provider-sim',
+      ['--listen', '127.0.0.1:0', '--seed', String(o.seed), '--config', simConfigFile],
+      {},
+    );
     const simUrl = String(sim.ready.url);
     say(`▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy 0.92), sim-medium (0.90), sim-small (0.55)`);
     const providersFile = join(work, 'providers.yaml');
-    writeFileSync(providersFile, `providers:\n  - id: sim\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n  - id: simjudge\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: simjudge\n`);
+    writeFileSync(
+      providersFile,
+      `providers:\n  - id: sim\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: sim\n  - id: simjudge\n    base_url: ${simUrl}/v1\n    api: openai.chat\n    api_key_file: ${join(work, 'sim.key')}\n    family: simjudge\n`,
+    );
 
-    const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', simUrl, '--nats', natsUrl, '--sample', '1', '--suite', 'demo'], {
-      ...common,
-      SHADOWPLANE_SIDECAR_PLACEMENT: 'egress',
-      // the replay names each request's call type with x-shadow-call-type: an opt-in the operator must allow
-      SHADOWPLANE_SIDECAR_OPT_IN: 'true',
-    });
+    const sidecar = await group.startRole(
+      'sidecar',
+      'sidecar',
+      [
+        '--listen',
+        '127.0.0.1:0',
+        '--ops-listen',
+        '127.0.0.1:0',
+        '--upstream',
+        simUrl,
+        '--nats',
+        natsUrl,
+        '--sample',
+        '1',
+        '--suite',
+        'demo',
+      ],
+      {
+        ...common,
+        SHADOWPLANE_SIDECAR_PLACEMENT: 'egress',
+        // the replay names each request's call type with x-shadow-call-type: an opt-in the operator must allow
+        SHADOWPLANE_SIDECAR_OPT_IN: 'true',
+      },
+    );
     const sidecarUrl = String(sidecar.ready.url);
     say(`▶ sidecar ${sidecarUrl} → ${simUrl} (sampling 100%)`);
 
-    const dupEnv = { ...common, SHADOWPLANE_PROVIDERS_FILE: providersFile, SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile, SHADOWPLANE_DUPLICATOR_OPS_LISTEN: '127.0.0.1:0' };
+    const dupEnv = {
+      ...common,
+      SHADOWPLANE_PROVIDERS_FILE: providersFile,
+      SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile,
+      SHADOWPLANE_DUPLICATOR_OPS_LISTEN: '127.0.0.1:0',
+    };
     await group.startRole('duplicator-1', 'duplicator', [], { ...dupEnv, SHADOWPLANE_DUPLICATOR_WORKER_ID: 'demo-w1' });
     await group.startRole('duplicator-2', 'duplicator', [], { ...dupEnv, SHADOWPLANE_DUPLICATOR_WORKER_ID: 'demo-w2' });
     say('▶ duplicator workers demo-w1, demo-w2');
-    await group.startRole('verdict', 'verdict', [], { ...common, SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile, SHADOWPLANE_VERDICT_OPS_LISTEN: '127.0.0.1:0' });
+    await group.startRole('verdict', 'verdict', [], {
+      ...common,
+      SHADOWPLANE_ARTIFACT_KEY_FILE: artifactKeyFile,
+      SHADOWPLANE_VERDICT_OPS_LISTEN: '127.0.0.1:0',
+    });
     const control = await group.startRole('control', 'control', [], {
       ...common,
       SHADOWPLANE_CONTROL_LISTEN: '127.0.0.1:0',
@@ -169,10 +210,17 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     const controlUrl = String(control.ready.url);
     say(`▶ verdict service; control API ${controlUrl}`);
 
-    const api = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<{ status: number; json: any; text: string }> => {
+    const api = async (
+      method: 'GET' | 'POST' | 'PUT',
+      path: string,
+      body?: unknown,
+    ): Promise<{ status: number; json: any; text: string }> => {
       const res = await request(`${controlUrl}${path}`, {
         method,
-        headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${adminKey}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       });
       const text = await res.body.text();
@@ -194,17 +242,46 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       name: 'demo: can a cheaper tier answer GSM8K and chat as well as sim-large?',
       suite: 'demo',
       call_types: ['gsm8k', 'chat'],
-      incumbent: { id: 'large', provider: 'sim', model: 'sim-large', rate_card: ARM_PRICES['sim-large'], max_output_tokens: 512 },
+      incumbent: {
+        id: 'large',
+        provider: 'sim',
+        model: 'sim-large',
+        rate_card: ARM_PRICES['sim-large'],
+        max_output_tokens: 512,
+      },
       candidates: [
-        { id: 'medium', provider: 'sim', model: 'sim-medium', rate_card: ARM_PRICES['sim-medium'], max_output_tokens: 512 },
-        { id: 'small', provider: 'sim', model: 'sim-small', rate_card: ARM_PRICES['sim-small'], max_output_tokens: 512 },
+        {
+          id: 'medium',
+          provider: 'sim',
+          model: 'sim-medium',
+          rate_card: ARM_PRICES['sim-medium'],
+          max_output_tokens: 512,
+        },
+        {
+          id: 'small',
+          provider: 'sim',
+          model: 'sim-small',
+          rate_card: ARM_PRICES['sim-small'],
+          max_output_tokens: 512,
+        },
       ],
       max_items: Math.max(o.gsm8k, o.chat),
       max_cost_usd: o.maxCostUsd,
       margins: { noninferiority_pp: 5, min_savings: 0.2 },
       // the judge grades every output; on GSM8K the expectations outweigh it (trust class B) and
       // calibrate it (kappa); chat has only the judge (trust class C)
-      scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'simjudge', model: 'sim-judge', mode: 'pointwise', weight: 0.5, rate_card: JUDGE_PRICES, max_output_tokens: 64 }],
+      scorers: [
+        { kind: 'expectations' },
+        {
+          kind: 'llm_judge',
+          provider: 'simjudge',
+          model: 'sim-judge',
+          mode: 'pointwise',
+          weight: 0.5,
+          rate_card: JUDGE_PRICES,
+          max_output_tokens: 64,
+        },
+      ],
       aa_share: 0.1,
       bootstrap: { resamples: 2000, seed: o.seed },
       traffic_classes: ['production'],
@@ -213,12 +290,18 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     if (dry.status !== 200) throw new Error(`dry run failed: ${dry.status} ${dry.text}`);
     say(`▶ dry run: ${summariseDryRun(dry.json)}`);
     const created = await api('POST', '/v1/campaigns', spec);
-    if (created.status !== 201 && created.status !== 200) throw new Error(`campaign launch failed: ${created.status} ${created.text}`);
+    if (created.status !== 201 && created.status !== 200)
+      throw new Error(`campaign launch failed: ${created.status} ${created.text}`);
     const campaignId = String(created.json.campaign?.id ?? created.json.id);
     say(`▶ campaign ${campaignId} running, max_cost_usd ${o.maxCostUsd}`);
 
     // Replay real traffic through the sidecar with the official client, as a router would.
-    const client = new OpenAI({ baseURL: `${sidecarUrl}/v1`, apiKey: 'sk-demo-client-key-never-captured', maxRetries: 0, timeout: 60_000 });
+    const client = new OpenAI({
+      baseURL: `${sidecarUrl}/v1`,
+      apiKey: 'sk-demo-client-key-never-captured',
+      maxRetries: 0,
+      timeout: 60_000,
+    });
     const limit = pLimit(o.concurrency);
     let sent = 0;
     let failed = 0;
@@ -233,7 +316,10 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
             failed++;
           }
           sent++;
-          if (sent % 50 === 0 || sent === traffic.length) say(`  replayed ${sent}/${traffic.length} requests (${failed} failed) in ${((Date.now() - replayStarted) / 1000).toFixed(1)} s`);
+          if (sent % 50 === 0 || sent === traffic.length)
+            say(
+              `  replayed ${sent}/${traffic.length} requests (${failed} failed) in ${((Date.now() - replayStarted) / 1000).toFixed(1)} s`,
+            );
         }),
       ),
     );
@@ -324,8 +410,14 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
 }
 
 async function replayOne(client: OpenAI, r: ReplayRequest): Promise<void> {
-  const messages = [...(r.system ? [{ role: 'system' as const, content: r.system }] : []), { role: 'user' as const, content: r.user }];
-  const headers = { 'x-shadow-call-type': r.callType, ...(r.expectations.length ? { 'x-shadow-expect': JSON.stringify(r.expectations) } : {}) };
+  const messages = [
+    ...(r.system ? [{ role: 'system' as const, content: r.system }] : []),
+    { role: 'user' as const, content: r.user },
+  ];
+  const headers = {
+    'x-shadow-call-type': r.callType,
+    ...(r.expectations.length ? { 'x-shadow-expect': JSON.stringify(r.expectations) } : {}),
+  };
   if (r.stream) {
     const stream = await client.chat.completions.create(
       { model: 'sim-large', messages, max_tokens: r.maxTokens, stream: true, stream_options: { include_usage: true } },
@@ -344,7 +436,9 @@ function summariseDryRun(j: any): string {
   const disp = (j?.dispositions ?? []).map((d: any) => `${d.call_type} ${d.disposition}`).join(', ');
   const power = (j?.power ?? []).map((p: any) => `${p.call_type} MDE ${Number(p.mde_pp).toFixed(1)} pp`).join(', ');
   const jw = j?.judge?.judge_worst_case_usd;
-  const judge = j?.judge ? `; judge worst case ${jw === null || jw === undefined ? 'unknown' : `$${Number(jw).toFixed(2)}`} (apart, not summed)` : '';
+  const judge = j?.judge
+    ? `; judge worst case ${jw === null || jw === undefined ? 'unknown' : `$${Number(jw).toFixed(2)}`} (apart, not summed)`
+    : '';
   return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate)${judge}; ${disp}; ${power}`;
 }
 
@@ -364,7 +458,9 @@ function progressLine(view: any): string {
 async function runShadowctl(args: string[]): Promise<{ code: number; output: string }> {
   const { spawn } = await import('node:child_process');
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'services', 'cli', 'bin', 'shadowctl.mjs'), ...args], { cwd: REPO_ROOT });
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'services', 'cli', 'bin', 'shadowctl.mjs'), ...args], {
+      cwd: REPO_ROOT,
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

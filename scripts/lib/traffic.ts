@@ -26,7 +26,9 @@ export const GSM8K_SYSTEM = 'Solve the grade-school math problem step by step. E
  */
 export function demoTraffic(o: { gsm8k: number; chat: number; dupEvery: number }): ReplayRequest[] {
   const out: ReplayRequest[] = [];
-  const lines = readFileSync(join(REPO_ROOT, 'examples', 'data', 'gsm8k-test.jsonl'), 'utf8').split('\n').filter(Boolean);
+  const lines = readFileSync(join(REPO_ROOT, 'examples', 'data', 'gsm8k-test.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean);
   for (let i = 0; i < Math.min(o.gsm8k, lines.length); i++) {
     const row = JSON.parse(lines[i]!) as { question: string; answer: string };
     const final = /####\s*(.+)\s*$/.exec(row.answer)?.[1]?.trim().replace(/,/g, '');
@@ -43,15 +45,27 @@ export function demoTraffic(o: { gsm8k: number; chat: number; dupEvery: number }
     if (o.dupEvery > 0 && i % o.dupEvery === 0) out.push({ ...req, stream: !req.stream });
   }
   const chat: { system: string | null; user: string }[] = [];
-  for (const l of readFileSync(join(REPO_ROOT, 'examples', 'data', 'mt-bench-questions.jsonl'), 'utf8').split('\n').filter(Boolean)) {
+  for (const l of readFileSync(join(REPO_ROOT, 'examples', 'data', 'mt-bench-questions.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)) {
     const q = JSON.parse(l) as { turns: string[] };
     if (q.turns[0]) chat.push({ system: null, user: q.turns[0] });
   }
-  const rows = parseCsv(readFileSync(join(REPO_ROOT, 'examples', 'data', 'awesome-chatgpt-prompts.csv'), 'utf8'), { columns: true, skip_empty_lines: true }) as { act: string; prompt: string }[];
+  const rows = parseCsv(readFileSync(join(REPO_ROOT, 'examples', 'data', 'awesome-chatgpt-prompts.csv'), 'utf8'), {
+    columns: true,
+    skip_empty_lines: true,
+  }) as { act: string; prompt: string }[];
   for (const r of rows) chat.push({ system: `You are acting as: ${r.act}.`, user: r.prompt });
   for (let i = 0; i < Math.min(o.chat, chat.length); i++) {
     const c = chat[i]!;
-    out.push({ callType: 'chat', system: c.system, user: c.user, stream: i % 3 === 1, expectations: [], maxTokens: 400 });
+    out.push({
+      callType: 'chat',
+      system: c.system,
+      user: c.user,
+      stream: i % 3 === 1,
+      expectations: [],
+      maxTokens: 400,
+    });
   }
   return out;
 }

@@ -3,16 +3,29 @@
  * quality, cost per request (with its basis), the paired intervals and the decision.
  */
 export function printVerdictTable(report: any, say: (line: string) => void): void {
-  const pct = (x: number | null | undefined, d = 1) => (x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(d)}%`);
+  const pct = (x: number | null | undefined, d = 1) =>
+    x === null || x === undefined || Number.isNaN(x) ? '—' : `${(100 * x).toFixed(d)}%`;
   const pp = (x: number) => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
   const usd = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `$${x.toFixed(6)}`);
-  const header = ['call type', 'arm', 'model', 'quality', 'cost/request', 'Δquality pp [interval]', 'projected savings [interval] (basis)', 'verdict'];
+  const header = [
+    'call type',
+    'arm',
+    'model',
+    'quality',
+    'cost/request',
+    'Δquality pp [interval]',
+    'projected savings [interval] (basis)',
+    'verdict',
+  ];
   const rows: string[][] = [];
   for (const ct of report?.call_types ?? []) {
     for (const arm of ct.arms ?? []) {
       const cmp = (ct.comparisons ?? []).find((c: any) => c.candidate_arm_id === arm.arm_id);
       const q = arm.quality?.mean;
-      const quality = q === null || q === undefined ? `unscored (${arm.quality?.n_unscored ?? 0})` : `${pct(q)} (n=${arm.quality.n_scored})`;
+      const quality =
+        q === null || q === undefined
+          ? `unscored (${arm.quality?.n_unscored ?? 0})`
+          : `${pct(q)} (n=${arm.quality.n_scored})`;
       const cost = `${usd(arm.cost?.per_request_mean_usd)} ${arm.cost?.basis ?? ''}`.trim();
       let dq = arm.role === 'incumbent' ? 'reference' : '—';
       let sv = arm.role === 'incumbent' ? 'reference' : '—';
@@ -21,9 +34,14 @@ export function printVerdictTable(report: any, say: (line: string) => void): voi
         const s = cmp.stats;
         if (s) {
           dq = `${pp(s.quality_delta.point)} [${pp(s.quality_delta.lower)}, ${pp(s.quality_delta.upper)}]`;
-          sv = s.cost_savings ? `${pct(s.cost_savings.point)} [${pct(s.cost_savings.lower)}, ${pct(s.cost_savings.upper)}] (${cmp.basis ?? '?'})` : `— (${s.cost_savings_null_reason ?? 'unknown'})`;
+          sv = s.cost_savings
+            ? `${pct(s.cost_savings.point)} [${pct(s.cost_savings.lower)}, ${pct(s.cost_savings.upper)}] (${cmp.basis ?? '?'})`
+            : `— (${s.cost_savings_null_reason ?? 'unknown'})`;
         }
-        verdict = cmp.state === 'CANNOT_MEASURE' ? `CANNOT_MEASURE (${cmp.cannot_measure?.reason ?? '?'})` : `${cmp.decision ?? '?'} · ${cmp.state}`;
+        verdict =
+          cmp.state === 'CANNOT_MEASURE'
+            ? `CANNOT_MEASURE (${cmp.cannot_measure?.reason ?? '?'})`
+            : `${cmp.decision ?? '?'} · ${cmp.state}`;
       }
       rows.push([ct.call_type, arm.arm_id, arm.model, quality, cost, dq, sv, verdict]);
     }

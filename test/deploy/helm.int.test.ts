@@ -36,12 +36,27 @@ interface EnvVar {
 }
 
 function run(cmd: string, args: string[], opts: { cwd?: string; input?: string } = {}) {
-  const r = spawnSync(cmd, args, { cwd: opts.cwd ?? ROOT, encoding: 'utf8', input: opts.input, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(cmd, args, {
+    cwd: opts.cwd ?? ROOT,
+    encoding: 'utf8',
+    input: opts.input,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return { code: r.status ?? -1, out: `${r.stdout ?? ''}${r.stderr ?? ''}`, stdout: r.stdout ?? '' };
 }
 
 function template(chart: string, release: string, valuesFiles: string[] = [], sets: string[] = []): K8sObject[] {
-  const args = ['template', release, chart, '--namespace', 'shadowplane', '--kube-version', '1.35.1', ...valuesFiles.flatMap((f) => ['-f', f]), ...sets.flatMap((s) => ['--set', s])];
+  const args = [
+    'template',
+    release,
+    chart,
+    '--namespace',
+    'shadowplane',
+    '--kube-version',
+    '1.35.1',
+    ...valuesFiles.flatMap((f) => ['-f', f]),
+    ...sets.flatMap((s) => ['--set', s]),
+  ];
   const r = run(HELM, args);
   if (r.code !== 0) throw new Error(`helm template failed: ${r.out}`);
   return parseAllDocuments(r.stdout)
@@ -51,7 +66,8 @@ function template(chart: string, release: string, valuesFiles: string[] = [], se
 
 const find = (objs: K8sObject[], kind: string, name: string) => {
   const o = objs.find((x) => x.kind === kind && x.metadata.name === name);
-  if (!o) throw new Error(`${kind}/${name} not rendered; have ${objs.map((x) => `${x.kind}/${x.metadata.name}`).join(', ')}`);
+  if (!o)
+    throw new Error(`${kind}/${name} not rendered; have ${objs.map((x) => `${x.kind}/${x.metadata.name}`).join(', ')}`);
   return o;
 };
 const container = (d: K8sObject, name: string) => {
@@ -59,7 +75,8 @@ const container = (d: K8sObject, name: string) => {
   if (!c) throw new Error(`no container ${name} in ${d.metadata.name}`);
   return c as { name: string; args: string[]; env: EnvVar[]; [k: string]: any };
 };
-const envMap = (env: EnvVar[]) => Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+const envMap = (env: EnvVar[]) =>
+  Object.fromEntries(env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
 
 beforeAll(() => {
   const missing = TOOLS.filter((t) => !existsSync(join(BIN, t)));
@@ -117,7 +134,13 @@ describe('default values', () => {
       const c = container(d, role);
       expect(c.args).toEqual([role]);
       expect(c.image).toBe('ghcr.io/shadowplane/shadowplane:0.1.0');
-      expect(c.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      expect(c.securityContext).toMatchObject({
+        runAsNonRoot: true,
+        runAsUser: 10001,
+        readOnlyRootFilesystem: true,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+      });
       expect(c.volumeMounts).toContainEqual({ name: 'tmp', mountPath: '/tmp' });
       expect(d.spec.template.spec.volumes).toContainEqual({ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } });
       expect(d.spec.template.spec.automountServiceAccountToken).toBe(false);
@@ -140,7 +163,13 @@ describe('default values', () => {
 });
 
 /** Asserts every variable the chart sets is one the role reads, and the role's schema accepts them. */
-function expectEnvAccepted(schema: { shape: Record<string, unknown>; safeParse: (v: unknown) => { success: boolean; error?: { issues: unknown[] } } }, env: Record<string, string | undefined>) {
+function expectEnvAccepted(
+  schema: {
+    shape: Record<string, unknown>;
+    safeParse: (v: unknown) => { success: boolean; error?: { issues: unknown[] } };
+  },
+  env: Record<string, string | undefined>,
+) {
   for (const k of Object.keys(env)) expect(Object.keys(schema.shape), `${k} is not read by the role`).toContain(k);
   const parsed = schema.safeParse(env);
   expect(parsed.success ? [] : parsed.error!.issues).toEqual([]);
@@ -156,7 +185,10 @@ describe('what the chart sets is what the roles read', () => {
       const byRole = (role: string) => {
         const d = objs.find((o) => o.kind === 'Deployment' && o.metadata.name.endsWith(`-${role}`))!;
         // secretKeyRef values are resolved by the kubelet; stand in a URL of the right shape
-        const stand: Record<string, string> = { SHADOWPLANE_NATS_URL: 'nats://nats:4222', SHADOWPLANE_REDIS_URL: 'redis://redis:6379' };
+        const stand: Record<string, string> = {
+          SHADOWPLANE_NATS_URL: 'nats://nats:4222',
+          SHADOWPLANE_REDIS_URL: 'redis://redis:6379',
+        };
         const env = container(d, role).env.map((e): EnvVar => {
           const v = stand[e.name];
           return e.value === undefined && v !== undefined ? { name: e.name, value: v } : e;
@@ -194,13 +226,20 @@ describe('sample router Deployment with the sidecar merged in', () => {
       SHADOWPLANE_SIDECAR_STICKY_HEADER: 'x-conversation-id',
       SHADOWPLANE_SIDECAR_STICKY_SALT_FILE: '/var/run/secrets/shadowplane/sticky-salt/salt',
     });
-    expect(sc.env).toContainEqual({ name: 'SHADOWPLANE_SIDECAR_ID', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } });
+    expect(sc.env).toContainEqual({
+      name: 'SHADOWPLANE_SIDECAR_ID',
+      valueFrom: { fieldRef: { fieldPath: 'metadata.name' } },
+    });
     expect(sc.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'sp-ops' });
     expect(sc.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'sp-ops' });
     // keeps accepting while the pod leaves the Service endpoints; the pod's grace period covers it
     expect(sc.lifecycle.preStop.exec.command).toEqual(['sleep', '5']);
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(45);
-    const vols = d.spec.template.spec.volumes as { name: string; configMap?: { name: string }; secret?: { secretName: string } }[];
+    const vols = d.spec.template.spec.volumes as {
+      name: string;
+      configMap?: { name: string };
+      secret?: { secretName: string };
+    }[];
     expect(vols.find((v) => v.name === 'shadowplane-sidecar-config')?.configMap?.name).toBe('edge-shadowplane-sidecar');
     expect(vols.find((v) => v.name === 'shadowplane-sticky-salt')?.secret?.secretName).toBe('shadowplane-sticky-salt');
     // the Service sends clients to the sidecar, which forwards to the router on loopback
@@ -218,7 +257,11 @@ describe('sample router Deployment with the sidecar merged in', () => {
   it('renders a sidecar config file the sidecar file schema accepts', () => {
     const cm = find(objs, 'ConfigMap', 'edge-shadowplane-sidecar');
     const doc = parseAllDocuments(cm.data!['sidecar.yaml']!)[0]!.toJS();
-    expect(doc).toEqual({ sampling: { rules: [{ name: 'chat', path_prefix: '/v1/chat/completions', rate: 0.05, call_type: 'openai_chat' }] } });
+    expect(doc).toEqual({
+      sampling: {
+        rules: [{ name: 'chat', path_prefix: '/v1/chat/completions', rate: 0.05, call_type: 'openai_chat' }],
+      },
+    });
     const parsed = SidecarFile.safeParse(doc);
     expect(parsed.success ? [] : parsed.error.issues).toEqual([]);
   });
@@ -241,7 +284,10 @@ describe('full values', () => {
   it('lets the duplicator reach only DNS, NATS, the providers’ CIDRs, Redis and the OTLP collector', () => {
     const np = find(objs, 'NetworkPolicy', 'sp-duplicator');
     const rules = np.spec.egress as { to: Record<string, any>[]; ports: { port: number; protocol: string }[] }[];
-    const summary = rules.map((r) => ({ to: r.to.map((t) => (t.ipBlock ? t.ipBlock.cidr : Object.keys(t).sort().join('+'))), ports: r.ports.map((p) => p.port) }));
+    const summary = rules.map((r) => ({
+      to: r.to.map((t) => (t.ipBlock ? t.ipBlock.cidr : Object.keys(t).sort().join('+'))),
+      ports: r.ports.map((p) => p.port),
+    }));
     expect(summary).toEqual([
       { to: ['namespaceSelector+podSelector'], ports: [53, 53] },
       { to: ['namespaceSelector+podSelector'], ports: [4222] },
@@ -256,7 +302,11 @@ describe('full values', () => {
     for (const d of objs.filter((o) => o.kind === 'Deployment' || o.kind === 'DaemonSet')) {
       for (const c of d.spec.template.spec.containers as { name: string; env: EnvVar[] }[]) {
         if (!c.env.some((e) => e.name === 'SHADOWPLANE_NATS_URL')) continue;
-        expect({ pod: d.metadata.name, container: c.name, replicas: envMap(c.env).SHADOWPLANE_NATS_REPLICAS }).toEqual({ pod: d.metadata.name, container: c.name, replicas: '3' });
+        expect({ pod: d.metadata.name, container: c.name, replicas: envMap(c.env).SHADOWPLANE_NATS_REPLICAS }).toEqual({
+          pod: d.metadata.name,
+          container: c.name,
+          replicas: '3',
+        });
       }
     }
   });
@@ -266,7 +316,13 @@ describe('full values', () => {
     const so = find(objs, 'ScaledObject', 'sp-duplicator');
     expect(so.spec.triggers[0]).toEqual({
       type: 'nats-jetstream',
-      metadata: { natsServerMonitoringEndpoint: 'nats-headless.nats.svc.cluster.local:8222', account: '$G', stream: 'prod_CAPTURE', consumer: 'duplicator', lagThreshold: '200' },
+      metadata: {
+        natsServerMonitoringEndpoint: 'nats-headless.nats.svc.cluster.local:8222',
+        account: '$G',
+        stream: 'prod_CAPTURE',
+        consumer: 'duplicator',
+        lagThreshold: '200',
+      },
     });
     expect(find(objs, 'Deployment', 'sp-duplicator').spec.replicas).toBeUndefined();
   });
@@ -274,11 +330,27 @@ describe('full values', () => {
   it('pins the image by digest and reads secrets only from mounted files or secretKeyRefs', () => {
     const d = find(objs, 'Deployment', 'sp-duplicator');
     const c = container(d, 'duplicator');
-    expect(c.image).toBe('ghcr.io/shadowplane/shadowplane@sha256:0000000000000000000000000000000000000000000000000000000000000000');
-    expect(c.env).toContainEqual({ name: 'SHADOWPLANE_NATS_URL', valueFrom: { secretKeyRef: { name: 'shadowplane-nats', key: 'url' } } });
-    expect(c.env).toContainEqual({ name: 'SHADOWPLANE_REDIS_URL', valueFrom: { secretKeyRef: { name: 'shadowplane-redis', key: 'url' } } });
-    const providers = parseAllDocuments(find(objs, 'ConfigMap', 'sp-providers').data!['providers.yaml']!)[0]!.toJS() as { providers: Record<string, string>[] };
-    expect(providers.providers[0]).toEqual({ id: 'openai', base_url: 'https://api.openai.com/v1', api: 'openai.chat', family: 'openai', api_key_file: '/var/run/secrets/shadowplane/providers/openai' });
+    expect(c.image).toBe(
+      'ghcr.io/shadowplane/shadowplane@sha256:0000000000000000000000000000000000000000000000000000000000000000',
+    );
+    expect(c.env).toContainEqual({
+      name: 'SHADOWPLANE_NATS_URL',
+      valueFrom: { secretKeyRef: { name: 'shadowplane-nats', key: 'url' } },
+    });
+    expect(c.env).toContainEqual({
+      name: 'SHADOWPLANE_REDIS_URL',
+      valueFrom: { secretKeyRef: { name: 'shadowplane-redis', key: 'url' } },
+    });
+    const providers = parseAllDocuments(
+      find(objs, 'ConfigMap', 'sp-providers').data!['providers.yaml']!,
+    )[0]!.toJS() as { providers: Record<string, string>[] };
+    expect(providers.providers[0]).toEqual({
+      id: 'openai',
+      base_url: 'https://api.openai.com/v1',
+      api: 'openai.chat',
+      family: 'openai',
+      api_key_file: '/var/run/secrets/shadowplane/providers/openai',
+    });
     expect(objs.some((o) => o.kind === 'Secret')).toBe(false);
   });
 });

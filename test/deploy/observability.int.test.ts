@@ -21,7 +21,8 @@ const ALERT_TESTS = join(ROOT, 'deploy', 'alerts', 'shadowplane-alerts.test.yaml
 
 function run(cmd: string, args: string[], input?: string) {
   const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', input, maxBuffer: 64 * 1024 * 1024 });
-  if (r.error) throw new Error(`${cmd} could not run (${r.error.message}); install it: scripts/ensure-system-deps.sh prometheus`);
+  if (r.error)
+    throw new Error(`${cmd} could not run (${r.error.message}); install it: scripts/ensure-system-deps.sh prometheus`);
   return { code: r.status ?? -1, out: `${r.stdout ?? ''}${r.stderr ?? ''}`, stdout: r.stdout ?? '' };
 }
 
@@ -38,9 +39,23 @@ describe('alerts: promtool test rules over the chart PrometheusRule', () => {
       const b = run('make', [HELM]);
       if (b.code !== 0) throw new Error(`building helm failed: ${b.out}`);
     }
-    const r = run(HELM, ['template', 'sp', join(ROOT, 'helm', 'shadowplane'), '--namespace', 'shadowplane', '--kube-version', '1.35.1', '-f', join(ROOT, 'deploy', 'values-full.yaml'), '--show-only', 'templates/prometheusrule.yaml']);
+    const r = run(HELM, [
+      'template',
+      'sp',
+      join(ROOT, 'helm', 'shadowplane'),
+      '--namespace',
+      'shadowplane',
+      '--kube-version',
+      '1.35.1',
+      '-f',
+      join(ROOT, 'deploy', 'values-full.yaml'),
+      '--show-only',
+      'templates/prometheusrule.yaml',
+    ]);
     if (r.code !== 0) throw new Error(`helm template failed: ${r.out}`);
-    const doc = parseAllDocuments(r.stdout).map((d) => d.toJS() as { kind: string; spec: { groups: typeof rules } } | null).find((d) => d?.kind === 'PrometheusRule')!;
+    const doc = parseAllDocuments(r.stdout)
+      .map((d) => d.toJS() as { kind: string; spec: { groups: typeof rules } } | null)
+      .find((d) => d?.kind === 'PrometheusRule')!;
     rules = doc.spec.groups;
     dir = mkdtempSync(join(tmpdir(), 'alerts-'));
     writeFileSync(join(dir, 'rules.yaml'), stringify({ groups: rules }));
@@ -62,12 +77,20 @@ describe('alerts: promtool test rules over the chart PrometheusRule', () => {
     const t = run('promtool', ['test', 'rules', join(dir, 'tests.yaml')]);
     expect(t.code, t.out).toBe(0);
     expect(t.out).toContain('SUCCESS');
-    const tested = new Set((parse(readFileSync(ALERT_TESTS, 'utf8')) as { tests: Array<{ alert_rule_test?: Array<{ alertname: string }> }> }).tests.flatMap((x) => (x.alert_rule_test ?? []).map((a) => a.alertname)));
+    const tested = new Set(
+      (
+        parse(readFileSync(ALERT_TESTS, 'utf8')) as { tests: Array<{ alert_rule_test?: Array<{ alertname: string }> }> }
+      ).tests.flatMap((x) => (x.alert_rule_test ?? []).map((a) => a.alertname)),
+    );
     for (const a of alerts()) expect(tested, `no promtool test for ${a.alert}`).toContain(a.alert);
   });
 
   it('gives every alert a runbook_url pointing at its own section of docs/runbooks.md', () => {
-    const headings = new Set([...readFileSync(join(ROOT, 'docs', 'runbooks.md'), 'utf8').matchAll(/^## (\S+)$/gm)].map((m) => m[1]!.toLowerCase()));
+    const headings = new Set(
+      [...readFileSync(join(ROOT, 'docs', 'runbooks.md'), 'utf8').matchAll(/^## (\S+)$/gm)].map((m) =>
+        m[1]!.toLowerCase(),
+      ),
+    );
     for (const a of alerts()) {
       const url = a.annotations?.['runbook_url'] ?? '';
       expect(url, a.alert).toMatch(/\/docs\/runbooks\.md#[a-z]+$/);
@@ -78,7 +101,11 @@ describe('alerts: promtool test rules over the chart PrometheusRule', () => {
   });
 });
 
-const PROM_CLIENT_GAUGES_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+const PROM_CLIENT_GAUGES_TOTAL = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+];
 
 describe('metrics: promtool check metrics over every role /metrics', () => {
   const check = async (url: string) => {
@@ -93,13 +120,41 @@ describe('metrics: promtool check metrics over every role /metrics', () => {
     const bus = await connectBus({ url: natsUrl, name: 'obs-test', prefix });
     await provision(bus, { storage: 'memory' });
     const dir = mkdtempSync(join(tmpdir(), 'obs-'));
-    writeFileSync(join(dir, 'keys.yaml'), stringify([{ id: 'ops', hash: hashApiKey('sk-test-observability-key-0001'), scopes: ['campaign:read'] }]));
-    writeFileSync(join(dir, 'providers.yaml'), stringify({ providers: [{ id: 'sim', base_url: 'http://127.0.0.1:9/v1', api: 'openai.chat' }] }));
-    const loaded = loadConfig(['--listen', '127.0.0.1:0', '--upstream', 'http://127.0.0.1:9', '--nats', natsUrl, '--prefix', prefix, '--sample', '0'], { SHADOWPLANE_SIDECAR_OPS_LISTEN: '127.0.0.1:0', SHADOWPLANE_LOG_LEVEL: 'silent' });
+    writeFileSync(
+      join(dir, 'keys.yaml'),
+      stringify([{ id: 'ops', hash: hashApiKey('sk-test-observability-key-0001'), scopes: ['campaign:read'] }]),
+    );
+    writeFileSync(
+      join(dir, 'providers.yaml'),
+      stringify({ providers: [{ id: 'sim', base_url: 'http://127.0.0.1:9/v1', api: 'openai.chat' }] }),
+    );
+    const loaded = loadConfig(
+      [
+        '--listen',
+        '127.0.0.1:0',
+        '--upstream',
+        'http://127.0.0.1:9',
+        '--nats',
+        natsUrl,
+        '--prefix',
+        prefix,
+        '--sample',
+        '0',
+      ],
+      { SHADOWPLANE_SIDECAR_OPS_LISTEN: '127.0.0.1:0', SHADOWPLANE_LOG_LEVEL: 'silent' },
+    );
     if (loaded.kind !== 'config') throw new Error('sidecar config did not load');
     const sidecar = await startSidecar(loaded.config);
     const control = await startControl(
-      { SHADOWPLANE_NATS_URL: natsUrl, SHADOWPLANE_NATS_PREFIX: prefix, SHADOWPLANE_CONTROL_LISTEN: '127.0.0.1:0', SHADOWPLANE_CONTROL_API_KEYS_FILE: join(dir, 'keys.yaml'), SHADOWPLANE_PROVIDERS_FILE: join(dir, 'providers.yaml'), SHADOWPLANE_CONTROL_STORAGE: 'memory', SHADOWPLANE_LOG_LEVEL: 'silent' },
+      {
+        SHADOWPLANE_NATS_URL: natsUrl,
+        SHADOWPLANE_NATS_PREFIX: prefix,
+        SHADOWPLANE_CONTROL_LISTEN: '127.0.0.1:0',
+        SHADOWPLANE_CONTROL_API_KEYS_FILE: join(dir, 'keys.yaml'),
+        SHADOWPLANE_PROVIDERS_FILE: join(dir, 'providers.yaml'),
+        SHADOWPLANE_CONTROL_STORAGE: 'memory',
+        SHADOWPLANE_LOG_LEVEL: 'silent',
+      },
       { logDestination: { write: () => undefined } },
     );
     const verdict = await startVerdict({ natsUrl, prefix, keyring: null, storage: 'memory' });
@@ -119,9 +174,17 @@ describe('metrics: promtool check metrics over every role /metrics', () => {
         // in _total; stock Node.js dashboards query those names, so they are kept and are the
         // only findings allowed. Anything else (ours) must be clean.
         const findings = r.out.split('\n').filter((l) => l.trim() !== '');
-        const unexpected = findings.filter((l) => !PROM_CLIENT_GAUGES_TOTAL.some((n) => l.startsWith(`${n} non-counter metrics should not have "_total" suffix`)));
+        const unexpected = findings.filter(
+          (l) =>
+            !PROM_CLIENT_GAUGES_TOTAL.some((n) =>
+              l.startsWith(`${n} non-counter metrics should not have "_total" suffix`),
+            ),
+        );
         expect(unexpected, `${role}: ${r.out}`).toEqual([]);
-        expect(r.code === 0 || (r.code === 3 && findings.length > 0), `${role}: promtool exit ${r.code}: ${r.out}`).toBe(true);
+        expect(
+          r.code === 0 || (r.code === 3 && findings.length > 0),
+          `${role}: promtool exit ${r.code}: ${r.out}`,
+        ).toBe(true);
         expect(r.text, role).toMatch(new RegExp(`^process_cpu_seconds_total\\{role="${role}"\\} `, 'm'));
         expect(r.text, role).toMatch(new RegExp(`^nodejs_eventloop_lag_seconds\\{role="${role}"\\} `, 'm'));
         expect(r.text, role).not.toMatch(/^shadowplane_\w+_process_/m);

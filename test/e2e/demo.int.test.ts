@@ -18,7 +18,17 @@ describe('end to end: the demo flow on a small slice', () => {
   const runs: DemoResult[] = [];
   const run = async () => {
     const out = mkdtempSync(join(tmpdir(), 'shadowplane-e2e-'));
-    const r = await runDemo({ seed: 11, gsm8k: 80, chat: 12, dupEvery: 6, maxCostUsd: 2, concurrency: 6, outDir: out, say: () => undefined, timeoutMs: 300_000 });
+    const r = await runDemo({
+      seed: 11,
+      gsm8k: 80,
+      chat: 12,
+      dupEvery: 6,
+      maxCostUsd: 2,
+      concurrency: 6,
+      outDir: out,
+      say: () => undefined,
+      timeoutMs: 300_000,
+    });
     runs.push(r);
     return { r, out };
   };
@@ -30,11 +40,18 @@ describe('end to end: the demo flow on a small slice', () => {
     expect(r.spendUsd).toBeGreaterThan(0);
     expect(r.spendUsd).toBeLessThanOrEqual(r.maxCostUsd);
     expect(r.verifyExit, r.verifyOutput).toBe(0);
-    for (const f of ['report.json', 'run-record.json', 'report.html', 'bundle.json']) expect(existsSync(join(out, f))).toBe(true);
+    for (const f of ['report.json', 'run-record.json', 'report.html', 'bundle.json'])
+      expect(existsSync(join(out, f))).toBe(true);
     // the report is reproducible (no campaign id, state, window or latencies inside); the run
     // record holds those and points at the report
     expect(r.report).not.toHaveProperty('campaign_id');
-    expect(r.runRecord).toMatchObject({ schema: 'shadow.run_record/v1', report_id: r.reportId, campaign_id: r.campaignId, campaign_state: r.state, run_record_id: r.runRecordId });
+    expect(r.runRecord).toMatchObject({
+      schema: 'shadow.run_record/v1',
+      report_id: r.reportId,
+      campaign_id: r.campaignId,
+      campaign_state: r.state,
+      run_record_id: r.runRecordId,
+    });
     expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).report_id).toBe(r.reportId);
     const report = r.report as any;
     const gsm = report.call_types.find((c: any) => c.call_type === 'gsm8k');
@@ -53,11 +70,18 @@ describe('end to end: the demo flow on a small slice', () => {
     expect(report.judge?.kappa?.n).toBeGreaterThan(0);
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg');
     // the ledger tables beside the report: one calls.csv row per observation in the export
-    const obsLines = readFileSync(join(out, 'observations.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"shadow.observation/v1"')).length;
+    const obsLines = readFileSync(join(out, 'observations.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"shadow.observation/v1"')).length;
     expect(readFileSync(join(out, 'calls.csv'), 'utf8').trim().split('\n').length - 1).toBe(obsLines);
-    expect(readFileSync(join(out, 'arms.csv'), 'utf8').split('\n')[0]).toMatch(/^arm_id,role,route,calls,ok,never_completed/);
+    expect(readFileSync(join(out, 'arms.csv'), 'utf8').split('\n')[0]).toMatch(
+      /^arm_id,role,route,calls,ok,never_completed/,
+    );
     // the demo's HTML report in Debian's Chromium: the header figures are the report JSON's and the run record's
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+    });
     try {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       await page.goto(`file://${join(out, 'report.html')}`);

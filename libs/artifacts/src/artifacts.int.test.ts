@@ -10,7 +10,13 @@ describe('artifacts', () => {
     await provision(bus, { storage: 'memory' });
   });
   afterAll(async () => bus.close());
-  const meta = { campaign_id: 'c1', arm_id: 'a1', item_hash: 'f'.repeat(64), purpose: 'shadow-evaluation', ttl_days: 7 };
+  const meta = {
+    campaign_id: 'c1',
+    arm_id: 'a1',
+    item_hash: 'f'.repeat(64),
+    purpose: 'shadow-evaluation',
+    ttl_days: 7,
+  };
 
   it('round-trips an output, and the stored bytes hold no plaintext', async () => {
     const store = await openObjectStore(bus, bus.names.buckets.artifacts);
@@ -36,7 +42,9 @@ describe('artifacts', () => {
     const store = await openObjectStore(bus, bus.names.buckets.artifacts);
     const kr = keyringFrom('k1', { k1: generateKey() });
     const ref = await putArtifact(store, kr, { output_text: 'y', tool_calls: [] }, meta);
-    await expect(getArtifact(store, keyringFrom('k1', { k1: generateKey() }), ref)).rejects.toMatchObject({ code: 'internal' });
+    await expect(getArtifact(store, keyringFrom('k1', { k1: generateKey() }), ref)).rejects.toMatchObject({
+      code: 'internal',
+    });
     const later = new Date(Date.now() + 8 * 86_400_000);
     await expect(getArtifact(store, kr, ref, later)).rejects.toMatchObject({ code: 'not_found' });
   });

@@ -24,12 +24,23 @@ const KeyFile = z.object({ active: z.string().min(1), keys: z.record(z.string(),
 export function loadKeyring(env: NodeJS.ProcessEnv = process.env): Keyring {
   if (env.SHADOWPLANE_ARTIFACT_KEYS_FILE) {
     const parsed = KeyFile.safeParse(JSON.parse(readFileSync(env.SHADOWPLANE_ARTIFACT_KEYS_FILE, 'utf8')));
-    if (!parsed.success) throw new ShadowplaneError('config_invalid', 'SHADOWPLANE_ARTIFACT_KEYS_FILE: expected {"active":kid,"keys":{kid:base64}}');
+    if (!parsed.success)
+      throw new ShadowplaneError(
+        'config_invalid',
+        'SHADOWPLANE_ARTIFACT_KEYS_FILE: expected {"active":kid,"keys":{kid:base64}}',
+      );
     return keyringFrom(parsed.data.active, parsed.data.keys, 'SHADOWPLANE_ARTIFACT_KEYS_FILE');
   }
-  const one = env.SHADOWPLANE_ARTIFACT_KEY_FILE ? readFileSync(env.SHADOWPLANE_ARTIFACT_KEY_FILE, 'utf8').trim() : env.SHADOWPLANE_ARTIFACT_KEY;
+  const one = env.SHADOWPLANE_ARTIFACT_KEY_FILE
+    ? readFileSync(env.SHADOWPLANE_ARTIFACT_KEY_FILE, 'utf8').trim()
+    : env.SHADOWPLANE_ARTIFACT_KEY;
   const from = env.SHADOWPLANE_ARTIFACT_KEY_FILE ? 'SHADOWPLANE_ARTIFACT_KEY_FILE' : 'SHADOWPLANE_ARTIFACT_KEY';
-  if (!one) throw new ShadowplaneError('config_invalid', 'no artifact key: set SHADOWPLANE_ARTIFACT_KEYS_FILE, SHADOWPLANE_ARTIFACT_KEY_FILE or SHADOWPLANE_ARTIFACT_KEY', { details: { key: from } });
+  if (!one)
+    throw new ShadowplaneError(
+      'config_invalid',
+      'no artifact key: set SHADOWPLANE_ARTIFACT_KEYS_FILE, SHADOWPLANE_ARTIFACT_KEY_FILE or SHADOWPLANE_ARTIFACT_KEY',
+      { details: { key: from } },
+    );
   return keyringFrom('default', { default: one }, from);
 }
 
@@ -41,10 +52,18 @@ export function keyringFrom(activeKid: string, keys: Record<string, string>, sou
   const map = new Map<string, Buffer>();
   for (const [kid, b64] of Object.entries(keys)) {
     const k = Buffer.from(b64, 'base64');
-    if (k.length !== 32) throw new ShadowplaneError('config_invalid', `${source}: key ${kid} must be 32 bytes of base64 (got ${k.length})`, { details: { key: source } });
+    if (k.length !== 32)
+      throw new ShadowplaneError(
+        'config_invalid',
+        `${source}: key ${kid} must be 32 bytes of base64 (got ${k.length})`,
+        { details: { key: source } },
+      );
     map.set(kid, k);
   }
-  if (!map.has(activeKid)) throw new ShadowplaneError('config_invalid', `${source}: active key ${activeKid} is not in keys`, { details: { key: source } });
+  if (!map.has(activeKid))
+    throw new ShadowplaneError('config_invalid', `${source}: active key ${activeKid} is not in keys`, {
+      details: { key: source },
+    });
   return { activeKid, keys: map };
 }
 
@@ -79,7 +98,13 @@ const Envelope = z.object({
   iv: z.string(),
   tag: z.string(),
   ct: z.string(),
-  aad: z.object({ campaign_id: z.string(), arm_id: z.string(), item_hash: z.string(), purpose: z.string(), expires_at: z.string() }),
+  aad: z.object({
+    campaign_id: z.string(),
+    arm_id: z.string(),
+    item_hash: z.string(),
+    purpose: z.string(),
+    expires_at: z.string(),
+  }),
 });
 
 /**
@@ -88,7 +113,13 @@ const Envelope = z.object({
  * GCM additional authenticated data, so it cannot be altered without failing decryption.
  * @returns artifact_ref `art:<sha256>`
  */
-export async function putArtifact(store: ObjectStore, keyring: Keyring, body: ArtifactBody, meta: ArtifactMeta, now = new Date()): Promise<string> {
+export async function putArtifact(
+  store: ObjectStore,
+  keyring: Keyring,
+  body: ArtifactBody,
+  meta: ArtifactMeta,
+  now = new Date(),
+): Promise<string> {
   const key = keyring.keys.get(keyring.activeKid)!;
   const iv = randomBytes(12);
   const aad = {
@@ -101,7 +132,15 @@ export async function putArtifact(store: ObjectStore, keyring: Keyring, body: Ar
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(JSON.stringify(aad)));
   const ct = Buffer.concat([cipher.update(JSON.stringify(body), 'utf8'), cipher.final()]);
-  const stored = JSON.stringify({ v: 1, alg: 'AES-256-GCM', kid: keyring.activeKid, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64'), aad });
+  const stored = JSON.stringify({
+    v: 1,
+    alg: 'AES-256-GCM',
+    kid: keyring.activeKid,
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    ct: ct.toString('base64'),
+    aad,
+  });
   const name = sha256Hex(stored);
   await store.putBlob({ name, description: `${meta.campaign_id}/${meta.arm_id}` }, new TextEncoder().encode(stored));
   return `art:${name}`;
@@ -112,12 +151,18 @@ export async function putArtifact(store: ObjectStore, keyring: Keyring, body: Ar
  * @throws ShadowplaneError not_found when absent or expired; internal when the key id is unknown
  *   or authentication fails (tampered bytes)
  */
-export async function getArtifact(store: ObjectStore, keyring: Keyring, ref: string, now = new Date()): Promise<ArtifactBody & { meta: z.infer<typeof Envelope>['aad'] }> {
+export async function getArtifact(
+  store: ObjectStore,
+  keyring: Keyring,
+  ref: string,
+  now = new Date(),
+): Promise<ArtifactBody & { meta: z.infer<typeof Envelope>['aad'] }> {
   if (!ref.startsWith('art:')) throw new ShadowplaneError('invalid_request', `not an artifact ref: ${ref}`);
   const bytes = await store.getBlob(ref.slice(4));
   if (!bytes) throw new ShadowplaneError('not_found', `artifact ${ref} not found`);
   const env = Envelope.parse(JSON.parse(new TextDecoder().decode(bytes)));
-  if (new Date(env.aad.expires_at).getTime() <= now.getTime()) throw new ShadowplaneError('not_found', `artifact ${ref} expired at ${env.aad.expires_at}`);
+  if (new Date(env.aad.expires_at).getTime() <= now.getTime())
+    throw new ShadowplaneError('not_found', `artifact ${ref} expired at ${env.aad.expires_at}`);
   const key = keyring.keys.get(env.kid);
   if (!key) throw new ShadowplaneError('internal', `artifact ${ref} was encrypted with unknown key id ${env.kid}`);
   try {

@@ -10,7 +10,9 @@ describe('BudgetLedgerClient', () => {
   beforeAll(async () => {
     bus = await connectBus({ url: sharedNatsUrl(), name: 'budget-test', prefix: randomPrefix('bud') });
     await provision(bus, { storage: 'memory' });
-    client = new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget), { onOvercharge: (_c, x) => overcharges.push(x) });
+    client = new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget), {
+      onOvercharge: (_c, x) => overcharges.push(x),
+    });
   });
   afterAll(async () => bus.close());
 
@@ -27,7 +29,13 @@ describe('BudgetLedgerClient', () => {
     expect(r).toMatchObject({ ok: false, reason: 'budget_exhausted' });
     const small = await client.reserve('a', { z: 1 });
     expect(small.ok).toBe(false);
-    expect(await client.snapshot('a')).toEqual({ limit_micro_usd: 1000, reserved_micro_usd: 600, settled_micro_usd: 0, exhausted: true, outstanding: { x: 600 } });
+    expect(await client.snapshot('a')).toEqual({
+      limit_micro_usd: 1000,
+      reserved_micro_usd: 600,
+      settled_micro_usd: 0,
+      exhausted: true,
+      outstanding: { x: 600 },
+    });
   });
 
   it('reserve and settle are idempotent by reservation id', async () => {
@@ -39,9 +47,20 @@ describe('BudgetLedgerClient', () => {
     expect(s1).toEqual({ found: true, releasedMicroUsd: 300, settledMicroUsd: 120, overchargeMicroUsd: 0 });
     const s2 = await client.settle('b', { prefix: 'i1.inc.' }, 120);
     expect(s2.found).toBe(false);
-    expect(await client.snapshot('b')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 200, settled_micro_usd: 120, exhausted: false, outstanding: { 'i1.cand.1': 200 } });
+    expect(await client.snapshot('b')).toEqual({
+      limit_micro_usd: 1_000_000,
+      reserved_micro_usd: 200,
+      settled_micro_usd: 120,
+      exhausted: false,
+      outstanding: { 'i1.cand.1': 200 },
+    });
     await client.settle('b', { ids: ['i1.cand.1'] }, 200);
-    expect(await client.snapshot('b')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 0, settled_micro_usd: 320, exhausted: false });
+    expect(await client.snapshot('b')).toEqual({
+      limit_micro_usd: 1_000_000,
+      reserved_micro_usd: 0,
+      settled_micro_usd: 320,
+      exhausted: false,
+    });
   });
 
   it('refuses to reserve again an id that was settled, whole-request and without writing', async () => {
@@ -57,7 +76,13 @@ describe('BudgetLedgerClient', () => {
     await client.settle('s', { ids: ['i2.inc.1'] }, 'reserved');
     expect(await client.reserve('s', { 'i2.inc.1': 10 })).toMatchObject({ ok: false, reason: 'already_settled' });
     expect((await client.reserve('s', { 'i2.inc.2': 10 })).ok).toBe(true);
-    expect(await client.snapshot('s')).toEqual({ limit_micro_usd: 1_000_000, reserved_micro_usd: 10, settled_micro_usd: 110, exhausted: false, outstanding: { 'i2.inc.2': 10 } });
+    expect(await client.snapshot('s')).toEqual({
+      limit_micro_usd: 1_000_000,
+      reserved_micro_usd: 10,
+      settled_micro_usd: 110,
+      exhausted: false,
+      outstanding: { 'i2.inc.2': 10 },
+    });
   });
 
   it('a reserve racing the settlement of the same id never leaves it reserved after the settlement', async () => {
@@ -70,7 +95,12 @@ describe('BudgetLedgerClient', () => {
       expect(s.found).toBe(true);
       const l = (await client.snapshot(id))!;
       // either the reserve saw it outstanding (a no-op) or saw the settlement record: never re-reserved
-      expect({ round, reserved: l.reserved_micro_usd, settled: l.settled_micro_usd, r: r.ok || r.reason }).toEqual({ round, reserved: 0, settled: 40, r: r.ok ? true : 'already_settled' });
+      expect({ round, reserved: l.reserved_micro_usd, settled: l.settled_micro_usd, r: r.ok || r.reason }).toEqual({
+        round,
+        reserved: 0,
+        settled: 40,
+        r: r.ok ? true : 'already_settled',
+      });
     }
   });
 
@@ -89,7 +119,9 @@ describe('BudgetLedgerClient', () => {
 
   it('keeps settled + reserved ≤ limit under 6 concurrent clients racing 300 reservations', async () => {
     await client.ledgers.put('d', newLedger(0.01)); // 10,000 micro-USD
-    const clients = await Promise.all(Array.from({ length: 6 }, async () => new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget))));
+    const clients = await Promise.all(
+      Array.from({ length: 6 }, async () => new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget))),
+    );
     let sampling = true;
     const samples: number[] = [];
     const sampler = (async () => {
@@ -134,8 +166,17 @@ describe('BudgetLedgerClient settle at the reserved upper bound', () => {
     const c = new BudgetLedgerClient(await openKv(bus, bus.names.buckets.budget));
     await c.ledgers.put('e', newLedger(1));
     await c.reserve('e', { 'i.a.1': 70, 'i.a.2': 30, 'i.b.1': 5 });
-    expect(await c.settle('e', { prefix: 'i.a.' }, 'reserved')).toEqual({ found: true, releasedMicroUsd: 100, settledMicroUsd: 100, overchargeMicroUsd: 0 });
-    expect(await c.snapshot('e')).toMatchObject({ reserved_micro_usd: 5, settled_micro_usd: 100, outstanding: { 'i.b.1': 5 } });
+    expect(await c.settle('e', { prefix: 'i.a.' }, 'reserved')).toEqual({
+      found: true,
+      releasedMicroUsd: 100,
+      settledMicroUsd: 100,
+      overchargeMicroUsd: 0,
+    });
+    expect(await c.snapshot('e')).toMatchObject({
+      reserved_micro_usd: 5,
+      settled_micro_usd: 100,
+      outstanding: { 'i.b.1': 5 },
+    });
     await bus.close();
   });
 });

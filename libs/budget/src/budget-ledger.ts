@@ -75,7 +75,8 @@ export class BudgetLedgerClient {
    */
   async reserve(campaignId: string, parts: Readonly<Record<string, number>>): Promise<ReserveResult> {
     for (const [id, v] of Object.entries(parts)) {
-      if (!Number.isInteger(v) || v < 0) throw new RangeError(`reservation ${id}: micro-USD must be a non-negative integer, got ${v}`);
+      if (!Number.isInteger(v) || v < 0)
+        throw new RangeError(`reservation ${id}: micro-USD must be a non-negative integer, got ${v}`);
     }
     const maxAttempts = this.opts.maxCasAttempts ?? 500;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
@@ -98,10 +99,12 @@ export class BudgetLedgerClient {
       if (cur.exhausted || cur.settled_micro_usd + cur.reserved_micro_usd + add > cur.limit_micro_usd) {
         if (cur.exhausted) return { ok: false, reason: 'budget_exhausted', ledger: cur };
         const next = { ...cur, exhausted: true };
-        if ((await this.ledgers.update(campaignId, next, got.revision)) !== null) return { ok: false, reason: 'budget_exhausted', ledger: next };
+        if ((await this.ledgers.update(campaignId, next, got.revision)) !== null)
+          return { ok: false, reason: 'budget_exhausted', ledger: next };
       } else {
         const next = { ...cur, outstanding, reserved_micro_usd: cur.reserved_micro_usd + add };
-        if ((await this.ledgers.update(campaignId, next, got.revision)) !== null) return { ok: true, reservationIds: Object.keys(parts), ledger: next };
+        if ((await this.ledgers.update(campaignId, next, got.revision)) !== null)
+          return { ok: true, reservationIds: Object.keys(parts), ledger: next };
       }
       // conflict: jittered pause so contending writers spread out
       await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
@@ -111,7 +114,9 @@ export class BudgetLedgerClient {
 
   /** The ids among `ids` that have a settlement record (parallel reads). */
   private async settledAmong(campaignId: string, ids: readonly string[]): Promise<string[]> {
-    const hits = await Promise.all(ids.map(async (id) => ((await this.ledgers.kv.get(settledKey(campaignId, id)))?.operation === 'PUT' ? id : null)));
+    const hits = await Promise.all(
+      ids.map(async (id) => ((await this.ledgers.kv.get(settledKey(campaignId, id)))?.operation === 'PUT' ? id : null)),
+    );
     return hits.filter((x): x is string => x !== null);
   }
 
@@ -126,7 +131,8 @@ export class BudgetLedgerClient {
    * @throws RangeError for a negative or non-integer amount
    */
   async settle(campaignId: string, which: SettleSelector, actualMicroUsd: number | 'reserved'): Promise<SettleResult> {
-    if (actualMicroUsd !== 'reserved' && (!Number.isInteger(actualMicroUsd) || actualMicroUsd < 0)) throw new RangeError(`actual micro-USD must be a non-negative integer, got ${actualMicroUsd}`);
+    if (actualMicroUsd !== 'reserved' && (!Number.isInteger(actualMicroUsd) || actualMicroUsd < 0))
+      throw new RangeError(`actual micro-USD must be a non-negative integer, got ${actualMicroUsd}`);
     const none: SettleResult = { found: false, releasedMicroUsd: 0, settledMicroUsd: 0, overchargeMicroUsd: 0 };
     const maxAttempts = this.opts.maxCasAttempts ?? 500;
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
@@ -134,7 +140,10 @@ export class BudgetLedgerClient {
       if (got === null) return none;
       const cur = got.value;
       const outstanding = { ...(cur.outstanding ?? {}) };
-      const ids = 'ids' in which ? which.ids.filter((id) => Object.hasOwn(outstanding, id)) : Object.keys(outstanding).filter((id) => id.startsWith(which.prefix));
+      const ids =
+        'ids' in which
+          ? which.ids.filter((id) => Object.hasOwn(outstanding, id))
+          : Object.keys(outstanding).filter((id) => id.startsWith(which.prefix));
       if (ids.length === 0) return none;
       let released = 0;
       for (const id of ids) {
@@ -153,7 +162,12 @@ export class BudgetLedgerClient {
       // the records first: from the ledger write on, a reserve of these ids must see them
       await Promise.all(ids.map((id) => this.ledgers.kv.put(settledKey(campaignId, id), '1')));
       if ((await this.ledgers.update(campaignId, next, got.revision)) !== null) {
-        const res = { found: true, releasedMicroUsd: released, settledMicroUsd: settled, overchargeMicroUsd: Math.max(0, actual - released) };
+        const res = {
+          found: true,
+          releasedMicroUsd: released,
+          settledMicroUsd: settled,
+          overchargeMicroUsd: Math.max(0, actual - released),
+        };
         if (res.overchargeMicroUsd > 0) this.opts.onOvercharge?.(campaignId, res.overchargeMicroUsd);
         return res;
       }
@@ -177,7 +191,11 @@ export class BudgetLedgerClient {
 
   /** Sets `exhausted` (no new reservations succeed afterwards). Idempotent. */
   async markExhausted(campaignId: string): Promise<void> {
-    await this.ledgers.mutate(campaignId, (cur) => (cur === null || cur.exhausted ? undefined : { ...cur, exhausted: true }), this.opts.maxCasAttempts ?? 500);
+    await this.ledgers.mutate(
+      campaignId,
+      (cur) => (cur === null || cur.exhausted ? undefined : { ...cur, exhausted: true }),
+      this.opts.maxCasAttempts ?? 500,
+    );
   }
 }
 
@@ -188,5 +206,10 @@ export function settledKey(campaignId: string, id: string): string {
 
 /** A fresh ledger for a campaign's USD cap: limit = ceil(max_cost_usd·1e6) micro-USD, nothing reserved or settled. */
 export function newLedger(maxCostUsd: number): BudgetLedger {
-  return { limit_micro_usd: Math.ceil(Math.round(maxCostUsd * 1e6 * 1e3) / 1e3), reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false };
+  return {
+    limit_micro_usd: Math.ceil(Math.round(maxCostUsd * 1e6 * 1e3) / 1e3),
+    reserved_micro_usd: 0,
+    settled_micro_usd: 0,
+    exhausted: false,
+  };
 }

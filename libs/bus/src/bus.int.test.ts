@@ -18,12 +18,34 @@ describe('bus', () => {
     const streams: string[] = [];
     for await (const s of bus.jsm.streams.list()) streams.push(s.config.name);
     const n = bus.names;
-    for (const name of [n.streams.capture, n.streams.obs, `KV_${n.buckets.budget}`, `KV_${n.buckets.campaigns}`, `KV_${n.buckets.dispatch}`, `KV_${n.buckets.flags}`, `KV_${n.buckets.reports}`, `OBJ_${n.buckets.artifacts}`, `OBJ_${n.captureBodies}`]) {
+    for (const name of [
+      n.streams.capture,
+      n.streams.obs,
+      `KV_${n.buckets.budget}`,
+      `KV_${n.buckets.campaigns}`,
+      `KV_${n.buckets.dispatch}`,
+      `KV_${n.buckets.flags}`,
+      `KV_${n.buckets.reports}`,
+      `OBJ_${n.buckets.artifacts}`,
+      `OBJ_${n.captureBodies}`,
+    ]) {
       expect(streams).toContain(name);
     }
     // what it returns (a role's startup log) names exactly those
-    expect([...made.streams, ...made.buckets.map((b) => `KV_${b}`), ...made.objectStores.map((o) => `OBJ_${o}`)].sort()).toEqual(
-      [n.streams.capture, n.streams.obs, `KV_${n.buckets.budget}`, `KV_${n.buckets.campaigns}`, `KV_${n.buckets.dispatch}`, `KV_${n.buckets.flags}`, `KV_${n.buckets.reports}`, `OBJ_${n.buckets.artifacts}`, `OBJ_${n.captureBodies}`].sort(),
+    expect(
+      [...made.streams, ...made.buckets.map((b) => `KV_${b}`), ...made.objectStores.map((o) => `OBJ_${o}`)].sort(),
+    ).toEqual(
+      [
+        n.streams.capture,
+        n.streams.obs,
+        `KV_${n.buckets.budget}`,
+        `KV_${n.buckets.campaigns}`,
+        `KV_${n.buckets.dispatch}`,
+        `KV_${n.buckets.flags}`,
+        `KV_${n.buckets.reports}`,
+        `OBJ_${n.buckets.artifacts}`,
+        `OBJ_${n.captureBodies}`,
+      ].sort(),
     );
   });
 
@@ -36,7 +58,12 @@ describe('bus', () => {
   it('compare-and-set mutate loses no update under 40 concurrent writers', async () => {
     await provision(bus, { storage: 'memory' });
     const ledger = new JsonKv(await openKv(bus, bus.names.buckets.budget), BudgetLedger);
-    await ledger.put('c1', { limit_micro_usd: 1_000_000, reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false });
+    await ledger.put('c1', {
+      limit_micro_usd: 1_000_000,
+      reserved_micro_usd: 0,
+      settled_micro_usd: 0,
+      exhausted: false,
+    });
     await Promise.all(
       Array.from({ length: 40 }, () =>
         ledger.mutate('c1', (cur) => (cur ? { ...cur, reserved_micro_usd: cur.reserved_micro_usd + 7 } : undefined)),

@@ -1,5 +1,13 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, RetentionPolicy, StorageType, DiscardPolicy } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+  RetentionPolicy,
+  StorageType,
+  DiscardPolicy,
+} from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { natsNames, ShadowplaneError, type NatsNames } from '@shadowplane/contracts';
@@ -45,9 +53,13 @@ export function natsReplicasFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
   if (raw === undefined || raw === '') return 1;
   const n = Number(raw);
   if (!/^\d+$/.test(raw) || n < 1 || n > 5) {
-    throw new ShadowplaneError('config_invalid', `invalid configuration: SHADOWPLANE_NATS_REPLICAS: must be an integer 1-5, got ${JSON.stringify(raw)}`, {
-      details: { issues: [{ key: 'SHADOWPLANE_NATS_REPLICAS', message: 'must be an integer 1-5' }] },
-    });
+    throw new ShadowplaneError(
+      'config_invalid',
+      `invalid configuration: SHADOWPLANE_NATS_REPLICAS: must be an integer 1-5, got ${JSON.stringify(raw)}`,
+      {
+        details: { issues: [{ key: 'SHADOWPLANE_NATS_REPLICAS', message: 'must be an integer 1-5' }] },
+      },
+    );
   }
   return n;
 }
@@ -79,8 +91,12 @@ export interface Bus {
  */
 export async function connectBus(opts: BusOptions): Promise<Bus> {
   const replicas = opts.replicas ?? natsReplicasFromEnv();
-  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5) throw new RangeError(`replicas must be an integer 1-5, got ${replicas}`);
-  const servers = opts.url.split(',').map((s) => s.trim()).filter(Boolean);
+  if (!Number.isInteger(replicas) || replicas < 1 || replicas > 5)
+    throw new RangeError(`replicas must be an integer 1-5, got ${replicas}`);
+  const servers = opts.url
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const nc = await connect({
     servers,
     name: opts.name,
@@ -187,13 +203,15 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Pro
     [n.buckets.reports, 1],
     [n.buckets.flags, 5],
   ] as const) {
-    if (!(await existsWithReplicas(bus.jsm, `KV_${bucket}`, `KV bucket ${bucket}`, replicas))) await bus.kvm.create(bucket, { history, storage: kvStorage, replicas });
+    if (!(await existsWithReplicas(bus.jsm, `KV_${bucket}`, `KV bucket ${bucket}`, replicas)))
+      await bus.kvm.create(bucket, { history, storage: kvStorage, replicas });
   }
   for (const [store, ttlMs] of [
     [n.buckets.artifacts, o.artifactTtlMs ?? 7 * DAY_MS],
     [n.captureBodies, o.captureMaxAgeMs ?? 7 * DAY_MS],
   ] as const) {
-    if (!(await existsWithReplicas(bus.jsm, `OBJ_${store}`, `object store ${store}`, replicas))) await bus.objm.create(store, { storage: kvStorage, replicas, ttl: ttlMs * NS_PER_MS });
+    if (!(await existsWithReplicas(bus.jsm, `OBJ_${store}`, `object store ${store}`, replicas)))
+      await bus.objm.create(store, { storage: kvStorage, replicas, ttl: ttlMs * NS_PER_MS });
   }
   return {
     streams: [n.streams.capture, n.streams.obs],
@@ -224,7 +242,11 @@ async function existsWithReplicas(jsm: JetStreamManager, stream: string, what: s
   );
 }
 
-async function ensureStream(jsm: JetStreamManager, replicas: number, cfg: Parameters<JetStreamManager['streams']['add']>[0] & { name: string }): Promise<void> {
+async function ensureStream(
+  jsm: JetStreamManager,
+  replicas: number,
+  cfg: Parameters<JetStreamManager['streams']['add']>[0] & { name: string },
+): Promise<void> {
   if (await existsWithReplicas(jsm, cfg.name, `stream ${cfg.name}`, replicas)) return;
   try {
     await jsm.streams.add(cfg);

@@ -24,7 +24,11 @@ describe('provision on a 3-node cluster', () => {
     const bus = await open(randomPrefix('r3'), 3);
     expect(bus.serverVersion).toMatch(/^\d+\.\d+\.\d+/);
     const made = await provision(bus, { storage: 'memory' });
-    const streams = [...made.streams, ...made.buckets.map((b) => `KV_${b}`), ...made.objectStores.map((o) => `OBJ_${o}`)];
+    const streams = [
+      ...made.streams,
+      ...made.buckets.map((b) => `KV_${b}`),
+      ...made.objectStores.map((o) => `OBJ_${o}`),
+    ];
     expect(streams).toHaveLength(9);
     for (const s of streams) {
       const info = await bus.jsm.streams.info(s);
@@ -50,7 +54,9 @@ describe('provision on a 3-node cluster', () => {
     const now = await open(prefix2, 3);
     await expect(provision(now, { storage: 'memory' })).rejects.toMatchObject({
       code: 'nats_replicas_mismatch',
-      message: expect.stringContaining(`KV bucket ${now.names.buckets.budget} exists with 1 replica(s) but SHADOWPLANE_NATS_REPLICAS is 3`),
+      message: expect.stringContaining(
+        `KV bucket ${now.names.buckets.budget} exists with 1 replica(s) but SHADOWPLANE_NATS_REPLICAS is 3`,
+      ),
     });
   });
 });

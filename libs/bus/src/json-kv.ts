@@ -75,7 +75,8 @@ export class JsonKv<S extends z.ZodType> {
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       const cur = await this.get(key);
       const next = fn(cur ? cur.value : null);
-      if (next === undefined) return { value: cur ? cur.value : null, revision: cur ? cur.revision : null, changed: false };
+      if (next === undefined)
+        return { value: cur ? cur.value : null, revision: cur ? cur.revision : null, changed: false };
       const rev = cur ? await this.update(key, next, cur.revision) : await this.create(key, next);
       if (rev !== null) return { value: next, revision: rev, changed: true };
       // conflict: jittered pause so contending writers spread out

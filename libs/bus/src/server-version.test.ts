@@ -17,7 +17,10 @@ describe('nats-server version gate', () => {
     } catch (e) {
       err = e;
     }
-    expect(err).toMatchObject({ code: 'nats_server_unsupported', details: { server_version: '2.9.10', min_version: '2.10.0' } });
+    expect(err).toMatchObject({
+      code: 'nats_server_unsupported',
+      details: { server_version: '2.9.10', min_version: '2.10.0' },
+    });
     expect((err as Error).message).toMatch(/nats-server 2\.9\.10 is older than 2\.10\.0/);
     expect((err as Error).message).toMatch(/make nats-server/);
     expect(() => assertCasSafeServer('')).toThrow(/unknown version/);
@@ -30,7 +33,12 @@ describe('SHADOWPLANE_NATS_REPLICAS', () => {
     expect(natsReplicasFromEnv({})).toBe(1);
     expect(natsReplicasFromEnv({ SHADOWPLANE_NATS_REPLICAS: '3' })).toBe(3);
     for (const bad of ['0', '6', '2.5', 'three', '-1']) {
-      expect(() => natsReplicasFromEnv({ SHADOWPLANE_NATS_REPLICAS: bad })).toThrow(expect.objectContaining({ code: 'config_invalid', message: expect.stringContaining('SHADOWPLANE_NATS_REPLICAS') }));
+      expect(() => natsReplicasFromEnv({ SHADOWPLANE_NATS_REPLICAS: bad })).toThrow(
+        expect.objectContaining({
+          code: 'config_invalid',
+          message: expect.stringContaining('SHADOWPLANE_NATS_REPLICAS'),
+        }),
+      );
     }
   });
 });

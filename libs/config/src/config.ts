@@ -10,7 +10,8 @@ export const EXIT_CONFIG = 78;
 export const COMMON_ENV = {
   SHADOWPLANE_NATS_URL: 'NATS server URL(s), comma-separated (default nats://127.0.0.1:4222)',
   SHADOWPLANE_NATS_PREFIX: 'isolation prefix for stream/bucket/subject names (default none)',
-  SHADOWPLANE_NATS_REPLICAS: 'replicas (1-5) of every stream, KV bucket and object store: 1 on a single server, 3 on a 3-node JetStream cluster; existing ones with another count are refused at start',
+  SHADOWPLANE_NATS_REPLICAS:
+    'replicas (1-5) of every stream, KV bucket and object store: 1 on a single server, 3 on a 3-node JetStream cluster; existing ones with another count are refused at start',
   SHADOWPLANE_LOG_LEVEL: 'pino level: fatal|error|warn|info|debug|trace (default info)',
   SHADOWPLANE_OTLP_ENDPOINT: 'OTLP/HTTP traces endpoint; tracing is off when unset',
   SHADOWPLANE_PROVIDERS_FILE: 'YAML/JSON operator allowlist of providers (id, base_url, api, api_key_env|api_key_file)',
@@ -20,9 +21,22 @@ export const COMMON_ENV = {
 /** The zod fields for {@link COMMON_ENV}, for a role's env schema to extend. */
 export const CommonEnv = z.object({
   SHADOWPLANE_NATS_URL: z.string().default('nats://127.0.0.1:4222').describe(COMMON_ENV.SHADOWPLANE_NATS_URL),
-  SHADOWPLANE_NATS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{0,32}$/).default('').describe(COMMON_ENV.SHADOWPLANE_NATS_PREFIX),
-  SHADOWPLANE_NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1).describe(COMMON_ENV.SHADOWPLANE_NATS_REPLICAS),
-  SHADOWPLANE_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe(COMMON_ENV.SHADOWPLANE_LOG_LEVEL),
+  SHADOWPLANE_NATS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{0,32}$/)
+    .default('')
+    .describe(COMMON_ENV.SHADOWPLANE_NATS_PREFIX),
+  SHADOWPLANE_NATS_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(5)
+    .default(1)
+    .describe(COMMON_ENV.SHADOWPLANE_NATS_REPLICAS),
+  SHADOWPLANE_LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe(COMMON_ENV.SHADOWPLANE_LOG_LEVEL),
   SHADOWPLANE_OTLP_ENDPOINT: z.url().optional().describe(COMMON_ENV.SHADOWPLANE_OTLP_ENDPOINT),
 });
 
@@ -36,7 +50,9 @@ export const EnvBool = z.enum(['true', 'false', '1', '0']).transform((v) => v ==
 export class ConfigError extends ShadowplaneError {
   readonly issues: { key: string; message: string }[];
   constructor(issues: { key: string; message: string }[]) {
-    super('config_invalid', `invalid configuration: ${issues.map((i) => `${i.key}: ${i.message}`).join('; ')}`, { details: { issues } });
+    super('config_invalid', `invalid configuration: ${issues.map((i) => `${i.key}: ${i.message}`).join('; ')}`, {
+      details: { issues },
+    });
     this.issues = issues;
   }
 }
@@ -62,14 +78,23 @@ export function loadProviderAllowlist(path: string): ProviderEntry[] {
   try {
     doc = parseYaml(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new ConfigError([{ key: 'SHADOWPLANE_PROVIDERS_FILE', message: `cannot read ${path}: ${(e as Error).message}` }]);
+    throw new ConfigError([
+      { key: 'SHADOWPLANE_PROVIDERS_FILE', message: `cannot read ${path}: ${(e as Error).message}` },
+    ]);
   }
-  const list = doc && typeof doc === 'object' && !Array.isArray(doc) && 'providers' in doc ? (doc as { providers: unknown }).providers : doc;
+  const list =
+    doc && typeof doc === 'object' && !Array.isArray(doc) && 'providers' in doc
+      ? (doc as { providers: unknown }).providers
+      : doc;
   const r = ProviderAllowlist.safeParse(list);
-  if (!r.success) throw new ConfigError(r.error.issues.map((i) => ({ key: `SHADOWPLANE_PROVIDERS_FILE[${i.path.join('.')}]`, message: i.message })));
+  if (!r.success)
+    throw new ConfigError(
+      r.error.issues.map((i) => ({ key: `SHADOWPLANE_PROVIDERS_FILE[${i.path.join('.')}]`, message: i.message })),
+    );
   const seen = new Set<string>();
   for (const p of r.data) {
-    if (seen.has(p.id)) throw new ConfigError([{ key: `SHADOWPLANE_PROVIDERS_FILE[${p.id}]`, message: 'duplicate provider id' }]);
+    if (seen.has(p.id))
+      throw new ConfigError([{ key: `SHADOWPLANE_PROVIDERS_FILE[${p.id}]`, message: 'duplicate provider id' }]);
     seen.add(p.id);
   }
   return r.data;
@@ -101,6 +126,7 @@ export function readConfigFile(path: string | undefined): Record<string, unknown
   if (!path) return {};
   const doc = parseYaml(readFileSync(path, 'utf8')) as unknown;
   if (doc === null || doc === undefined) return {};
-  if (typeof doc !== 'object' || Array.isArray(doc)) throw new ConfigError([{ key: path, message: 'config file must hold a mapping' }]);
+  if (typeof doc !== 'object' || Array.isArray(doc))
+    throw new ConfigError([{ key: path, message: 'config file must hold a mapping' }]);
   return doc as Record<string, unknown>;
 }

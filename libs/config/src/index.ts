@@ -1,2 +1,12 @@
 // @shadowplane/config: config parsing shared by every role. Named exports only.
-export { EXIT_CONFIG, COMMON_ENV, CommonEnv, EnvBool, ConfigError, parseConfig, loadProviderAllowlist, providerApiKey, readConfigFile } from './config.js';
+export {
+  EXIT_CONFIG,
+  COMMON_ENV,
+  CommonEnv,
+  EnvBool,
+  ConfigError,
+  parseConfig,
+  loadProviderAllowlist,
+  providerApiKey,
+  readConfigFile,
+} from './config.js';

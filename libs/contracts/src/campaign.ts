@@ -47,17 +47,26 @@ export const Arm = z
     id: SubjectToken,
     provider: z
       .string()
-      .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'must be a provider id from the operator allowlist (lowercase [a-z0-9_-]), not a URL'),
+      .regex(
+        /^[a-z0-9][a-z0-9_-]{0,63}$/,
+        'must be a provider id from the operator allowlist (lowercase [a-z0-9_-]), not a URL',
+      ),
     model: z.string().min(1).max(200),
     api: Api.optional(),
-    pin: z.object({ upstreams: z.array(z.string().min(1)).min(1) }).strict().optional(),
+    pin: z
+      .object({ upstreams: z.array(z.string().min(1)).min(1) })
+      .strict()
+      .optional(),
     rate_card: RateCard.optional(),
     /**
      * Set by the control API when `rate_card` was taken from the shipped price catalogue by model
      * name (an arm submitted without one): the catalogue version, the entry's model id, its source
      * and the date its prices were listed. Absent when the operator gave the card.
      */
-    rate_card_from: z.object({ catalogue: z.string(), model: z.string(), source: z.string(), as_of: z.string() }).strict().optional(),
+    rate_card_from: z
+      .object({ catalogue: z.string(), model: z.string(), source: z.string(), as_of: z.string() })
+      .strict()
+      .optional(),
     max_output_tokens: z.number().int().positive().max(1_000_000).default(1024),
     limits: ArmLimits.default(ArmLimits.parse({})),
   })
@@ -90,7 +99,10 @@ export const LlmJudgeSpec = z
     timeout_ms: z.number().int().positive().max(600_000).default(30_000),
     template_version: z.literal('v1').default('v1'),
     limits: z
-      .object({ rpm: z.number().int().positive().optional(), concurrency: z.number().int().positive().max(1024).default(4) })
+      .object({
+        rpm: z.number().int().positive().optional(),
+        concurrency: z.number().int().positive().max(1024).default(4),
+      })
       .strict()
       .default({ concurrency: 4 }),
   })
@@ -116,37 +128,88 @@ export const CampaignSpec = z
   .object({
     name: z.string().min(1).max(200).describe('human name shown in reports'),
     suite: SubjectToken.describe('the capture suite this campaign reads (sidecar rules or x-shadow-suite)'),
-    call_types: z.array(SubjectToken).min(1).max(32).describe('call types of the suite to shadow; each gets its own verdict'),
-    source: z.union([z.literal('live'), z.string().regex(/^frozen:[0-9a-f]{64}$/, "must be 'live' or 'frozen:<dataset_hash>'")]).default('live'),
+    call_types: z
+      .array(SubjectToken)
+      .min(1)
+      .max(32)
+      .describe('call types of the suite to shadow; each gets its own verdict'),
+    source: z
+      .union([
+        z.literal('live'),
+        z.string().regex(/^frozen:[0-9a-f]{64}$/, "must be 'live' or 'frozen:<dataset_hash>'"),
+      ])
+      .default('live'),
     incumbent: Arm.describe('the tier serving production now: the reference every candidate is paired with'),
     candidates: z.array(Arm).min(1).max(8).describe('cheaper tiers to test against the incumbent'),
-    sample_rate: z.number().gt(0).max(1).default(1).describe('share of captured unique items to dispatch, chosen by item_hash so every worker agrees'),
-    max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT).describe('unique items dispatched per call type'),
-    max_cost_usd: z.number().positive().max(1_000_000).describe('hard budget, USD: settled + reserved spend never exceeds it'),
+    sample_rate: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(1)
+      .describe('share of captured unique items to dispatch, chosen by item_hash so every worker agrees'),
+    max_items: z
+      .number()
+      .int()
+      .positive()
+      .max(MAX_ITEMS_CEILING)
+      .default(MAX_ITEMS_DEFAULT)
+      .describe('unique items dispatched per call type'),
+    max_cost_usd: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .describe('hard budget, USD: settled + reserved spend never exceeds it'),
     deadline: z.iso.datetime({ offset: true }).optional().describe('no new dispatch after this instant (ISO 8601)'),
     margins: z
       .object({
-        noninferiority_pp: z.number().min(0).max(100).default(2).describe('how many percentage points of quality a candidate may lose and still pass'),
-        min_savings: z.number().min(0).max(1).default(0).describe('the cost savings (fraction) the lower interval bound must reach to pass'),
+        noninferiority_pp: z
+          .number()
+          .min(0)
+          .max(100)
+          .default(2)
+          .describe('how many percentage points of quality a candidate may lose and still pass'),
+        min_savings: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(0)
+          .describe('the cost savings (fraction) the lower interval bound must reach to pass'),
       })
       .strict()
       .default({ noninferiority_pp: 2, min_savings: 0 }),
     /** hard per-request cost ceiling for candidates, USD; breaching it fails the candidate */
     max_request_cost_usd: z.number().positive().optional(),
-    scorers: z.array(ScorerSpec).default([{ kind: 'expectations' }]).describe('how outputs are scored; composite quality is their weighted mean'),
-    alpha: z.number().gt(0).lt(0.5).default(0.05).describe('one-sided error rate before Bonferroni and α-spending across repeated runs'),
+    scorers: z
+      .array(ScorerSpec)
+      .default([{ kind: 'expectations' }])
+      .describe('how outputs are scored; composite quality is their weighted mean'),
+    alpha: z
+      .number()
+      .gt(0)
+      .lt(0.5)
+      .default(0.05)
+      .describe('one-sided error rate before Bonferroni and α-spending across repeated runs'),
     /** share of items that get a second, independent incumbent call (A-A noise floor) */
     aa_share: z.number().min(0).max(1).default(0.1),
     bootstrap: z
-      .object({ resamples: z.number().int().min(2000).max(100_000).default(2000), seed: z.number().int().nonnegative().default(1) })
+      .object({
+        resamples: z.number().int().min(2000).max(100_000).default(2000),
+        seed: z.number().int().nonnegative().default(1),
+      })
       .strict()
       .default({ resamples: 2000, seed: 1 }),
     retention: z
-      .object({ ttl_days: z.number().int().min(1).max(365).default(7), purpose: z.string().min(1).max(200).default('shadow-evaluation') })
+      .object({
+        ttl_days: z.number().int().min(1).max(365).default(7),
+        purpose: z.string().min(1).max(200).default('shadow-evaluation'),
+      })
       .strict()
       .default({ ttl_days: 7, purpose: 'shadow-evaluation' }),
     /** traffic classes admitted as evidence; production only unless widened on purpose */
-    traffic_classes: z.array(z.enum(['production', 'synthetic', 'import', 'test'])).min(1).default(['production']),
+    traffic_classes: z
+      .array(z.enum(['production', 'synthetic', 'import', 'test']))
+      .min(1)
+      .default(['production']),
     expectations: z.array(Expectation).optional(),
   })
   .strict()
@@ -156,8 +219,18 @@ export const CampaignSpec = z
     ids.forEach((id, i) => {
       // reserved for the A-A arm the duplicator generates: a spec arm with it would take its
       // observations, reservations and dispatch records
-      if (id.endsWith(AA_ARM_SUFFIX)) ctx.addIssue({ code: 'custom', message: `arm ids ending in ${AA_ARM_SUFFIX} are reserved for the generated A-A arm (${aaArmId(spec.incumbent.id)})`, path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'] });
-      if (seen.has(id)) ctx.addIssue({ code: 'custom', message: `duplicate arm id ${id}`, path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'] });
+      if (id.endsWith(AA_ARM_SUFFIX))
+        ctx.addIssue({
+          code: 'custom',
+          message: `arm ids ending in ${AA_ARM_SUFFIX} are reserved for the generated A-A arm (${aaArmId(spec.incumbent.id)})`,
+          path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'],
+        });
+      if (seen.has(id))
+        ctx.addIssue({
+          code: 'custom',
+          message: `duplicate arm id ${id}`,
+          path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'],
+        });
       seen.add(id);
     });
     // a call type listed twice would be counted and budgeted twice
@@ -168,7 +241,8 @@ export const CampaignSpec = z
     });
     // one judge per campaign: its weight, budget and calibration are reported as one instrument
     spec.scorers.forEach((sc, i) => {
-      if (sc.kind === 'llm_judge' && spec.scorers.findIndex((x) => x.kind === 'llm_judge') !== i) ctx.addIssue({ code: 'custom', message: 'at most one llm_judge scorer', path: ['scorers', i] });
+      if (sc.kind === 'llm_judge' && spec.scorers.findIndex((x) => x.kind === 'llm_judge') !== i)
+        ctx.addIssue({ code: 'custom', message: 'at most one llm_judge scorer', path: ['scorers', i] });
     });
     // a pattern that does not compile would score every item null and spend the budget for nothing
     spec.scorers.forEach((sc, i) => {
@@ -176,7 +250,11 @@ export const CampaignSpec = z
       try {
         new RegExp(sc.pattern);
       } catch (e) {
-        ctx.addIssue({ code: 'custom', message: `pattern does not compile: ${(e as Error).message}`, path: ['scorers', i, 'pattern'] });
+        ctx.addIssue({
+          code: 'custom',
+          message: `pattern does not compile: ${(e as Error).message}`,
+          path: ['scorers', i, 'pattern'],
+        });
       }
     });
   });
@@ -254,7 +332,10 @@ export const Outcome = z
   .object({
     campaign_id: SubjectToken.optional(),
     envelope_id: z.uuid().optional(),
-    item_hash: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    item_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
     arm_id: SubjectToken.optional(),
     result: z.enum(['pass', 'fail', 'score']),
     score: z.number().min(0).max(1).optional(),
@@ -263,8 +344,14 @@ export const Outcome = z
     at: z.iso.datetime({ offset: true }).optional(),
   })
   .strict()
-  .refine((o) => o.envelope_id !== undefined || o.item_hash !== undefined, { message: 'one of envelope_id or item_hash is required', path: ['item_hash'] })
-  .refine((o) => o.result !== 'score' || o.score !== undefined, { message: 'score is required when result is score', path: ['score'] });
+  .refine((o) => o.envelope_id !== undefined || o.item_hash !== undefined, {
+    message: 'one of envelope_id or item_hash is required',
+    path: ['item_hash'],
+  })
+  .refine((o) => o.result !== 'score' || o.score !== undefined, {
+    message: 'score is required when result is score',
+    path: ['score'],
+  });
 export type Outcome = z.infer<typeof Outcome>;
 
 /**

@@ -6,11 +6,21 @@ const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts keys by UTF-16 code units at every depth, with no whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('orders the RFC 8785 §3.2.3 sample keys as the RFC does (surrogate pairs sort by code unit)', () => {
-    const v = { '\u20ac': 'Euro Sign', '\r': 'Carriage Return', '\ufb33': 'Hebrew Letter Dalet With Dagesh', '1': 'One', '\ud83d\ude00': 'Emoji: Grinning Face', '\u0080': 'Control', '\u00f6': 'Latin Small Letter O With Diaeresis' };
+    const v = {
+      '\u20ac': 'Euro Sign',
+      '\r': 'Carriage Return',
+      '\ufb33': 'Hebrew Letter Dalet With Dagesh',
+      '1': 'One',
+      '\ud83d\ude00': 'Emoji: Grinning Face',
+      '\u0080': 'Control',
+      '\u00f6': 'Latin Small Letter O With Diaeresis',
+    };
     expect(canonicalJson(v)).toBe(
       '{"\\r":"Carriage Return","1":"One","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis","\u20ac":"Euro Sign","\ud83d\ude00":"Emoji: Grinning Face","\ufb33":"Hebrew Letter Dalet With Dagesh"}',
     );
@@ -25,7 +35,9 @@ describe('canonicalJson (RFC 8785)', () => {
   it('rejects non-finite numbers anywhere, naming where', () => {
     expect(() => canonicalJson({ a: Number.NaN })).toThrow(/non-finite number at \$\.a/);
     expect(() => canonicalJson([1, { b: Number.POSITIVE_INFINITY }])).toThrow(/non-finite number at \$\[1\]\.b/);
-    expect(() => canonicalJson({ x: { ok: [0, 1], y: [{}, Number.NaN] } })).toThrow(/non-finite number at \$\.x\.y\[1\]/);
+    expect(() => canonicalJson({ x: { ok: [0, 1], y: [{}, Number.NaN] } })).toThrow(
+      /non-finite number at \$\.x\.y\[1\]/,
+    );
     expect(() => canonicalJson(Number.NEGATIVE_INFINITY)).toThrow(TypeError);
   });
 
@@ -36,7 +48,11 @@ describe('canonicalJson (RFC 8785)', () => {
   it('sha256Hex hashes strings as UTF-8 and bytes as given', () => {
     const text = 'farmer’s market é 😀';
     expect(sha256Hex(text)).toBe(createHash('sha256').update(Buffer.from(text, 'utf8')).digest('hex'));
-    expect(sha256Hex(Buffer.from([0, 255, 128]))).toBe(createHash('sha256').update(Buffer.from([0, 255, 128])).digest('hex'));
+    expect(sha256Hex(Buffer.from([0, 255, 128]))).toBe(
+      createHash('sha256')
+        .update(Buffer.from([0, 255, 128]))
+        .digest('hex'),
+    );
   });
 
   it('contentHash is sha256 of the canonical text', () => {
@@ -46,7 +62,8 @@ describe('canonicalJson (RFC 8785)', () => {
 
 describe('itemHash', () => {
   const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is 2+2?' }], temperature: 0 };
-  const canonical = '{"api":"openai.chat","body":{"messages":[{"content":"What is 2+2?","role":"user"}],"model":"gpt-4o-mini","temperature":0},"path":"/v1/chat/completions"}';
+  const canonical =
+    '{"api":"openai.chat","body":{"messages":[{"content":"What is 2+2?","role":"user"}],"model":"gpt-4o-mini","temperature":0},"path":"/v1/chat/completions"}';
 
   it('is sha256 of canonical {api, body, path} with volatile fields removed', () => {
     expect(itemHash('openai.chat', '/v1/chat/completions', body)).toBe(sha(canonical));
@@ -63,19 +80,28 @@ describe('itemHash', () => {
     const a = JSON.parse('{"model":"m","__proto__":{"x":1}}') as unknown;
     const b = JSON.parse('{"model":"m","__proto__":{"x":2}}') as unknown;
     expect(itemHash('openai.chat', '/p', a)).not.toBe(itemHash('openai.chat', '/p', b));
-    expect(itemHash('openai.chat', '/p', a)).toBe(sha('{"api":"openai.chat","body":{"__proto__":{"x":1},"model":"m"},"path":"/p"}'));
+    expect(itemHash('openai.chat', '/p', a)).toBe(
+      sha('{"api":"openai.chat","body":{"__proto__":{"x":1},"model":"m"},"path":"/p"}'),
+    );
   });
 
   it('changes when anything the model is asked changes', () => {
     const h = itemHash('openai.chat', '/v1/chat/completions', body);
     expect(itemHash('openai.chat', '/v1/chat/completions', { ...body, temperature: 1 })).not.toBe(h);
     expect(itemHash('openai.chat', '/v1/chat/completions', { ...body, model: 'gpt-4o' })).not.toBe(h);
-    expect(itemHash('openai.chat', '/v1/chat/completions', { ...body, messages: [{ role: 'user', content: 'What is 2+3?' }] })).not.toBe(h);
+    expect(
+      itemHash('openai.chat', '/v1/chat/completions', {
+        ...body,
+        messages: [{ role: 'user', content: 'What is 2+3?' }],
+      }),
+    ).not.toBe(h);
     expect(itemHash('openrouter.chat', '/api/v1/chat/completions', body)).not.toBe(h);
   });
 
   it('documents its volatile list and strips only top-level keys', () => {
-    expect(VOLATILE_REQUEST_FIELDS).toEqual(expect.arrayContaining(['user', 'metadata', 'stream', 'stream_options', 'store']));
+    expect(VOLATILE_REQUEST_FIELDS).toEqual(
+      expect.arrayContaining(['user', 'metadata', 'stream', 'stream_options', 'store']),
+    );
     expect(VOLATILE_REQUEST_FIELDS).not.toContain('messages');
     expect(VOLATILE_REQUEST_FIELDS).not.toContain('model');
     expect(stripVolatile({ user: 'x', messages: [{ user: 'kept' }] })).toEqual({ messages: [{ user: 'kept' }] });

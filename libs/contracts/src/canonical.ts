@@ -103,7 +103,8 @@ export function stripVolatile(body: unknown): unknown {
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
     if (VOLATILE_REQUEST_FIELDS.includes(k)) continue;
     // a member named __proto__ (JSON.parse makes it an own member) must stay one, not become the prototype
-    if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     else out[k] = v;
   }
   return out;

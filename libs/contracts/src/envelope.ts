@@ -23,12 +23,20 @@ export type TrafficClass = z.infer<typeof TrafficClass>;
  * - `json_schema`: output parses as JSON valid against the JSON Schema `value`
  */
 export const Expectation = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('numeric'), value: z.union([z.number(), z.string()]), hard: z.boolean().optional() }).strict(),
+  z
+    .object({ kind: z.literal('numeric'), value: z.union([z.number(), z.string()]), hard: z.boolean().optional() })
+    .strict(),
   z.object({ kind: z.literal('exact'), value: z.string(), hard: z.boolean().optional() }).strict(),
   z.object({ kind: z.literal('regex'), value: z.string(), hard: z.boolean().optional() }).strict(),
-  z.object({ kind: z.literal('must_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() }).strict(),
-  z.object({ kind: z.literal('must_not_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() }).strict(),
-  z.object({ kind: z.literal('json_schema'), value: z.record(z.string(), z.unknown()), hard: z.boolean().optional() }).strict(),
+  z
+    .object({ kind: z.literal('must_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() })
+    .strict(),
+  z
+    .object({ kind: z.literal('must_not_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() })
+    .strict(),
+  z
+    .object({ kind: z.literal('json_schema'), value: z.record(z.string(), z.unknown()), hard: z.boolean().optional() })
+    .strict(),
 ]);
 export type Expectation = z.infer<typeof Expectation>;
 

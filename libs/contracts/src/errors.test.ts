@@ -15,15 +15,24 @@ function tableRows(heading: string): string[][] {
     .split('\n')
     .filter((l) => l.startsWith('|'))
     .slice(2)
-    .map((l) => l.split('|').slice(1, -1).map((c) => c.trim()));
+    .map((l) =>
+      l
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim()),
+    );
 }
 const code = (cell: string | undefined) => (cell ?? '').replace(/^`|`$/g, '');
 
 describe('docs/errors.md', () => {
   it('lists every API error code with the status and retry flag of ERROR_CODES, and no other', () => {
     const rows = tableRows('API error codes');
-    const documented = Object.fromEntries(rows.map((r) => [code(r[0]), { httpStatus: Number(r[1]), retryable: r[2] === 'yes' }]));
-    const inCode = Object.fromEntries(Object.entries(ERROR_CODES).map(([k, v]) => [k, { httpStatus: v.httpStatus, retryable: v.retryable }]));
+    const documented = Object.fromEntries(
+      rows.map((r) => [code(r[0]), { httpStatus: Number(r[1]), retryable: r[2] === 'yes' }]),
+    );
+    const inCode = Object.fromEntries(
+      Object.entries(ERROR_CODES).map(([k, v]) => [k, { httpStatus: v.httpStatus, retryable: v.retryable }]),
+    );
     expect(documented).toEqual(inCode);
     expect(rows.length).toBe(Object.keys(ERROR_CODES).length); // no duplicate rows
   });
@@ -49,9 +58,17 @@ describe('ERROR_CODES', () => {
     const e = new ShadowplaneError('budget_exhausted', undefined, { details: { campaign_id: 'c1' } });
     expect(e.httpStatus).toBe(409);
     expect(e.retryable).toBe(false);
-    expect(e.toBody()).toEqual({ error: { code: 'budget_exhausted', message: ERROR_CODES.budget_exhausted.message, details: { campaign_id: 'c1' } } });
+    expect(e.toBody()).toEqual({
+      error: {
+        code: 'budget_exhausted',
+        message: ERROR_CODES.budget_exhausted.message,
+        details: { campaign_id: 'c1' },
+      },
+    });
     expect(isShadowplaneError(e)).toBe(true);
     expect(isShadowplaneError(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
-    expect(new ShadowplaneError('not_found', 'no campaign c9').toBody()).toEqual({ error: { code: 'not_found', message: 'no campaign c9' } });
+    expect(new ShadowplaneError('not_found', 'no campaign c9').toBody()).toEqual({
+      error: { code: 'not_found', message: 'no campaign c9' },
+    });
   });
 });

@@ -1,7 +1,14 @@
 // The one public surface of @shadowplane/contracts. Named exports only.
 export { ERROR_CODES, ShadowplaneError, isShadowplaneError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export { canonicalJson, contentHash, itemHash, sha256Hex, stripVolatile, VOLATILE_REQUEST_FIELDS } from './canonical.js';
+export {
+  canonicalJson,
+  contentHash,
+  itemHash,
+  sha256Hex,
+  stripVolatile,
+  VOLATILE_REQUEST_FIELDS,
+} from './canonical.js';
 export { natsNames, isSubjectToken, FLAG_PAID_DISPATCH, OUTCOMES_NO_CAMPAIGN } from './names.js';
 export type { NatsNames } from './names.js';
 export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass, PROVIDER_ZERO_WITH_TOKENS } from './usage.js';
@@ -35,7 +42,16 @@ export {
   aaArmId,
 } from './campaign.js';
 export type { CampaignSpecInput } from './campaign.js';
-export { Observation, ItemEvent, OutcomeRecord, ObsMessage, ArmRole, DispatchState, Instrument, JudgeVerdict } from './observation.js';
+export {
+  Observation,
+  ItemEvent,
+  OutcomeRecord,
+  ObsMessage,
+  ArmRole,
+  DispatchState,
+  Instrument,
+  JudgeVerdict,
+} from './observation.js';
 export {
   DatasetCard,
   Report,

@@ -52,7 +52,8 @@ function token(kind: string, s: string): string {
  * Source: docs/architecture.md "State".
  */
 export function natsNames(prefix = ''): NatsNames {
-  if (prefix !== '' && !/^[A-Za-z0-9_-]{1,32}$/.test(prefix)) throw new TypeError(`bad NATS prefix ${JSON.stringify(prefix)}`);
+  if (prefix !== '' && !/^[A-Za-z0-9_-]{1,32}$/.test(prefix))
+    throw new TypeError(`bad NATS prefix ${JSON.stringify(prefix)}`);
   const s = (n: string) => (prefix ? `${prefix}_${n}` : n);
   const subj = (n: string) => (prefix ? `${prefix}.${n}` : n);
   return Object.freeze({
@@ -69,7 +70,8 @@ export function natsNames(prefix = ''): NatsNames {
     captureBodies: s('shadow_capture_bodies'),
     reportDocs: s('shadow_report_docs'),
     verdictReportSubject: subj('shadow.verdict.report'),
-    captureSubject: (suite: string, callType: string) => subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}`),
+    captureSubject: (suite: string, callType: string) =>
+      subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}`),
     captureAll: subj('shadow.capture.>'),
     captureFilter: (suite: string, callType?: string) =>
       subj(`shadow.capture.${token('suite', suite)}.${callType === undefined ? '*' : token('call_type', callType)}`),

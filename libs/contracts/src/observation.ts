@@ -101,7 +101,10 @@ export const OutcomeRecord = z
     outcome_id: z.string().regex(/^[0-9a-f]{64}$/),
     campaign_id: SubjectToken.nullable(),
     envelope_id: z.uuid().nullable(),
-    item_hash: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+    item_hash: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .nullable(),
     arm_id: SubjectToken.nullable(),
     result: z.enum(['pass', 'fail', 'score']),
     score: z.number().min(0).max(1).nullable(),
@@ -145,7 +148,15 @@ export const JudgeVerdict = z
     template_hash: z.string().regex(/^[0-9a-f]{64}$/),
     score: z.number().min(0).max(1).nullable(),
     null_reason: z.string().nullable(),
-    orders: z.array(z.object({ order: z.enum(['single', 'ab', 'ba']), value: z.number().min(0).max(1).nullable(), reason: z.string().nullable() }).strict()),
+    orders: z.array(
+      z
+        .object({
+          order: z.enum(['single', 'ab', 'ba']),
+          value: z.number().min(0).max(1).nullable(),
+          reason: z.string().nullable(),
+        })
+        .strict(),
+    ),
     position_flip: z.boolean().nullable(),
     calls: z.number().int().nonnegative(),
     charged_micro_usd: z.number().int().nonnegative(),

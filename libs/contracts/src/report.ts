@@ -96,12 +96,20 @@ export const ReportedMean = z
 export type ReportedMean = z.infer<typeof ReportedMean>;
 
 /** p50/p90 (type-7 quantiles) over reported values, ms. */
-export const Percentiles = z.object({ p50: NullableNumber, p90: NullableNumber, n: z.number().int().nonnegative() }).strict();
+export const Percentiles = z
+  .object({ p50: NullableNumber, p90: NullableNumber, n: z.number().int().nonnegative() })
+  .strict();
 export type Percentiles = z.infer<typeof Percentiles>;
 
 /** A share with its 95% Wilson interval (null when n = 0). */
 export const ShareValue = z
-  .object({ n: z.number().int().nonnegative(), of: z.number().int().nonnegative(), share: NullableNumber, lower: NullableNumber, upper: NullableNumber })
+  .object({
+    n: z.number().int().nonnegative(),
+    of: z.number().int().nonnegative(),
+    share: NullableNumber,
+    lower: NullableNumber,
+    upper: NullableNumber,
+  })
   .strict();
 export type ShareValue = z.infer<typeof ShareValue>;
 
@@ -167,7 +175,11 @@ export const ArmView = z
     ttft_ms: Percentiles.optional(),
     cache_hit_share: ShareValue,
     quality: z
-      .object({ mean: NullableNumber, n_scored: z.number().int().nonnegative(), n_unscored: z.number().int().nonnegative() })
+      .object({
+        mean: NullableNumber,
+        n_scored: z.number().int().nonnegative(),
+        n_unscored: z.number().int().nonnegative(),
+      })
       .strict(),
   })
   .strict();
@@ -205,7 +217,10 @@ export const Comparison = z
     candidate_arm_id: z.string(),
     state: CandidateState,
     cannot_measure: z.object({ reason: CannotMeasureReason, detail: z.string() }).strict().nullable(),
-    insufficient: z.object({ below_min_n: z.literal(true), need: z.number().int(), have: z.number().int() }).strict().nullable(),
+    insufficient: z
+      .object({ below_min_n: z.literal(true), need: z.number().int(), have: z.number().int() })
+      .strict()
+      .nullable(),
     decision: z.enum(['pass', 'fail', 'inconclusive']).nullable(),
     decision_reasons: z.array(z.string()),
     remediation: z.array(Remediation),
@@ -291,11 +306,22 @@ export const JudgeSummary = z
     calls: z.number().int().nonnegative(),
     spend_usd: z.number().nonnegative(),
     kappa: z
-      .object({ value: z.number(), lower: z.number(), upper: z.number(), se: z.number(), n: z.number().int().positive(), observed_agreement: z.number(), against: z.string() })
+      .object({
+        value: z.number(),
+        lower: z.number(),
+        upper: z.number(),
+        se: z.number(),
+        n: z.number().int().positive(),
+        observed_agreement: z.number(),
+        against: z.string(),
+      })
       .strict()
       .nullable(),
     kappa_none_reason: z.string().nullable(),
-    position_flip: z.object({ n: z.number().int().nonnegative(), of: z.number().int().nonnegative(), rate: z.number().nullable() }).strict().nullable(),
+    position_flip: z
+      .object({ n: z.number().int().nonnegative(), of: z.number().int().nonnegative(), rate: z.number().nullable() })
+      .strict()
+      .nullable(),
   })
   .strict();
 export type JudgeSummary = z.infer<typeof JudgeSummary>;
@@ -345,9 +371,17 @@ export const Report = z
     spec_hash: z.string().optional(),
     spec: z.unknown().optional(),
     /** older reports only; see {@link RunRecord} */
-    window: z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict().optional(),
+    window: z
+      .object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() })
+      .strict()
+      .optional(),
     counts: z
-      .object({ messages: z.number().int(), observations: z.number().int(), item_events: z.number().int(), outcomes: z.number().int() })
+      .object({
+        messages: z.number().int(),
+        observations: z.number().int(),
+        item_events: z.number().int(),
+        outcomes: z.number().int(),
+      })
       .strict()
       .optional(),
     min_arm_observations: z.number().int().optional(),
@@ -362,7 +396,9 @@ export const Report = z
 export type Report = z.infer<typeof Report>;
 
 /** First and last instants of a run, from the observations' own timestamps (ISO 8601), never the clock. */
-export const RunWindow = z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict();
+export const RunWindow = z
+  .object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() })
+  .strict();
 export type RunWindow = z.infer<typeof RunWindow>;
 
 /**

@@ -1,8 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { CampaignSpec, Cost, Envelope, NULL_USAGE, Observation, RateCard, Usage, itemHash, MAX_ITEMS_CEILING } from './index.js';
+import {
+  CampaignSpec,
+  Cost,
+  Envelope,
+  NULL_USAGE,
+  Observation,
+  RateCard,
+  Usage,
+  itemHash,
+  MAX_ITEMS_CEILING,
+} from './index.js';
 
 const arm = (id: string, extra: object = {}) => ({ id, provider: 'openai', model: 'gpt-4o-mini', ...extra });
-const spec = (extra: object = {}) => ({ name: 'n', suite: 'support', call_types: ['summarize'], incumbent: arm('inc'), candidates: [arm('cand')], max_cost_usd: 5, ...extra });
+const spec = (extra: object = {}) => ({
+  name: 'n',
+  suite: 'support',
+  call_types: ['summarize'],
+  incumbent: arm('inc'),
+  candidates: [arm('cand')],
+  max_cost_usd: 5,
+  ...extra,
+});
 
 describe('Usage and Cost', () => {
   it('accepts null token counts and keeps them null (null is not zero)', () => {
@@ -54,7 +72,9 @@ describe('CampaignSpec', () => {
     expect(r.error?.issues.some((i) => i.message.includes('duplicate arm id cand'))).toBe(true);
   });
   it('names providers by allowlist id, never by URL', () => {
-    expect(CampaignSpec.safeParse(spec({ candidates: [arm('c', { provider: 'https://api.openai.com' })] })).success).toBe(false);
+    expect(
+      CampaignSpec.safeParse(spec({ candidates: [arm('c', { provider: 'https://api.openai.com' })] })).success,
+    ).toBe(false);
   });
   it('accepts a frozen dataset source only as frozen:<sha256>', () => {
     expect(CampaignSpec.safeParse(spec({ source: `frozen:${'a'.repeat(64)}` })).success).toBe(true);

@@ -27,11 +27,15 @@ export function normalizeForSimhash(text: string): string {
  * word shingles as in Manku, Jain & Das Sarma, "Detecting near-duplicates for web crawling", WWW 2007.
  */
 export function simhash64(text: string): string {
-  const words = normalizeForSimhash(text).split(' ').filter((w) => w.length > 0);
+  const words = normalizeForSimhash(text)
+    .split(' ')
+    .filter((w) => w.length > 0);
   if (words.length === 0) return '0000000000000000';
   const shingles: string[] = [];
   if (words.length <= SIMHASH_SHINGLE_WORDS) shingles.push(words.join(' '));
-  else for (let i = 0; i + SIMHASH_SHINGLE_WORDS <= words.length; i++) shingles.push(words.slice(i, i + SIMHASH_SHINGLE_WORDS).join(' '));
+  else
+    for (let i = 0; i + SIMHASH_SHINGLE_WORDS <= words.length; i++)
+      shingles.push(words.slice(i, i + SIMHASH_SHINGLE_WORDS).join(' '));
   const counts = new Int32Array(64);
   for (const s of shingles) {
     const d = createHash('sha256').update(s).digest();

@@ -68,7 +68,18 @@ export interface EvidenceBundle {
 }
 
 /** The part names, in the order they are hashed and checked. */
-export const BUNDLE_PARTS: readonly (keyof BundleParts)[] = Object.freeze(['report', 'run_record', 'dataset_cards', 'run_spec', 'cost_evidence', 'paired', 'stats', 'aa', 'outcomes', 'lineage']);
+export const BUNDLE_PARTS: readonly (keyof BundleParts)[] = Object.freeze([
+  'report',
+  'run_record',
+  'dataset_cards',
+  'run_spec',
+  'cost_evidence',
+  'paired',
+  'stats',
+  'aa',
+  'outcomes',
+  'lineage',
+]);
 
 /** Assembles a bundle and computes its part hashes and bundle hash. */
 export function buildBundle(parts: {
@@ -97,7 +108,10 @@ export function buildBundle(parts: {
   };
   // round-trip through JSON so the bundle holds exactly what a reader will see
   const plain = JSON.parse(JSON.stringify(p)) as BundleParts;
-  const hashes = Object.fromEntries(BUNDLE_PARTS.map((k) => [k, fastContentHash(plain[k])])) as Record<keyof BundleParts, string>;
+  const hashes = Object.fromEntries(BUNDLE_PARTS.map((k) => [k, fastContentHash(plain[k])])) as Record<
+    keyof BundleParts,
+    string
+  >;
   const reportId = String(plain.report.report_id);
   return {
     schema: 'shadow.evidence_bundle/v1',

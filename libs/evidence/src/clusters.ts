@@ -6,7 +6,8 @@
 export const NEAR_DUPLICATE_HAMMING_BITS = 3;
 
 /** How clusters are formed, as written on the dataset card. */
-export const NEAR_DUPLICATE_METHOD = 'simhash64: Hamming distance <= 3 bits joins two items; clusters are the connected components (union-find); id = smallest item_hash of the cluster';
+export const NEAR_DUPLICATE_METHOD =
+  'simhash64: Hamming distance <= 3 bits joins two items; clusters are the connected components (union-find); id = smallest item_hash of the cluster';
 
 function popcount32(x: number): number {
   x = x - ((x >>> 1) & 0x55555555);

@@ -2,7 +2,14 @@
  * The statistical core of one candidate-vs-incumbent comparison, shared by the fold and by
  * verifyBundle so that a bundle's recorded numbers can be recomputed from its rows.
  */
-import { intervalLevel, nonInferiorityDecision, pairedClusterBootstrap, pairedDifferenceSpread, pairedScoreIntervals, powerPlanFromPairs } from '@shadowplane/stats';
+import {
+  intervalLevel,
+  nonInferiorityDecision,
+  pairedClusterBootstrap,
+  pairedDifferenceSpread,
+  pairedScoreIntervals,
+  powerPlanFromPairs,
+} from '@shadowplane/stats';
 import { MIN_ARM_OBSERVATIONS, type Instrument, type IntervalValue, type PowerPlanValue } from '@shadowplane/contracts';
 
 /** One paired item as written in the evidence bundle (`parts.paired[].rows`). Costs in USD on the comparison's one basis. */
@@ -88,9 +95,21 @@ export function capByInstrument(
   o: { decision: 'pass' | 'fail' | 'inconclusive'; reasons: string[]; state: 'BEAT' | 'NOT_BEAT' },
   instrument: Instrument,
 ): { decision: ComparisonResult['decision']; reasons: string[]; state: ComparisonResult['state'] } {
-  if (instrument === 'replay') return { decision: null, reasons: ['instrument_cost_only: replay observations license the cost comparison only, never a quality verdict'], state: 'CANNOT_MEASURE' };
+  if (instrument === 'replay')
+    return {
+      decision: null,
+      reasons: ['instrument_cost_only: replay observations license the cost comparison only, never a quality verdict'],
+      state: 'CANNOT_MEASURE',
+    };
   if (instrument === 'judged_dataset_run' && o.state === 'BEAT') {
-    return { decision: o.decision, reasons: [...o.reasons, 'instrument_ceiling: judged_dataset_run caps the state at ON_FRONTIER (only shadow_dual_run licenses BEAT)'], state: 'ON_FRONTIER' };
+    return {
+      decision: o.decision,
+      reasons: [
+        ...o.reasons,
+        'instrument_ceiling: judged_dataset_run caps the state at ON_FRONTIER (only shadow_dual_run licenses BEAT)',
+      ],
+      state: 'ON_FRONTIER',
+    };
   }
   return o;
 }
@@ -100,7 +119,10 @@ export function capByInstrument(
  * candidates, α-spending α·6/(π²r²) over repeated runs), two-sided level = 1 − 2·α_eff.
  * Source: docs/architecture.md "Statistics of a verdict"; libs/stats `intervalLevel`.
  */
-export function comparisonLevel(s: Pick<ComparisonSettings, 'alpha' | 'candidates_k' | 'run_index'>): { level: number; alphaAdjusted: number } {
+export function comparisonLevel(s: Pick<ComparisonSettings, 'alpha' | 'candidates_k' | 'run_index'>): {
+  level: number;
+  alphaAdjusted: number;
+} {
   return intervalLevel({ alphaOneSided: s.alpha, candidates: s.candidates_k, runIndex: s.run_index });
 }
 
@@ -108,7 +130,8 @@ export function comparisonLevel(s: Pick<ComparisonSettings, 'alpha' | 'candidate
  * How the decision intervals are built (recorded in the report's stats as `interval_method`).
  * See libs/stats `pairedScoreIntervals` and docs/statistics.md.
  */
-export const DECISION_INTERVAL_METHOD = 'hull(percentile cluster bootstrap, score-EL cluster interval with t(k-1)); savings: hull(percentile, log-ratio t(k-1))';
+export const DECISION_INTERVAL_METHOD =
+  'hull(percentile cluster bootstrap, score-EL cluster interval with t(k-1)); savings: hull(percentile, log-ratio t(k-1))';
 
 /**
  * Computes the paired cluster bootstrap and the small-sample score intervals, takes their hull
@@ -124,16 +147,32 @@ export const DECISION_INTERVAL_METHOD = 'hull(percentile cluster bootstrap, scor
  */
 export function computeComparison(rows: readonly PairRow[], s: ComparisonSettings): ComparisonResult {
   const { level, alphaAdjusted } = comparisonLevel(s);
-  const items = rows.map((r) => ({ cluster: r.cluster, weight: r.weight, qIncumbent: r.q_inc, qCandidate: r.q_cand, costIncumbentUsd: r.cost_inc_usd, costCandidateUsd: r.cost_cand_usd }));
+  const items = rows.map((r) => ({
+    cluster: r.cluster,
+    weight: r.weight,
+    qIncumbent: r.q_inc,
+    qCandidate: r.q_cand,
+    costIncumbentUsd: r.cost_inc_usd,
+    costCandidateUsd: r.cost_cand_usd,
+  }));
   const boot = pairedClusterBootstrap(items, { resamples: s.resamples, seed: s.seed, level });
   const score = pairedScoreIntervals(items, { level });
   // The decision interval is the hull of the two: the score interval carries the small-sample
   // guarantee, the bootstrap can only widen it (see DECISION_INTERVAL_METHOD).
-  const quality = { point: boot.qualityDelta.point, lower: Math.min(boot.qualityDelta.lower, score.qualityDelta.lower), upper: Math.max(boot.qualityDelta.upper, score.qualityDelta.upper) };
+  const quality = {
+    point: boot.qualityDelta.point,
+    lower: Math.min(boot.qualityDelta.lower, score.qualityDelta.lower),
+    upper: Math.max(boot.qualityDelta.upper, score.qualityDelta.upper),
+  };
   const savings =
     boot.costSavings === null || score.costSavings === null
       ? null
-      : { point: boot.costSavings.point, lower: Math.min(boot.costSavings.lower, score.costSavings.lower), upper: Math.max(boot.costSavings.upper, score.costSavings.upper), degenerate: score.costSavings.degenerate };
+      : {
+          point: boot.costSavings.point,
+          lower: Math.min(boot.costSavings.lower, score.costSavings.lower),
+          upper: Math.max(boot.costSavings.upper, score.costSavings.upper),
+          degenerate: score.costSavings.degenerate,
+        };
   const d = nonInferiorityDecision({
     qualityDelta: quality,
     costSavings: savings,
@@ -143,7 +182,10 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
     costCeilingBreached: s.cost_ceiling_breaches > 0,
   });
   const better = (savings !== null && !savings.degenerate && savings.lower > 0) || quality.lower > 0;
-  const capped = capByInstrument({ decision: d.decision, reasons: d.reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' }, s.instrument ?? 'shadow_dual_run');
+  const capped = capByInstrument(
+    { decision: d.decision, reasons: d.reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' },
+    s.instrument ?? 'shadow_dual_run',
+  );
   return {
     level,
     alpha_one_sided_adjusted: alphaAdjusted,
@@ -174,9 +216,27 @@ export const PLAN_SD_CONFIDENCE = 0.9;
  */
 export function comparisonPowerPlan(
   rows: readonly PairRow[],
-  o: { clusters: number; alpha_one_sided: number; margin_pp: number; noise_floor: { pairs: number; sd: number | null }; priorWeights?: readonly number[] },
+  o: {
+    clusters: number;
+    alpha_one_sided: number;
+    margin_pp: number;
+    noise_floor: { pairs: number; sd: number | null };
+    priorWeights?: readonly number[];
+  },
 ): PowerPlanValue {
-  const spread = rows.length > 0 ? pairedDifferenceSpread(rows.map((r) => ({ cluster: r.cluster, weight: r.weight, qIncumbent: r.q_inc, qCandidate: r.q_cand, costIncumbentUsd: 0, costCandidateUsd: 0 }))) : null;
+  const spread =
+    rows.length > 0
+      ? pairedDifferenceSpread(
+          rows.map((r) => ({
+            cluster: r.cluster,
+            weight: r.weight,
+            qIncumbent: r.q_inc,
+            qCandidate: r.q_cand,
+            costIncumbentUsd: 0,
+            costCandidateUsd: 0,
+          })),
+        )
+      : null;
   let deff = spread?.designEffect ?? 1;
   if (o.priorWeights && o.priorWeights.length > 0) {
     const sw = o.priorWeights.reduce((a, w) => a + w, 0);
@@ -185,7 +245,10 @@ export function comparisonPowerPlan(
   }
   const p = powerPlanFromPairs({
     clusters: o.clusters,
-    observed: spread && spread.sd !== null ? { sd: spread.sd, clusters: spread.clusters, meanSquare: Math.min(1, spread.meanSquare) } : null,
+    observed:
+      spread && spread.sd !== null
+        ? { sd: spread.sd, clusters: spread.clusters, meanSquare: Math.min(1, spread.meanSquare) }
+        : null,
     minClusters: MIN_ARM_OBSERVATIONS,
     designEffect: Math.max(1, deff),
     alphaOneSided: o.alpha_one_sided,

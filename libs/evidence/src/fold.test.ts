@@ -5,8 +5,14 @@ import { foldReport, verifyBundle } from './index.js';
 import { seededRandom, synthCampaign, synthEvent, synthObservation, synthSpec, uuidFrom } from '@shadowplane/testkit';
 
 const CID = 'cmp_0123456789abcdef';
-const campaign = (candidates: string[], over = {}) => ({ campaign_id: CID, spec: synthSpec(candidates, over), run_index: 1, state: 'completed' });
-const cmpOf = (r: ReturnType<typeof foldReport>, cand: string) => r.report.call_types!.find((c) => c.call_type === 'math')!.comparisons.find((c) => c.candidate_arm_id === cand)!;
+const campaign = (candidates: string[], over = {}) => ({
+  campaign_id: CID,
+  spec: synthSpec(candidates, over),
+  run_index: 1,
+  state: 'completed',
+});
+const cmpOf = (r: ReturnType<typeof foldReport>, cand: string) =>
+  r.report.call_types!.find((c) => c.call_type === 'math')!.comparisons.find((c) => c.candidate_arm_id === cand)!;
 
 describe('fold: verdicts against a known ground truth (GSM8K outputs)', () => {
   const msgs = synthCampaign(CID, 300, 0.9, { equal: 'same', worse: 0.55 });
@@ -34,9 +40,14 @@ describe('fold: verdicts against a known ground truth (GSM8K outputs)', () => {
     expect(cmpOf(r, 'equal').stats!.resamples).toBe(2000);
   });
   it('reports an independent equal-accuracy candidate as pass or inconclusive, never fail', () => {
-    const r2 = foldReport({ campaign: campaign(['indep']), messages: synthCampaign(CID, 300, 0.9, { indep: 0.9 }, 11), provisional: false });
+    const r2 = foldReport({
+      campaign: campaign(['indep']),
+      messages: synthCampaign(CID, 300, 0.9, { indep: 0.9 }, 11),
+      provisional: false,
+    });
     expect(['pass', 'inconclusive']).toContain(cmpOf(r2, 'indep').decision);
-    if (cmpOf(r2, 'indep').decision === 'inconclusive') expect(cmpOf(r2, 'indep').remediation.map((x) => x.code)).toContain('capture_more_traffic');
+    if (cmpOf(r2, 'indep').decision === 'inconclusive')
+      expect(cmpOf(r2, 'indep').remediation.map((x) => x.code)).toContain('capture_more_traffic');
   });
   it('gives the same report id for the same messages in another order, and the stored text is canonical', () => {
     const shuffled = [...msgs];
@@ -55,7 +66,9 @@ describe('fold: verdicts against a known ground truth (GSM8K outputs)', () => {
     const f = r.report.call_types![0]!.frontier;
     expect(f.points.map((p) => p.arm_id).sort()).toEqual(['equal', 'inc', 'worse']);
     expect(f.points.find((p) => p.arm_id === 'inc')!.dominated_by).toBe('equal');
-    expect(f.beside.map((b) => b.arm_id).sort()).toEqual(['inc', 'worse'].filter((a) => f.points.find((p) => p.arm_id === a)!.dominated_by !== null).sort());
+    expect(f.beside.map((b) => b.arm_id).sort()).toEqual(
+      ['inc', 'worse'].filter((a) => f.points.find((p) => p.arm_id === a)!.dominated_by !== null).sort(),
+    );
   });
 });
 
@@ -99,10 +112,19 @@ describe('fold: refusals', () => {
     expect(arm.status).toBe('missing');
     expect(arm.errors_by_class.rate_limited!.n).toBe(20);
     expect(arm.error_share.share).toBe(1);
-    expect(r.report.call_types![0]!.frontier.beside.find((b) => b.arm_id === 'cand')!.why).toBe('cannot measure: missing_arm');
+    expect(r.report.call_types![0]!.frontier.beside.find((b) => b.arm_id === 'cand')!.why).toBe(
+      'cannot measure: missing_arm',
+    );
   });
   it('7 observations → insufficient{below_min_n: true, need: 8, have: 7}', () => {
-    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages: synthCampaign(CID, 7, 0.9, { cand: 'same' }), provisional: false }), 'cand');
+    const c = cmpOf(
+      foldReport({
+        campaign: campaign(['cand']),
+        messages: synthCampaign(CID, 7, 0.9, { cand: 'same' }),
+        provisional: false,
+      }),
+      'cand',
+    );
     expect(c.state).toBe('CANNOT_MEASURE');
     expect(c.cannot_measure!.reason).toBe('insufficient');
     expect(c.insufficient).toEqual({ below_min_n: true, need: 8, have: 7 });
@@ -111,7 +133,9 @@ describe('fold: refusals', () => {
     // conservative prior √0.5, α_eff = 0.05·6/π² = 0.0303964, z = 1.8747 + 0.8416; n = ⌈(100·2.7163·0.70711/2)²⌉
     expect(c.power_plan!.sd_source).toBe('conservative_prior');
     // with t quantiles (df = k − 1) slightly more than the normal-theory 9,222
-    expect(c.remediation[0]!.text).toMatch(/^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7; sd 0\.707 from the conservative prior\)$/);
+    expect(c.remediation[0]!.text).toMatch(
+      /^capture more traffic: need 922\d clusters for MDE <= 2pp \(have 7; sd 0\.707 from the conservative prior\)$/,
+    );
   });
   it('an all-refused run (every item excluded) is written with per-item reasons and CANNOT_MEASURE', () => {
     const msgs: ObsMessage[] = [...synthCampaign(CID, 10, 0.9, { cand: 'same' })];
@@ -127,10 +151,14 @@ describe('fold: refusals', () => {
     expect(ct.frontier.points).toEqual([]);
   });
   it('an empty run (nothing scored, nothing refused) cannot be written', () => {
-    expect(() => foldReport({ campaign: campaign(['cand']), messages: [], provisional: false })).toThrow(expect.objectContaining({ code: 'report_empty' }));
+    expect(() => foldReport({ campaign: campaign(['cand']), messages: [], provisional: false })).toThrow(
+      expect.objectContaining({ code: 'report_empty' }),
+    );
   });
   it('outputs no scorer can score → CANNOT_MEASURE{unscored} with a scorer remediation', () => {
-    const msgs = synthCampaign(CID, 12, 0.9, { cand: 'same' }).map((m) => (m.schema === 'shadow.observation/v1' ? { ...m, output_text: null } : m));
+    const msgs = synthCampaign(CID, 12, 0.9, { cand: 'same' }).map((m) =>
+      m.schema === 'shadow.observation/v1' ? { ...m, output_text: null } : m,
+    );
     const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
     const c = cmpOf(r, 'cand');
     expect(c.cannot_measure!.reason).toBe('unscored');
@@ -157,16 +185,26 @@ describe('fold: dataset card, null usage, noise floor', () => {
     // item 1's prompt SimHash 2 bits away from item 0's → same cluster
     const sim0 = (msgs[0] as { prompt_simhash: string }).prompt_simhash;
     const flip = (h: string) => (parseInt(h.slice(0, 8), 16) ^ 0b101).toString(16).padStart(8, '0') + h.slice(8);
-    const near = msgs.map((m) => (m.schema === 'shadow.observation/v1' && m.envelope_id === (msgs[2] as { envelope_id: string }).envelope_id ? { ...m, prompt_simhash: flip(sim0) } : m));
+    const near = msgs.map((m) =>
+      m.schema === 'shadow.observation/v1' && m.envelope_id === (msgs[2] as { envelope_id: string }).envelope_id
+        ? { ...m, prompt_simhash: flip(sim0) }
+        : m,
+    );
     near.push(synthEvent(CID, 3, 'duplicate', null, 1), synthEvent(CID, 3, 'duplicate', null, 2));
-    const card = foldReport({ campaign: campaign(['cand']), messages: near, provisional: false }).report.call_types![0]!.dataset_card;
+    const card = foldReport({ campaign: campaign(['cand']), messages: near, provisional: false }).report.call_types![0]!
+      .dataset_card;
     expect(card.unique_items).toBe(10);
     expect(card.total_weight).toBe(12);
     expect(card.duplicated_items).toBe(1);
     expect(card.near_duplicate_clusters).toBe(9);
     expect(card.strata).toEqual({ numeric: 10 });
-    const otherIds = near.map((m) => (m.schema === 'shadow.item_event/v1' ? { ...m, envelope_id: m.envelope_id.replace(/^./, 'f') } : m));
-    expect(foldReport({ campaign: campaign(['cand']), messages: otherIds, provisional: false }).report.call_types![0]!.dataset_card.dataset_hash).toBe(card.dataset_hash);
+    const otherIds = near.map((m) =>
+      m.schema === 'shadow.item_event/v1' ? { ...m, envelope_id: m.envelope_id.replace(/^./, 'f') } : m,
+    );
+    expect(
+      foldReport({ campaign: campaign(['cand']), messages: otherIds, provisional: false }).report.call_types![0]!
+        .dataset_card.dataset_hash,
+    ).toBe(card.dataset_hash);
   });
   it('keeps null usage null: abandoned calls are unpriced and their tokens counted as not reported', () => {
     const msgs: ObsMessage[] = [];
@@ -236,8 +274,23 @@ describe('fold: first-party outcomes and the judge', () => {
   it('weighs judge scores as disclosed and sets the trust class', () => {
     const msgs = synthCampaign(CID, 12, 1, { cand: 'same' });
     const judge = new Map<string, { score: number; scorer: string; detail: string; source: 'judge' }>();
-    for (const m of msgs) if (m.schema === 'shadow.observation/v1') judge.set(`${m.item_hash}:${m.arm_id}:${m.role}`, { score: m.arm_id === 'cand' ? 0.5 : 1, scorer: 'judge:j', detail: '', source: 'judge' });
-    const withJudge = (weight: number) => foldReport({ campaign: campaign(['cand'], { scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'other', model: 'j', weight }] }), messages: msgs, provisional: false, judgeScores: judge });
+    for (const m of msgs)
+      if (m.schema === 'shadow.observation/v1')
+        judge.set(`${m.item_hash}:${m.arm_id}:${m.role}`, {
+          score: m.arm_id === 'cand' ? 0.5 : 1,
+          scorer: 'judge:j',
+          detail: '',
+          source: 'judge',
+        });
+    const withJudge = (weight: number) =>
+      foldReport({
+        campaign: campaign(['cand'], {
+          scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'other', model: 'j', weight }],
+        }),
+        messages: msgs,
+        provisional: false,
+        judgeScores: judge,
+      });
     const b = cmpOf(withJudge(0.3), 'cand');
     expect(b.trust_class).toBe('B');
     expect(b.judge_weight_share).toBeCloseTo(0.3, 12);
@@ -245,18 +298,49 @@ describe('fold: first-party outcomes and the judge', () => {
     const c = cmpOf(withJudge(0.8), 'cand');
     expect(c.trust_class).toBe('C');
     expect(c.remediation.map((x) => x.code)).toContain('register_outcome');
-    expect(cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand').trust_class).toBe('A');
+    expect(
+      cmpOf(foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false }), 'cand').trust_class,
+    ).toBe('A');
   });
   it('refuses a judge of the same family as an arm of the pair and says so', () => {
     const msgs = synthCampaign(CID, 12, 1, { cand: 'same' });
     const judge = new Map<string, { score: number; scorer: string; detail: string; source: 'judge' }>();
-    for (const m of msgs) if (m.schema === 'shadow.observation/v1') judge.set(`${m.item_hash}:${m.arm_id}:${m.role}`, { score: m.arm_id === 'cand' ? 0.5 : 1, scorer: 'judge:j', detail: '', source: 'judge' });
-    const spec = campaign(['cand'], { scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'other', model: 'j', weight: 0.3 }] });
-    const same = cmpOf(foldReport({ campaign: spec, messages: msgs, provisional: false, judgeScores: judge, judgeFamily: 'acme', armFamilies: { inc: 'big', cand: 'acme' } }), 'cand');
+    for (const m of msgs)
+      if (m.schema === 'shadow.observation/v1')
+        judge.set(`${m.item_hash}:${m.arm_id}:${m.role}`, {
+          score: m.arm_id === 'cand' ? 0.5 : 1,
+          scorer: 'judge:j',
+          detail: '',
+          source: 'judge',
+        });
+    const spec = campaign(['cand'], {
+      scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'other', model: 'j', weight: 0.3 }],
+    });
+    const same = cmpOf(
+      foldReport({
+        campaign: spec,
+        messages: msgs,
+        provisional: false,
+        judgeScores: judge,
+        judgeFamily: 'acme',
+        armFamilies: { inc: 'big', cand: 'acme' },
+      }),
+      'cand',
+    );
     expect(same.judge_refused).toBe('judge family acme equals the family of cand: judge scores not used for this pair');
     expect(same.trust_class).toBe('A');
     expect(same.stats!.quality_delta.point).toBe(0);
-    const other = cmpOf(foldReport({ campaign: spec, messages: msgs, provisional: false, judgeScores: judge, judgeFamily: 'acme', armFamilies: { inc: 'big', cand: 'small' } }), 'cand');
+    const other = cmpOf(
+      foldReport({
+        campaign: spec,
+        messages: msgs,
+        provisional: false,
+        judgeScores: judge,
+        judgeFamily: 'acme',
+        armFamilies: { inc: 'big', cand: 'small' },
+      }),
+      'cand',
+    );
     expect(other.judge_refused).toBeNull();
     expect(other.trust_class).toBe('B');
   });
@@ -267,16 +351,23 @@ describe('fold: reproducible report, per-run record', () => {
   // later, other latencies/TTFT/skew and retries, a redelivered observation, arrival order shuffled.
   const evidence = (cid: string): ObsMessage[] => {
     const msgs: ObsMessage[] = synthCampaign(cid, 60, 0.85, { equal: 'same', worse: 0.5 });
-    for (let i = 0; i < 12; i++) msgs.push(synthObservation(cid, i, 'inc__aa', 'incumbent_aa', { correct: i % 3 !== 0 }));
+    for (let i = 0; i < 12; i++)
+      msgs.push(synthObservation(cid, i, 'inc__aa', 'incumbent_aa', { correct: i % 3 !== 0 }));
     msgs.push(synthEvent(cid, 3, 'duplicate', null, 1), synthEvent(cid, 5, 'duplicate', null, 2));
-    for (let i = 60; i < 63; i++) msgs.push(synthEvent(cid, i, 'excluded', 'pii_detected'), synthEvent(cid, i, 'excluded', 'body_too_large', 1));
+    for (let i = 60; i < 63; i++)
+      msgs.push(synthEvent(cid, i, 'excluded', 'pii_detected'), synthEvent(cid, i, 'excluded', 'body_too_large', 1));
     return msgs;
   };
   const runB = (): ObsMessage[] => {
     const rnd = seededRandom(99);
     const day = 86_400_000;
     const out = evidence('cmp_bbbbbbbbbbbbbbbb').map((m): ObsMessage => {
-      if (m.schema === 'shadow.item_event/v1') return { ...m, envelope_id: uuidFrom(`b-${m.envelope_id}`), at: new Date(Date.parse(m.at) + day).toISOString() };
+      if (m.schema === 'shadow.item_event/v1')
+        return {
+          ...m,
+          envelope_id: uuidFrom(`b-${m.envelope_id}`),
+          at: new Date(Date.parse(m.at) + day).toISOString(),
+        };
       if (m.schema !== 'shadow.observation/v1') return m;
       const late = Math.round(rnd() * 900);
       return {
@@ -299,8 +390,16 @@ describe('fold: reproducible report, per-run record', () => {
     return out;
   };
   const spec = synthSpec(['equal', 'worse']);
-  const a = foldReport({ campaign: { campaign_id: 'cmp_aaaaaaaaaaaaaaaa', spec, run_index: 1, state: 'completed' }, messages: evidence('cmp_aaaaaaaaaaaaaaaa'), provisional: false });
-  const b = foldReport({ campaign: { campaign_id: 'cmp_bbbbbbbbbbbbbbbb', spec, run_index: 1, state: 'stopped' }, messages: runB(), provisional: false });
+  const a = foldReport({
+    campaign: { campaign_id: 'cmp_aaaaaaaaaaaaaaaa', spec, run_index: 1, state: 'completed' },
+    messages: evidence('cmp_aaaaaaaaaaaaaaaa'),
+    provisional: false,
+  });
+  const b = foldReport({
+    campaign: { campaign_id: 'cmp_bbbbbbbbbbbbbbbb', spec, run_index: 1, state: 'stopped' },
+    messages: runB(),
+    provisional: false,
+  });
 
   it('gives the same report bytes and id for the same evidence from another run, in another order', () => {
     expect(b.reportJson).toBe(a.reportJson);
@@ -328,7 +427,10 @@ describe('fold: reproducible report, per-run record', () => {
     expect([a.runRecord.campaign_id, a.runRecord.campaign_state]).toEqual(['cmp_aaaaaaaaaaaaaaaa', 'completed']);
     expect([b.runRecord.campaign_id, b.runRecord.campaign_state]).toEqual(['cmp_bbbbbbbbbbbbbbbb', 'stopped']);
     // synth item i starts at 12:00:00 + i s and ends 500 + (i mod 13)·10 ms later (item 59: 570 ms)
-    expect(a.runRecord.window).toEqual({ first_started_at: '2026-11-01T12:00:00.000Z', last_ended_at: '2026-11-01T12:00:59.570Z' });
+    expect(a.runRecord.window).toEqual({
+      first_started_at: '2026-11-01T12:00:00.000Z',
+      last_ended_at: '2026-11-01T12:00:59.570Z',
+    });
     expect(b.runRecord.window.first_started_at!.startsWith('2026-11-02T12:00:0')).toBe(true);
     const incA = a.runRecord.call_types[0]!.arms[0]!;
     expect(incA.arm_id).toBe('inc');
@@ -337,7 +439,12 @@ describe('fold: reproducible report, per-run record', () => {
     expect(incA.latency_ms).toEqual({ p50: 555, p90: 610, n: 60 });
     expect(incA.start_skew_ms).toEqual({ p50: 0, p90: 0, n: 60 });
     expect(incA.retries).toBe(0);
-    expect(a.runRecord.call_types[0]!.arms.map((x) => [x.arm_id, x.role, x.latency_ms.n])).toEqual([['inc', 'incumbent', 60], ['equal', 'candidate', 60], ['worse', 'candidate', 60], ['inc__aa', 'incumbent_aa', 12]]);
+    expect(a.runRecord.call_types[0]!.arms.map((x) => [x.arm_id, x.role, x.latency_ms.n])).toEqual([
+      ['inc', 'incumbent', 60],
+      ['equal', 'candidate', 60],
+      ['worse', 'candidate', 60],
+      ['inc__aa', 'incumbent_aa', 12],
+    ]);
     expect(b.runRecord.call_types[0]!.arms[0]!.latency_ms).not.toEqual(incA.latency_ms);
     expect(a.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6, superseded_observations: 0 });
     expect(b.runRecord.counts).toEqual({ messages_in: 60 * 3 + 12 + 2 + 6 + 1, superseded_observations: 1 });
@@ -348,8 +455,11 @@ describe('fold: the instrument ceiling is enforced by the fold itself', () => {
   // 300 GSM8K items, incumbent 90% correct, candidate copies it: under shadow_dual_run a BEAT.
   const base = synthCampaign(CID, 300, 0.9, { cand: 'same' });
   const withInstrument = (inst: 'judged_dataset_run' | 'replay', which: 'all' | 'one') =>
-    base.map((m, i) => (m.schema === 'shadow.observation/v1' && (which === 'all' || i === 1) ? { ...m, instrument: inst } : m));
-  const fold = (messages: ObsMessage[]) => cmpOf(foldReport({ campaign: campaign(['cand']), messages, provisional: false }), 'cand');
+    base.map((m, i) =>
+      m.schema === 'shadow.observation/v1' && (which === 'all' || i === 1) ? { ...m, instrument: inst } : m,
+    );
+  const fold = (messages: ObsMessage[]) =>
+    cmpOf(foldReport({ campaign: campaign(['cand']), messages, provisional: false }), 'cand');
 
   it('shadow_dual_run: an equal, cheaper candidate is BEAT', () => {
     const c = fold(base);
@@ -367,7 +477,11 @@ describe('fold: the instrument ceiling is enforced by the fold itself', () => {
     expect(fold(withInstrument('judged_dataset_run', 'one')).state).toBe('ON_FRONTIER');
   });
   it('replay: cost savings are measured, quality is never decided (CANNOT_MEASURE{instrument_cost_only})', () => {
-    const r = foldReport({ campaign: campaign(['cand']), messages: withInstrument('replay', 'all'), provisional: false });
+    const r = foldReport({
+      campaign: campaign(['cand']),
+      messages: withInstrument('replay', 'all'),
+      provisional: false,
+    });
     const c = cmpOf(r, 'cand');
     expect(c.state).toBe('CANNOT_MEASURE');
     expect(c.decision).toBeNull();
@@ -379,7 +493,11 @@ describe('fold: the instrument ceiling is enforced by the fold itself', () => {
     expect(r.report.call_types![0]!.frontier.points.map((p) => p.arm_id)).not.toContain('cand');
   });
   it('a bundle whose report was edited to lift the cap fails verification', () => {
-    const r = foldReport({ campaign: campaign(['cand']), messages: withInstrument('judged_dataset_run', 'all'), provisional: false });
+    const r = foldReport({
+      campaign: campaign(['cand']),
+      messages: withInstrument('judged_dataset_run', 'all'),
+      provisional: false,
+    });
     expect(verifyBundle(r.bundle).ok).toBe(true);
     const edited = JSON.parse(JSON.stringify(r.bundle)) as typeof r.bundle;
     (edited.parts.report.call_types![0]!.comparisons[0] as { state: string }).state = 'BEAT';
@@ -392,7 +510,9 @@ describe('fold: the instrument ceiling is enforced by the fold itself', () => {
 describe('fold: a provider cost of 0 with billed tokens', () => {
   it('is counted per arm as a mismatch, and such calls are priced on the rate card, never as free', () => {
     const msgs = synthCampaign(CID, 20, 0.9, { cand: 'same' }).map((m, i) =>
-      m.schema === 'shadow.observation/v1' && m.role === 'candidate' && i < 12 ? { ...m, cost: { ...m.cost, basis: 'rate_card' as const, reason: 'provider_zero_with_billed_tokens' } } : m,
+      m.schema === 'shadow.observation/v1' && m.role === 'candidate' && i < 12
+        ? { ...m, cost: { ...m.cost, basis: 'rate_card' as const, reason: 'provider_zero_with_billed_tokens' } }
+        : m,
     );
     const r = foldReport({ campaign: campaign(['cand']), messages: msgs, provisional: false });
     const arms = r.report.call_types![0]!.arms;

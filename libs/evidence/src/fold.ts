@@ -43,11 +43,26 @@ import {
   type RunSpend,
   type ShareValue,
 } from '@shadowplane/contracts';
-import { compositeQuality, scoreOutcome, scoreProgrammatic, trustClass, type Composite, type ScoreResult } from '@shadowplane/scoring';
+import {
+  compositeQuality,
+  scoreOutcome,
+  scoreProgrammatic,
+  trustClass,
+  type Composite,
+  type ScoreResult,
+} from '@shadowplane/scoring';
 import { quantileType7, sdOfDifferences, wilsonInterval } from '@shadowplane/stats';
 import { fastContentHash } from './canonical-fast.js';
 import { NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD, clusterBySimhash } from './clusters.js';
-import { DECISION_INTERVAL_METHOD, comparisonLevel, comparisonPowerPlan, computeComparison, weakestInstrument, type ComparisonSettings, type PairRow } from './compare.js';
+import {
+  DECISION_INTERVAL_METHOD,
+  comparisonLevel,
+  comparisonPowerPlan,
+  computeComparison,
+  weakestInstrument,
+  type ComparisonSettings,
+  type PairRow,
+} from './compare.js';
 import { collectJudgeVerdicts, goodBad, judgeInputs, judgeSummary, kappaText, preference } from './judge-fold.js';
 import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
 
@@ -141,7 +156,11 @@ function pct(xs: number[]): { p50: number | null; p90: number | null; n: number 
 
 function reportedMean(values: (number | null)[]): { mean: number | null; n_reported: number; n_null: number } {
   const rep = values.filter((v): v is number => v !== null);
-  return { mean: rep.length ? rep.reduce((a, b) => a + b, 0) / rep.length : null, n_reported: rep.length, n_null: values.length - rep.length };
+  return {
+    mean: rep.length ? rep.reduce((a, b) => a + b, 0) / rep.length : null,
+    n_reported: rep.length,
+    n_null: values.length - rep.length,
+  };
 }
 
 function majorityBasis(bases: CostBasis[]): CostBasis | null {
@@ -198,7 +217,10 @@ export function foldReport(input: FoldInput): FoldResult {
   const obs = byKey([...obsByKey.values()], (x) => `${x.o.call_type}|${x.o.item_hash}|${x.o.arm_id}|${x.o.role}`);
   const eventMap = new Map<string, ItemEvent>();
   for (const e of events) eventMap.set(`${e.call_type}|${e.kind}|${e.item_hash}|${e.envelope_id}|${e.reason ?? ''}`, e);
-  const evs = byKey([...eventMap.values()], (e) => `${e.call_type}|${e.item_hash}|${e.kind}|${e.envelope_id}|${e.reason ?? ''}`);
+  const evs = byKey(
+    [...eventMap.values()],
+    (e) => `${e.call_type}|${e.item_hash}|${e.kind}|${e.envelope_id}|${e.reason ?? ''}`,
+  );
   const envelopeItem = new Map<string, string>();
   for (const { o } of obs) envelopeItem.set(o.envelope_id, o.item_hash);
   const itemsWithObs = new Set(obs.map((x) => x.o.item_hash));
@@ -229,7 +251,9 @@ export function foldReport(input: FoldInput): FoldResult {
 
   const K = spec.candidates.length;
   const { alphaAdjusted } = comparisonLevel({ alpha: spec.alpha, candidates_k: K, run_index: campaign.run_index });
-  const callTypes = [...new Set([...spec.call_types, ...obs.map((x) => x.o.call_type), ...evs.map((e) => e.call_type)])].sort();
+  const callTypes = [
+    ...new Set([...spec.call_types, ...obs.map((x) => x.o.call_type), ...evs.map((e) => e.call_type)]),
+  ].sort();
 
   const callTypeReports: CallTypeReport[] = [];
   const datasetCards: DatasetCard[] = [];
@@ -260,19 +284,23 @@ export function foldReport(input: FoldInput): FoldResult {
     for (const { o } of ctObs) if (!seenItems.has(o.item_hash)) seenItems.set(o.item_hash, o);
     for (const [h, o] of seenItems) {
       inc(trafficCounts, o.traffic_class);
-      if (!spec.traffic_classes.includes(o.traffic_class) && !excludedReason.has(h)) excludedReason.set(h, `traffic_class:${o.traffic_class}`);
+      if (!spec.traffic_classes.includes(o.traffic_class) && !excludedReason.has(h))
+        excludedReason.set(h, `traffic_class:${o.traffic_class}`);
     }
     const admitted = [...seenItems.keys()].filter((h) => !excludedReason.has(h)).sort();
     const admittedSet = new Set(admitted);
     const weight = new Map<string, number>(admitted.map((h) => [h, 1]));
-    for (const e of ctEvents) if (e.kind === 'duplicate' && weight.has(e.item_hash)) weight.set(e.item_hash, weight.get(e.item_hash)! + 1);
+    for (const e of ctEvents)
+      if (e.kind === 'duplicate' && weight.has(e.item_hash)) weight.set(e.item_hash, weight.get(e.item_hash)! + 1);
     const clusterOf = clusterBySimhash(admitted.map((h) => [h, seenItems.get(h)!.prompt_simhash] as const));
     const strata: Record<string, number> = {};
     for (const h of admitted) {
       const kinds = [...new Set(seenItems.get(h)!.expectations.map((e) => e.kind))].sort();
       inc(strata, kinds.length ? kinds.join('+') : 'none');
     }
-    const exclusions = [...excludedReason.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1)).map(([item_hash, reason]) => ({ item_hash, reason }));
+    const exclusions = [...excludedReason.entries()]
+      .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+      .map(([item_hash, reason]) => ({ item_hash, reason }));
     if (exclusions.length > 0) anyRefused = true;
     const exclusionCounts: Record<string, number> = {};
     for (const x of exclusions) inc(exclusionCounts, x.reason);
@@ -285,7 +313,12 @@ export function foldReport(input: FoldInput): FoldResult {
       let compositeNoJudge: Composite | null = null;
       let progScores: ScoreResult[] = [];
       if (o.status === 'ok') {
-        const scores: ScoreResult[] = scoreProgrammatic({ output: o.output_text ?? null, expectations: o.expectations, scorers: spec.scorers, callType: ct });
+        const scores: ScoreResult[] = scoreProgrammatic({
+          output: o.output_text ?? null,
+          expectations: o.expectations,
+          scorers: spec.scorers,
+          callType: ct,
+        });
         for (const oc of outcomesFor.get(`${o.item_hash}|${o.arm_id}`) ?? []) scores.push(scoreOutcome(oc));
         progScores = [...scores];
         const j = judgeScores?.get(judgeKey(o.item_hash, o.arm_id, o.role));
@@ -297,7 +330,13 @@ export function foldReport(input: FoldInput): FoldResult {
         compositeNoJudge ??= composite;
         if (composite.quality !== null) anyScored = true;
       }
-      scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, { obs: o, id, composite, compositeNoJudge, scores: progScores });
+      scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, {
+        obs: o,
+        id,
+        composite,
+        compositeNoJudge,
+        scores: progScores,
+      });
     }
     const instrumentOf = new Map<string, Observation['instrument']>();
     for (const s of scored.values()) instrumentOf.set(s.id, s.obs.instrument);
@@ -308,13 +347,15 @@ export function foldReport(input: FoldInput): FoldResult {
       if (list) list.push(s);
       else byArm.set(k, [s]);
     }
-    const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => byArm.get(`${armId}|${role}`) ?? [];
+    const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') =>
+      byArm.get(`${armId}|${role}`) ?? [];
     // judge agreement with programmatic / first-party scores on the same outputs (pointwise)
     const agreement: [string, string][] = [];
     for (const s of scored.values()) {
       const j = judgeScores?.get(judgeKey(s.obs.item_hash, s.obs.arm_id, s.obs.role));
       const prog = s.compositeNoJudge?.quality ?? null;
-      if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null)) agreement.push([goodBad(j.score), goodBad(prog)]);
+      if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null))
+        agreement.push([goodBad(j.score), goodBad(prog)]);
     }
     let aaCalls = 0;
     for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaCalls++;
@@ -331,12 +372,17 @@ export function foldReport(input: FoldInput): FoldResult {
     const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
     aaParts.push({ call_type: ct, diffs: aaDiffs, sd: aaSd });
     const noiseFloor = { pairs: aaDiffs.length, sd: aaSd };
-    const planSettings = { alpha_one_sided: alphaAdjusted, margin_pp: spec.margins.noninferiority_pp, noise_floor: noiseFloor };
+    const planSettings = {
+      alpha_one_sided: alphaAdjusted,
+      margin_pp: spec.margins.noninferiority_pp,
+      noise_floor: noiseFloor,
+    };
 
     // 5. arm views
     const tasksClosed = (armId: string) => {
       let n = 0;
-      for (const h of admitted) for (const oc of outcomesFor.get(`${h}|${armId}`) ?? []) if (oc.closes_task && oc.result !== 'fail') n++;
+      for (const h of admitted)
+        for (const oc of outcomesFor.get(`${h}|${armId}`) ?? []) if (oc.closes_task && oc.result !== 'fail') n++;
       return n;
     };
     const armView = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): ArmView => {
@@ -393,7 +439,11 @@ export function foldReport(input: FoldInput): FoldResult {
           aa_second_calls: role === 'incumbent' ? aaCalls : 0,
         },
         error_share: share(errs.length, all.length),
-        errors_by_class: Object.fromEntries(Object.keys(byClass).sort().map((k) => [k, share(byClass[k]!, all.length)])),
+        errors_by_class: Object.fromEntries(
+          Object.keys(byClass)
+            .sort()
+            .map((k) => [k, share(byClass[k]!, all.length)]),
+        ),
         cost: {
           basis,
           per_request_mean_usd: onBasis.length ? total / onBasis.length : null,
@@ -412,7 +462,9 @@ export function foldReport(input: FoldInput): FoldResult {
           input_uncached: reportedMean(
             ok.map((s) => {
               const u = s.obs.usage;
-              return u.input_tokens !== null ? u.input_tokens - (u.cache_read_input_tokens ?? 0) - (u.cache_creation_input_tokens ?? 0) : null;
+              return u.input_tokens !== null
+                ? u.input_tokens - (u.cache_read_input_tokens ?? 0) - (u.cache_creation_input_tokens ?? 0)
+                : null;
             }),
           ),
           cache_read: reportedMean(ok.map((s) => s.obs.usage.cache_read_input_tokens)),
@@ -420,11 +472,21 @@ export function foldReport(input: FoldInput): FoldResult {
           output: reportedMean(ok.map((s) => s.obs.usage.output_tokens)),
           reasoning: reportedMean(ok.map((s) => s.obs.usage.reasoning_output_tokens)),
         },
-        cache_hit_share: share(cacheKnown.filter((s) => s.obs.usage.cache_read_input_tokens! > 0).length, cacheKnown.length),
-        quality: { mean: qs.length ? qs.reduce((a, b) => a + b, 0) / qs.length : null, n_scored: qs.length, n_unscored: q.length - qs.length },
+        cache_hit_share: share(
+          cacheKnown.filter((s) => s.obs.usage.cache_read_input_tokens! > 0).length,
+          cacheKnown.length,
+        ),
+        quality: {
+          mean: qs.length ? qs.reduce((a, b) => a + b, 0) / qs.length : null,
+          n_scored: qs.length,
+          n_unscored: q.length - qs.length,
+        },
       };
     };
-    const arms: ArmView[] = [armView(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => armView(c, 'candidate'))];
+    const arms: ArmView[] = [
+      armView(spec.incumbent, 'incumbent'),
+      ...spec.candidates.map((c) => armView(c, 'candidate')),
+    ];
     // measured times of this run: into the run record, never the report
     const timesOf = (armId: string, role: RunArmTimes['role'], all: ScoredObs[]): RunArmTimes => {
       const ok = all.filter((s) => s.obs.status === 'ok');
@@ -437,17 +499,25 @@ export function foldReport(input: FoldInput): FoldResult {
         retries: all.reduce((a, s) => a + Math.max(0, s.obs.attempts - 1), 0),
       };
     };
-    const times = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): RunArmTimes => timesOf(arm.id, role, armObs(arm.id, role));
+    const times = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): RunArmTimes =>
+      timesOf(arm.id, role, armObs(arm.id, role));
     const aaTimes: RunArmTimes[] = [];
     const aaByArm = new Map<string, ScoredObs[]>();
-    for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaByArm.set(s.obs.arm_id, [...(aaByArm.get(s.obs.arm_id) ?? []), s]);
+    for (const s of scored.values())
+      if (s.obs.role === 'incumbent_aa') aaByArm.set(s.obs.arm_id, [...(aaByArm.get(s.obs.arm_id) ?? []), s]);
     for (const id of [...aaByArm.keys()].sort()) aaTimes.push(timesOf(id, 'incumbent_aa', aaByArm.get(id)!));
-    runTimes.push({ call_type: ct, arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate')), ...aaTimes] });
+    runTimes.push({
+      call_type: ct,
+      arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate')), ...aaTimes],
+    });
     const incView = arms[0]!;
 
     // 6. comparisons
     const comparisons: Comparison[] = [];
-    const frontierCand = new Map<string, { cost: number; quality: number; ci: [number, number]; qi: [number, number] }>();
+    const frontierCand = new Map<
+      string,
+      { cost: number; quality: number; ci: [number, number]; qi: [number, number] }
+    >();
     for (const cand of spec.candidates) {
       const excluded: Record<string, number> = {};
       const candView = arms.find((a) => a.arm_id === cand.id)!;
@@ -459,7 +529,9 @@ export function foldReport(input: FoldInput): FoldResult {
       // same-family judge refusal for this pair
       const fam = (a: { id: string; provider: string }) => armFamilies?.[a.id] ?? a.provider;
       const judgeRefused =
-        (judgeScores !== undefined || ji.pairwise.size > 0 || verdicts.length > 0) && judgeFamily !== undefined && [fam(spec.incumbent), fam(cand)].includes(judgeFamily)
+        (judgeScores !== undefined || ji.pairwise.size > 0 || verdicts.length > 0) &&
+        judgeFamily !== undefined &&
+        [fam(spec.incumbent), fam(cand)].includes(judgeFamily)
           ? `judge family ${judgeFamily} equals the family of ${fam(spec.incumbent) === judgeFamily ? spec.incumbent.id : cand.id}: judge scores not used for this pair`
           : null;
       const comp = (x: ScoredObs) => (judgeRefused ? x.compositeNoJudge : x.composite);
@@ -470,12 +542,30 @@ export function foldReport(input: FoldInput): FoldResult {
         const b = scored.get(`${h}|${cand.id}|candidate`);
         if (b?.obs.status === 'ok') {
           if (comp(b)?.hardFailed) hardFails++;
-          if (spec.max_request_cost_usd !== undefined && b.obs.cost.usd !== null && b.obs.cost.basis !== 'estimate' && b.obs.cost.usd > spec.max_request_cost_usd) ceiling++;
+          if (
+            spec.max_request_cost_usd !== undefined &&
+            b.obs.cost.usd !== null &&
+            b.obs.cost.basis !== 'estimate' &&
+            b.obs.cost.usd > spec.max_request_cost_usd
+          )
+            ceiling++;
         }
-        if (!a) { inc(excluded, 'incumbent_missing'); continue; }
-        if (!b) { inc(excluded, 'candidate_missing'); continue; }
-        if (a.obs.status !== 'ok') { inc(excluded, `incumbent_error:${a.obs.error_class ?? 'unknown'}`); continue; }
-        if (b.obs.status !== 'ok') { inc(excluded, `candidate_error:${b.obs.error_class ?? 'unknown'}`); continue; }
+        if (!a) {
+          inc(excluded, 'incumbent_missing');
+          continue;
+        }
+        if (!b) {
+          inc(excluded, 'candidate_missing');
+          continue;
+        }
+        if (a.obs.status !== 'ok') {
+          inc(excluded, `incumbent_error:${a.obs.error_class ?? 'unknown'}`);
+          continue;
+        }
+        if (b.obs.status !== 'ok') {
+          inc(excluded, `candidate_error:${b.obs.error_class ?? 'unknown'}`);
+          continue;
+        }
         okPairs++;
         let qa = comp(a)?.quality ?? null;
         let qb = comp(b)?.quality ?? null;
@@ -483,7 +573,12 @@ export function foldReport(input: FoldInput): FoldResult {
         // pairwise judge: the candidate's preference p and the incumbent's 1 − p join this pair's composites
         const pw = judgeRefused ? undefined : ji.pairwise.get(`${ct}|${h}|${cand.id}`);
         if (pw !== undefined) {
-          const jr = (x: number): ScoreResult => ({ score: x, scorer: 'judge:pairwise', detail: 'pairwise judge', source: 'judge' });
+          const jr = (x: number): ScoreResult => ({
+            score: x,
+            scorer: 'judge:pairwise',
+            detail: 'pairwise judge',
+            source: 'judge',
+          });
           const ca = compositeQuality([...a.scores, jr(1 - pw)], judgeWeight);
           const cb = compositeQuality([...b.scores, jr(pw)], judgeWeight);
           qa = ca.quality;
@@ -491,12 +586,25 @@ export function foldReport(input: FoldInput): FoldResult {
           pairShare = Math.max(ca.judgeShare ?? 0, cb.judgeShare ?? 0);
           const pa = a.compositeNoJudge?.quality ?? null;
           const pb = b.compositeNoJudge?.quality ?? null;
-          if (pa !== null && pb !== null && a.scores.some((x) => x.score !== null) && b.scores.some((x) => x.score !== null)) agreement.push([preference(pw), preference(0.5 + (pb - pa) / 2)]);
+          if (
+            pa !== null &&
+            pb !== null &&
+            a.scores.some((x) => x.score !== null) &&
+            b.scores.some((x) => x.score !== null)
+          )
+            agreement.push([preference(pw), preference(0.5 + (pb - pa) / 2)]);
         }
-        if (qa === null || qb === null) { inc(excluded, 'unscored'); unscoredPairs++; continue; }
+        if (qa === null || qb === null) {
+          inc(excluded, 'unscored');
+          unscoredPairs++;
+          continue;
+        }
         const ba = a.obs.cost.usd === null ? null : a.obs.cost.basis;
         const bb = b.obs.cost.usd === null ? null : b.obs.cost.basis;
-        if (ba === null || bb === null || ba !== bb) { offBasisPairs.push({ basisInc: ba, basisCand: bb, h }); continue; }
+        if (ba === null || bb === null || ba !== bb) {
+          offBasisPairs.push({ basisInc: ba, basisCand: bb, h });
+          continue;
+        }
         const row: PairRow = {
           item_hash: h,
           cluster: clusterOf.get(h)!,
@@ -521,19 +629,31 @@ export function foldReport(input: FoldInput): FoldResult {
         if (n > 0 && (basis === null || n > (pairsByBasis.get(basis)?.length ?? 0))) basis = bs;
       }
       let rows: PairRow[] = basis ? pairsByBasis.get(basis)! : [];
-      for (const [bs, rs] of pairsByBasis) if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
-      for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
+      for (const [bs, rs] of pairsByBasis)
+        if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
+      for (const p of offBasisPairs)
+        inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
       rows = byKey(rows, (r) => r.item_hash);
-      const instrument = weakestInstrument(rows.flatMap((r) => [instrumentOf.get(r.obs_inc)!, instrumentOf.get(r.obs_cand)!]));
+      const instrument = weakestInstrument(
+        rows.flatMap((r) => [instrumentOf.get(r.obs_inc)!, instrumentOf.get(r.obs_cand)!]),
+      );
       if (Object.keys(excluded).length > 0) anyRefused = true;
       const wsum = rows.reduce((a, r) => a + r.weight, 0);
       const jshare = wsum > 0 ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum : null;
       const clustersHave = new Set(rows.map((r) => r.cluster)).size;
       const pp = comparisonPowerPlan(rows, { ...planSettings, clusters: clustersHave });
-      const base: Omit<Comparison, 'state' | 'cannot_measure' | 'insufficient' | 'decision' | 'decision_reasons' | 'remediation' | 'stats'> = {
+      const base: Omit<
+        Comparison,
+        'state' | 'cannot_measure' | 'insufficient' | 'decision' | 'decision_reasons' | 'remediation' | 'stats'
+      > = {
         candidate_arm_id: cand.id,
         basis,
-        pairs: { items: rows.length, clusters: clustersHave, total_weight: rows.reduce((a, r) => a + r.weight, 0), excluded: sortRecord(excluded) },
+        pairs: {
+          items: rows.length,
+          clusters: clustersHave,
+          total_weight: rows.reduce((a, r) => a + r.weight, 0),
+          excluded: sortRecord(excluded),
+        },
         hard_gate_failures: hardFails,
         cost_ceiling_breaches: ceiling,
         trust_class: jshare === null ? null : trustClass(jshare),
@@ -545,7 +665,10 @@ export function foldReport(input: FoldInput): FoldResult {
       const need = pp.clusters_needed_for_margin;
       const moreTraffic: Remediation = {
         code: 'capture_more_traffic',
-        text: need === null ? 'capture more traffic (a zero margin cannot be powered: set a positive noninferiority_pp)' : `capture more traffic: need ${need} clusters for MDE <= ${spec.margins.noninferiority_pp}pp (have ${clustersHave}; sd ${pp.sd_diff.toFixed(3)} from ${pp.sd_source === 'paired_upper_bound' ? 'the upper bound on the observed paired spread' : 'the conservative prior'})`,
+        text:
+          need === null
+            ? 'capture more traffic (a zero margin cannot be powered: set a positive noninferiority_pp)'
+            : `capture more traffic: need ${need} clusters for MDE <= ${spec.margins.noninferiority_pp}pp (have ${clustersHave}; sd ${pp.sd_diff.toFixed(3)} from ${pp.sd_source === 'paired_upper_bound' ? 'the upper bound on the observed paired spread' : 'the conservative prior'})`,
       };
       const cannot = (reason: CannotMeasureReason, detail: string, remediation: Remediation[]): Comparison => ({
         ...base,
@@ -561,25 +684,51 @@ export function foldReport(input: FoldInput): FoldResult {
       if (admitted.length > 0 && (incView.observations.ok === 0 || candView.observations.ok === 0)) {
         const which = incView.observations.ok === 0 ? spec.incumbent.id : cand.id;
         const v = incView.observations.ok === 0 ? incView : candView;
-        cmp = cannot('missing_arm', `arm ${which} has no successful observations (${v.observations.total} calls, ${v.observations.error} errors)`, [
-          { code: 'fix_arm', text: `arm ${which} produced no successful calls: check its provider, model and errors_by_class` },
-        ]);
+        cmp = cannot(
+          'missing_arm',
+          `arm ${which} has no successful observations (${v.observations.total} calls, ${v.observations.error} errors)`,
+          [
+            {
+              code: 'fix_arm',
+              text: `arm ${which} produced no successful calls: check its provider, model and errors_by_class`,
+            },
+          ],
+        );
       } else if (okPairs > 0 && unscoredPairs === okPairs) {
-        cmp = cannot('unscored', `none of ${okPairs} paired items could be scored (no scorer applied or no output available)`, [
-          { code: 'add_programmatic_scorer', text: 'add a programmatic scorer or expectations for this call type' },
-          { code: 'register_outcome', text: 'register first-party outcomes for the arms (POST /v1/outcomes with arm_id)' },
-        ]);
+        cmp = cannot(
+          'unscored',
+          `none of ${okPairs} paired items could be scored (no scorer applied or no output available)`,
+          [
+            { code: 'add_programmatic_scorer', text: 'add a programmatic scorer or expectations for this call type' },
+            {
+              code: 'register_outcome',
+              text: 'register first-party outcomes for the arms (POST /v1/outcomes with arm_id)',
+            },
+          ],
+        );
       } else if (basis === null && (excluded.off_basis ?? 0) > 0) {
-        cmp = cannot('mixed_bases', `no paired item has both arms on one cost basis (${excluded.off_basis} off-basis); bases never blend`, [
-          { code: 'pin_one_cost_basis', text: 'price both arms on one basis: give both a rate card, or use providers that both report cost' },
-        ]);
+        cmp = cannot(
+          'mixed_bases',
+          `no paired item has both arms on one cost basis (${excluded.off_basis} off-basis); bases never blend`,
+          [
+            {
+              code: 'pin_one_cost_basis',
+              text: 'price both arms on one basis: give both a rate card, or use providers that both report cost',
+            },
+          ],
+        );
       } else if (basis === null && (excluded.estimate_basis ?? 0) > 0) {
-        cmp = cannot('estimate_only', 'only the chars/4 estimate prices these pairs; an estimate never ranks or decides', [
-          { code: 'add_rate_card', text: 'configure rate cards (or providers that report usage) for both arms' },
-        ]);
+        cmp = cannot(
+          'estimate_only',
+          'only the chars/4 estimate prices these pairs; an estimate never ranks or decides',
+          [{ code: 'add_rate_card', text: 'configure rate cards (or providers that report usage) for both arms' }],
+        );
       } else if (basis === null && (excluded.unpriced ?? 0) > 0) {
         cmp = cannot('unpriced', `no paired item has a known cost on both arms (${excluded.unpriced} unpriced)`, [
-          { code: 'add_rate_card', text: 'configure rate cards for both arms; calls without usage are abandoned and unpriced' },
+          {
+            code: 'add_rate_card',
+            text: 'configure rate cards for both arms; calls without usage are abandoned and unpriced',
+          },
         ]);
       } else if (rows.length < MIN_ARM_OBSERVATIONS) {
         cmp = {
@@ -610,19 +759,48 @@ export function foldReport(input: FoldInput): FoldResult {
             const hi = (r.quality_delta.upper * 100).toFixed(2);
             remediation.push(
               r.quality_delta.upper < 0
-                ? { code: 'quality_shown_worse', text: `the quality interval [${lo}, ${hi}]pp lies below 0: the candidate is shown worse than the incumbent, by between ${(-r.quality_delta.upper * 100).toFixed(2)} and ${(-r.quality_delta.lower * 100).toFixed(2)}pp, and not shown within -${m}pp` }
-                : { code: 'capture_more_traffic', text: `the quality interval [${lo}, ${hi}]pp holds both 0 and -${m}pp: ${moreTraffic.text}` },
+                ? {
+                    code: 'quality_shown_worse',
+                    text: `the quality interval [${lo}, ${hi}]pp lies below 0: the candidate is shown worse than the incumbent, by between ${(-r.quality_delta.upper * 100).toFixed(2)} and ${(-r.quality_delta.lower * 100).toFixed(2)}pp, and not shown within -${m}pp`,
+                  }
+                : {
+                    code: 'capture_more_traffic',
+                    text: `the quality interval [${lo}, ${hi}]pp holds both 0 and -${m}pp: ${moreTraffic.text}`,
+                  },
             );
           }
-          if (r.decision_reasons.some((x) => x.startsWith('savings_unmeasurable'))) remediation.push({ code: 'add_rate_card', text: 'cost savings are unmeasurable: configure rate cards so both arms are priced' });
-          if (r.decision_reasons.some((x) => x.startsWith('savings_lower_bound_below_min'))) remediation.push({ code: 'savings_not_shown', text: `savings are not shown to reach min_savings ${spec.margins.min_savings}: capture more traffic or accept a lower min_savings` });
+          if (r.decision_reasons.some((x) => x.startsWith('savings_unmeasurable')))
+            remediation.push({
+              code: 'add_rate_card',
+              text: 'cost savings are unmeasurable: configure rate cards so both arms are priced',
+            });
+          if (r.decision_reasons.some((x) => x.startsWith('savings_lower_bound_below_min')))
+            remediation.push({
+              code: 'savings_not_shown',
+              text: `savings are not shown to reach min_savings ${spec.margins.min_savings}: capture more traffic or accept a lower min_savings`,
+            });
         }
-        if (r.state === 'CANNOT_MEASURE') remediation.push({ code: 'run_shadow_dual_run', text: 'replay measures cost only: run the candidate as a shadow_dual_run campaign to decide quality' });
-        if (base.trust_class === 'C') remediation.push({ code: 'register_outcome', text: 'the quality evidence is judge-dominated (trust class C): register first-party outcomes or add programmatic scorers' });
+        if (r.state === 'CANNOT_MEASURE')
+          remediation.push({
+            code: 'run_shadow_dual_run',
+            text: 'replay measures cost only: run the candidate as a shadow_dual_run campaign to decide quality',
+          });
+        if (base.trust_class === 'C')
+          remediation.push({
+            code: 'register_outcome',
+            text: 'the quality evidence is judge-dominated (trust class C): register first-party outcomes or add programmatic scorers',
+          });
         cmp = {
           ...base,
           state: r.state,
-          cannot_measure: r.state === 'CANNOT_MEASURE' ? { reason: 'instrument_cost_only', detail: 'the pairs come from replay: cost savings are measured, quality is never decided from a historical served output' } : null,
+          cannot_measure:
+            r.state === 'CANNOT_MEASURE'
+              ? {
+                  reason: 'instrument_cost_only',
+                  detail:
+                    'the pairs come from replay: cost savings are measured, quality is never decided from a historical served output',
+                }
+              : null,
           insufficient: null,
           decision: r.decision,
           decision_reasons: r.decision_reasons,
@@ -666,20 +844,50 @@ export function foldReport(input: FoldInput): FoldResult {
     // 7. frontier
     const points: FrontierPoint[] = [];
     const beside: { arm_id: string; why: string }[] = [];
-    if (incView.status === 'measurable' && incView.cost.per_request_mean_usd !== null && incView.quality.mean !== null) {
-      points.push({ arm_id: incView.arm_id, cost_usd: incView.cost.per_request_mean_usd, quality: incView.quality.mean, cost_interval: null, quality_interval: null, on_frontier: true, dominated_by: null });
+    if (
+      incView.status === 'measurable' &&
+      incView.cost.per_request_mean_usd !== null &&
+      incView.quality.mean !== null
+    ) {
+      points.push({
+        arm_id: incView.arm_id,
+        cost_usd: incView.cost.per_request_mean_usd,
+        quality: incView.quality.mean,
+        cost_interval: null,
+        quality_interval: null,
+        on_frontier: true,
+        dominated_by: null,
+      });
     } else beside.push({ arm_id: incView.arm_id, why: `incumbent not drawn: ${incView.status}` });
     for (const cmp of comparisons) {
       const f = frontierCand.get(cmp.candidate_arm_id);
-      if (f) points.push({ arm_id: cmp.candidate_arm_id, cost_usd: f.cost, quality: f.quality, cost_interval: f.ci, quality_interval: f.qi, on_frontier: true, dominated_by: null });
+      if (f)
+        points.push({
+          arm_id: cmp.candidate_arm_id,
+          cost_usd: f.cost,
+          quality: f.quality,
+          cost_interval: f.ci,
+          quality_interval: f.qi,
+          on_frontier: true,
+          dominated_by: null,
+        });
       else {
         const v = arms.find((a) => a.arm_id === cmp.candidate_arm_id)!;
-        const why = cmp.state === 'CANNOT_MEASURE' ? `cannot measure: ${cmp.cannot_measure!.reason}${cmp.insufficient ? ` (have ${cmp.insufficient.have}, need ${cmp.insufficient.need})` : ''}` : `unpriced (cost savings ${cmp.stats?.cost_savings_null_reason ?? 'unknown'})`;
+        const why =
+          cmp.state === 'CANNOT_MEASURE'
+            ? `cannot measure: ${cmp.cannot_measure!.reason}${cmp.insufficient ? ` (have ${cmp.insufficient.have}, need ${cmp.insufficient.need})` : ''}`
+            : `unpriced (cost savings ${cmp.stats?.cost_savings_null_reason ?? 'unknown'})`;
         beside.push({ arm_id: v.arm_id, why });
       }
     }
     for (const p of points) {
-      const dom = points.find((o) => o !== p && o.cost_usd <= p.cost_usd && o.quality >= p.quality && (o.cost_usd < p.cost_usd || o.quality > p.quality));
+      const dom = points.find(
+        (o) =>
+          o !== p &&
+          o.cost_usd <= p.cost_usd &&
+          o.quality >= p.quality &&
+          (o.cost_usd < p.cost_usd || o.quality > p.quality),
+      );
       if (dom) {
         p.on_frontier = false;
         p.dominated_by = dom.arm_id;
@@ -710,7 +918,9 @@ export function foldReport(input: FoldInput): FoldResult {
       power_plan: datasetPlan(),
     };
     datasetCards.push(card);
-    const decidingBases = comparisons.map((c) => c.basis).filter((b): b is 'provider_reported' | 'rate_card' => b !== null);
+    const decidingBases = comparisons
+      .map((c) => c.basis)
+      .filter((b): b is 'provider_reported' | 'rate_card' => b !== null);
     callTypeReports.push({
       call_type: ct,
       dataset_card: card,
@@ -723,14 +933,21 @@ export function foldReport(input: FoldInput): FoldResult {
   }
 
   if (!anyScored && !anyRefused) {
-    throw new ShadowplaneError('report_empty', `campaign ${cid}: nothing was scored and nothing was refused (${obs.length} observations, ${evs.length} item events); an empty report cannot be written`, {
-      details: { campaign_id: cid, observations: obs.length, item_events: evs.length },
-    });
+    throw new ShadowplaneError(
+      'report_empty',
+      `campaign ${cid}: nothing was scored and nothing was refused (${obs.length} observations, ${evs.length} item events); an empty report cannot be written`,
+      {
+        details: { campaign_id: cid, observations: obs.length, item_events: evs.length },
+      },
+    );
   }
 
   const reportJudge = judgeSummary(spec, verdicts, agreementAll);
   // a call type without its own calibration (e.g. judge-only chat) carries the judge's kappa over the whole report
-  for (const t of pendingText) verdictText.push(describe(t.ct, spec.incumbent.id, t.cmp, spec.margins.noninferiority_pp, t.judge?.kappa ? t.judge : reportJudge));
+  for (const t of pendingText)
+    verdictText.push(
+      describe(t.ct, spec.incumbent.id, t.cmp, spec.margins.noninferiority_pp, t.judge?.kappa ? t.judge : reportJudge),
+    );
   const starts = obs.map((x) => x.o.started_at).sort();
   const ends = obs.map((x) => x.o.ended_at).sort();
   const body: Report = {
@@ -739,7 +956,12 @@ export function foldReport(input: FoldInput): FoldResult {
     run_index: campaign.run_index,
     spec_hash: campaign.spec_hash ?? contentHash(spec),
     spec,
-    counts: { messages: obs.length + evs.length + outcomes.length, observations: obs.length, item_events: evs.length, outcomes: outcomes.length },
+    counts: {
+      messages: obs.length + evs.length + outcomes.length,
+      observations: obs.length,
+      item_events: evs.length,
+      outcomes: outcomes.length,
+    },
     min_arm_observations: MIN_ARM_OBSERVATIONS,
     call_types: callTypeReports,
     verdict_text: verdictText,
@@ -785,7 +1007,10 @@ export function foldReport(input: FoldInput): FoldResult {
 }
 
 /** Σ charged_micro_usd over distinct observations (by id), split by arm; the judge's verdicts apart (see RunSpend). */
-function runSpend(withIds: { o: Observation; id: string }[], verdicts: readonly { charged_micro_usd: number }[]): RunSpend {
+function runSpend(
+  withIds: { o: Observation; id: string }[],
+  verdicts: readonly { charged_micro_usd: number }[],
+): RunSpend {
   const seen = new Set<string>();
   const byArm: Record<string, number> = {};
   let total = 0;
@@ -795,21 +1020,37 @@ function runSpend(withIds: { o: Observation; id: string }[], verdicts: readonly 
     total += o.charged_micro_usd;
     inc(byArm, o.role === 'incumbent_aa' ? `${o.arm_id}:aa` : o.arm_id, o.charged_micro_usd);
   }
-  return { arms_micro_usd: total, by_arm: sortRecord(byArm), judge_micro_usd: verdicts.reduce((a, v) => a + v.charged_micro_usd, 0) };
+  return {
+    arms_micro_usd: total,
+    by_arm: sortRecord(byArm),
+    judge_micro_usd: verdicts.reduce((a, v) => a + v.charged_micro_usd, 0),
+  };
 }
 
 function sortRecord(r: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.keys(r).sort().map((k) => [k, r[k]!]));
+  return Object.fromEntries(
+    Object.keys(r)
+      .sort()
+      .map((k) => [k, r[k]!]),
+  );
 }
 
 function describe(ct: string, inc: string, c: Comparison, marginPp: number, judge: JudgeSummary | undefined): string {
   const who = `${ct}: ${c.candidate_arm_id} vs ${inc}`;
   const next = c.remediation.length ? ` Next: ${c.remediation[0]!.text}.` : '';
-  if (c.state === 'CANNOT_MEASURE') return `${who}: cannot measure (${c.cannot_measure!.reason}: ${c.cannot_measure!.detail}).${next}`;
+  if (c.state === 'CANNOT_MEASURE')
+    return `${who}: cannot measure (${c.cannot_measure!.reason}: ${c.cannot_measure!.detail}).${next}`;
   const s = c.stats!;
   const d = `quality delta ${(s.quality_delta.point * 100).toFixed(2)}pp [${(s.quality_delta.lower * 100).toFixed(2)}, ${(s.quality_delta.upper * 100).toFixed(2)}] at ${(s.level * 100).toFixed(1)}%`;
-  const sv = s.cost_savings ? `savings ${(s.cost_savings.point * 100).toFixed(1)}% [${(s.cost_savings.lower * 100).toFixed(1)}, ${(s.cost_savings.upper * 100).toFixed(1)}] (${c.basis})` : 'savings unmeasurable';
-  const word = c.decision === 'pass' ? `passes non-inferiority at -${marginPp}pp` : c.decision === 'fail' ? 'fails' : 'is inconclusive';
+  const sv = s.cost_savings
+    ? `savings ${(s.cost_savings.point * 100).toFixed(1)}% [${(s.cost_savings.lower * 100).toFixed(1)}, ${(s.cost_savings.upper * 100).toFixed(1)}] (${c.basis})`
+    : 'savings unmeasurable';
+  const word =
+    c.decision === 'pass'
+      ? `passes non-inferiority at -${marginPp}pp`
+      : c.decision === 'fail'
+        ? 'fails'
+        : 'is inconclusive';
   const cal = c.trust_class === 'C' || c.trust_class === 'B' ? ` (${kappaText(judge)})` : '';
   return `${who}: ${c.state}, ${word}; ${d}; ${sv}; trust class ${c.trust_class ?? '-'}${cal}.${c.decision === 'pass' ? '' : next}`;
 }

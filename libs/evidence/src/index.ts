@@ -2,7 +2,14 @@
 // clustering, and offline bundle verification. No I/O. Named exports only.
 export { foldReport, judgeKey, observationId } from './fold.js';
 export type { FoldInput, FoldResult, FoldCampaign } from './fold.js';
-export { computeComparison, comparisonLevel, comparisonPowerPlan, capByInstrument, weakestInstrument, DECISION_INTERVAL_METHOD } from './compare.js';
+export {
+  computeComparison,
+  comparisonLevel,
+  comparisonPowerPlan,
+  capByInstrument,
+  weakestInstrument,
+  DECISION_INTERVAL_METHOD,
+} from './compare.js';
 export type { PairRow, ComparisonSettings, ComparisonResult } from './compare.js';
 export { buildBundle, BUNDLE_PARTS } from './bundle.js';
 export type { EvidenceBundle, BundleParts, CostEvidenceRow, StatsPart } from './bundle.js';

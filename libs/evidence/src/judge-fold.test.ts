@@ -4,7 +4,13 @@ import { foldReport } from './index.js';
 import { synthObservation, synthSpec } from '@shadowplane/testkit';
 
 const CID = 'cmp_0123456789abcdef';
-const JUDGE = { kind: 'llm_judge' as const, provider: 'judgep', model: 'jm', weight: 0.5, rate_card: { input: 1, output: 1 } };
+const JUDGE = {
+  kind: 'llm_judge' as const,
+  provider: 'judgep',
+  model: 'jm',
+  weight: 0.5,
+  rate_card: { input: 1, output: 1 },
+};
 
 function verdict(o: Observation, score: number | null, over: Partial<JudgeVerdict> = {}): JudgeVerdict {
   return {
@@ -53,7 +59,11 @@ function campaignMessages(judgeFamily = 'judgefam'): ObsMessage[] {
 
 describe('fold: LLM judge verdicts', () => {
   const spec = synthSpec(['cand'], { scorers: [{ kind: 'expectations' }, JUDGE] });
-  const r = foldReport({ campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' }, messages: campaignMessages(), provisional: false });
+  const r = foldReport({
+    campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' },
+    messages: campaignMessages(),
+    provisional: false,
+  });
   const ct = r.report.call_types!.find((c) => c.call_type === 'math')!;
 
   it('computes kappa 0.844166 over 199 judged outputs (p_o 189/199, hand-computed from the table)', () => {
@@ -74,7 +84,7 @@ describe('fold: LLM judge verdicts', () => {
   });
 
   it('reports judge spend as evaluation cost apart from the arms', () => {
-    expect(r.report.judge!.spend_usd).toBeCloseTo(200 * 10 / 1e6, 12);
+    expect(r.report.judge!.spend_usd).toBeCloseTo((200 * 10) / 1e6, 12);
     expect(r.report.judge!.calls).toBe(200);
   });
 
@@ -84,7 +94,11 @@ describe('fold: LLM judge verdicts', () => {
   });
 
   it('refuses the judge for a pair whose arm shares its family, naming the reason', () => {
-    const r2 = foldReport({ campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' }, messages: campaignMessages('sim'), provisional: false });
+    const r2 = foldReport({
+      campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' },
+      messages: campaignMessages('sim'),
+      provisional: false,
+    });
     const c = r2.report.call_types!.find((x) => x.call_type === 'math')!.comparisons[0]!;
     expect(c.judge_refused).toMatch(/^judge family sim equals the family of inc/);
     expect(c.trust_class).toBe('A');
@@ -92,11 +106,17 @@ describe('fold: LLM judge verdicts', () => {
 
   it('gives trust class C with the kappa in the verdict line when only the judge scores', () => {
     const specJ = synthSpec(['cand'], { scorers: [JUDGE] });
-    const r3 = foldReport({ campaign: { campaign_id: CID, spec: specJ, run_index: 1, state: 'completed' }, messages: campaignMessages(), provisional: false });
+    const r3 = foldReport({
+      campaign: { campaign_id: CID, spec: specJ, run_index: 1, state: 'completed' },
+      messages: campaignMessages(),
+      provisional: false,
+    });
     const c3 = r3.report.call_types![0]!;
     expect(c3.comparisons[0]!.trust_class).toBe('C');
     expect(c3.judge!.kappa).toBeNull();
     expect(c3.judge!.kappa_none_reason).toMatch(/no judged item has a programmatic score/);
-    expect(r3.report.verdict_text!.join('\n')).toMatch(/trust class C \(judge has no kappa: no judged item has a programmatic score/);
+    expect(r3.report.verdict_text!.join('\n')).toMatch(
+      /trust class C \(judge has no kappa: no judged item has a programmatic score/,
+    );
   });
 });

@@ -45,7 +45,13 @@ export function judgeInputs(verdicts: readonly JudgeVerdict[], incumbentId: stri
       if (v.arm_families[1] !== undefined) armFamilies[v.arm_id] = v.arm_families[1];
     }
     if (v.score === null) continue;
-    if (v.mode === 'pointwise') pointwise.set(`${v.item_hash}:${v.arm_id}:${v.role}`, { score: v.score, scorer: `judge:${v.judge_model}`, detail: `judge ${v.template_id}`, source: 'judge' });
+    if (v.mode === 'pointwise')
+      pointwise.set(`${v.item_hash}:${v.arm_id}:${v.role}`, {
+        score: v.score,
+        scorer: `judge:${v.judge_model}`,
+        detail: `judge ${v.template_id}`,
+        source: 'judge',
+      });
     else pairwise.set(`${v.call_type}|${v.item_hash}|${v.arm_id}`, v.score);
   }
   return { pointwise, pairwise, judgeFamily, armFamilies };
@@ -61,21 +67,37 @@ export const preference = (p: number): string => (p > 0.5 ? 'candidate' : p < 0.
  * collected on the same items. Kappa with its 95% interval (libs/stats cohensKappa: Cohen 1960;
  * Fleiss, Cohen & Everitt 1969).
  */
-export function judgeSummary(spec: CampaignSpec, verdicts: readonly JudgeVerdict[], agreement: readonly (readonly [string, string])[]): JudgeSummary | undefined {
+export function judgeSummary(
+  spec: CampaignSpec,
+  verdicts: readonly JudgeVerdict[],
+  agreement: readonly (readonly [string, string])[],
+): JudgeSummary | undefined {
   const js = spec.scorers.find((s): s is LlmJudgeSpec => s.kind === 'llm_judge');
   if (!js) return undefined;
   const nulls: Record<string, number> = {};
-  for (const v of verdicts) if (v.score === null) nulls[v.null_reason ?? 'unknown'] = (nulls[v.null_reason ?? 'unknown'] ?? 0) + 1;
+  for (const v of verdicts)
+    if (v.score === null) nulls[v.null_reason ?? 'unknown'] = (nulls[v.null_reason ?? 'unknown'] ?? 0) + 1;
   const charged = verdicts.reduce((a, v) => a + v.charged_micro_usd, 0);
   const flipsOf = verdicts.filter((v) => v.position_flip !== null);
   let kappa: JudgeSummary['kappa'] = null;
   let none: string | null = null;
   if (verdicts.length === 0) none = 'no judge verdicts';
-  else if (agreement.length === 0) none = 'no judged item has a programmatic score or first-party outcome to compare with';
+  else if (agreement.length === 0)
+    none = 'no judged item has a programmatic score or first-party outcome to compare with';
   else {
     const k = cohensKappa(agreement, 0.95);
-    if (k.kappa === null) none = `kappa undefined: judge and programmatic scores used one single category on all ${k.n} items`;
-    else kappa = { value: k.kappa, lower: k.lower!, upper: k.upper!, se: k.se!, n: k.n, observed_agreement: k.observed, against: 'programmatic_and_first_party' };
+    if (k.kappa === null)
+      none = `kappa undefined: judge and programmatic scores used one single category on all ${k.n} items`;
+    else
+      kappa = {
+        value: k.kappa,
+        lower: k.lower!,
+        upper: k.upper!,
+        se: k.se!,
+        n: k.n,
+        observed_agreement: k.observed,
+        against: 'programmatic_and_first_party',
+      };
   }
   const tid = verdicts[0]?.template_id ?? `${js.mode}/${js.template_version}`;
   return {
@@ -86,18 +108,30 @@ export function judgeSummary(spec: CampaignSpec, verdicts: readonly JudgeVerdict
     template_hash: verdicts[0]?.template_hash ?? '',
     verdicts: verdicts.length,
     scored: verdicts.filter((v) => v.score !== null).length,
-    null_scores: Object.fromEntries(Object.keys(nulls).sort().map((k) => [k, nulls[k]!])),
+    null_scores: Object.fromEntries(
+      Object.keys(nulls)
+        .sort()
+        .map((k) => [k, nulls[k]!]),
+    ),
     calls: verdicts.reduce((a, v) => a + v.calls, 0),
     spend_usd: charged / 1e6,
     kappa,
     kappa_none_reason: none,
-    position_flip: js.mode === 'pairwise' ? { n: flipsOf.filter((v) => v.position_flip).length, of: flipsOf.length, rate: flipsOf.length ? flipsOf.filter((v) => v.position_flip).length / flipsOf.length : null } : null,
+    position_flip:
+      js.mode === 'pairwise'
+        ? {
+            n: flipsOf.filter((v) => v.position_flip).length,
+            of: flipsOf.length,
+            rate: flipsOf.length ? flipsOf.filter((v) => v.position_flip).length / flipsOf.length : null,
+          }
+        : null,
   };
 }
 
 /** One line about the judge's calibration for a class C verdict: its kappa, or why there is none. */
 export function kappaText(j: JudgeSummary | undefined): string {
   if (!j) return 'no judge summary';
-  if (j.kappa) return `judge kappa ${j.kappa.value.toFixed(2)} [${j.kappa.lower.toFixed(2)}, ${j.kappa.upper.toFixed(2)}] on ${j.kappa.n} items against programmatic scores${j.verdicts > 0 ? '' : ''}`;
+  if (j.kappa)
+    return `judge kappa ${j.kappa.value.toFixed(2)} [${j.kappa.lower.toFixed(2)}, ${j.kappa.upper.toFixed(2)}] on ${j.kappa.n} items against programmatic scores${j.verdicts > 0 ? '' : ''}`;
   return `judge has no kappa: ${j.kappa_none_reason ?? 'unknown'}`;
 }

@@ -4,7 +4,11 @@ import { synthCampaign, synthSpec } from '@shadowplane/testkit';
 
 const CID = 'cmp_00000000000000aa';
 const fresh = (): EvidenceBundle => {
-  const r = foldReport({ campaign: { campaign_id: CID, spec: synthSpec(['equal', 'worse']), run_index: 2, state: 'completed' }, messages: synthCampaign(CID, 60, 0.85, { equal: 'same', worse: 0.5 }), provisional: false });
+  const r = foldReport({
+    campaign: { campaign_id: CID, spec: synthSpec(['equal', 'worse']), run_index: 2, state: 'completed' },
+    messages: synthCampaign(CID, 60, 0.85, { equal: 'same', worse: 0.5 }),
+    provisional: false,
+  });
   return JSON.parse(JSON.stringify(r.bundle)) as EvidenceBundle;
 };
 
@@ -28,7 +32,9 @@ describe('verifyBundle', () => {
     cmp.stats!.cost_savings!.upper = 0.99;
     const v = verifyBundle(b);
     expect(v.problems[0]!.path).toBe('parts.report.report_id');
-    expect(v.problems.map((p) => p.path)).toContain('parts.report.call_types[0].comparisons[1].stats.cost_savings.upper');
+    expect(v.problems.map((p) => p.path)).toContain(
+      'parts.report.call_types[0].comparisons[1].stats.cost_savings.upper',
+    );
   });
   it('detects a changed paired row through the recomputed bootstrap and the part hash', () => {
     const b = fresh();
@@ -57,7 +63,9 @@ describe('verifyBundle', () => {
   });
   it('detects a paired row whose observation is not in the lineage', () => {
     const b = fresh();
-    b.parts.lineage.observation_ids = b.parts.lineage.observation_ids.filter((id) => id !== b.parts.paired[0]!.rows[2]!.obs_cand);
+    b.parts.lineage.observation_ids = b.parts.lineage.observation_ids.filter(
+      (id) => id !== b.parts.paired[0]!.rows[2]!.obs_cand,
+    );
     expect(verifyBundle(b).problems[0]!.path).toBe('parts.paired[0].rows[2].obs_cand');
   });
   it('names the run record when a latency number in it is changed', () => {
@@ -85,7 +93,12 @@ describe('fast canonical JSON', () => {
   it('writes the same text as the contracts canonicalJson (RFC 8785) for a whole bundle and odd values', async () => {
     const { canonicalJson } = await import('@shadowplane/contracts');
     const { fastCanonicalJson } = await import('./canonical-fast.js');
-    const odd = { b: [1, 1.5e-7, -0, 1e21, 'é\u2028"\\', null, true], a: { z: undefined, y: 0.1 + 0.2 }, '\u00e9': 1, Z: 2 };
+    const odd = {
+      b: [1, 1.5e-7, -0, 1e21, 'é\u2028"\\', null, true],
+      a: { z: undefined, y: 0.1 + 0.2 },
+      '\u00e9': 1,
+      Z: 2,
+    };
     expect(fastCanonicalJson(odd)).toBe(canonicalJson(odd));
     const b = fresh();
     expect(fastCanonicalJson(b)).toBe(canonicalJson(b));

@@ -52,9 +52,20 @@ function sameNumber(a: unknown, b: unknown): boolean {
  */
 export function verifyBundle(bundle: unknown): VerifyResult {
   const problems: BundleProblem[] = [];
-  const add = (path: string, expected: unknown, actual: unknown, message: string) => problems.push({ path, expected, actual, message });
-  if (!isObj(bundle) || bundle.schema !== 'shadow.evidence_bundle/v1' || !isObj(bundle.parts) || !isObj(bundle.hashes)) {
-    add('$', 'shadow.evidence_bundle/v1 with parts and hashes', isObj(bundle) ? bundle.schema : typeof bundle, 'not an evidence bundle');
+  const add = (path: string, expected: unknown, actual: unknown, message: string) =>
+    problems.push({ path, expected, actual, message });
+  if (
+    !isObj(bundle) ||
+    bundle.schema !== 'shadow.evidence_bundle/v1' ||
+    !isObj(bundle.parts) ||
+    !isObj(bundle.hashes)
+  ) {
+    add(
+      '$',
+      'shadow.evidence_bundle/v1 with parts and hashes',
+      isObj(bundle) ? bundle.schema : typeof bundle,
+      'not an evidence bundle',
+    );
     return { ok: false, problems };
   }
   const parts = bundle.parts as unknown as BundleParts;
@@ -74,29 +85,45 @@ export function verifyBundle(bundle: unknown): VerifyResult {
     if (hashes[k] !== actual) add(`hashes.${k}`, actual, hashes[k], `part ${k} does not hash to its recorded hash`);
   }
   const bh = contentHash({ report_id: bundle.report_id ?? null, hashes: bundle.hashes });
-  if (bundle.bundle_hash !== bh) add('bundle_hash', bh, bundle.bundle_hash, 'bundle hash does not match report_id + part hashes');
+  if (bundle.bundle_hash !== bh)
+    add('bundle_hash', bh, bundle.bundle_hash, 'bundle hash does not match report_id + part hashes');
   return { ok: problems.length === 0, problems };
 }
 
-function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expected: unknown, actual: unknown, message: string) => void): void {
+function checkValues(
+  bundle: Obj,
+  parts: BundleParts,
+  add: (path: string, expected: unknown, actual: unknown, message: string) => void,
+): void {
   const report = parts.report as unknown as Obj;
   // 1. report id
   const { report_id: rid, ...body } = report;
   const recomputedId = contentHash(body);
-  if (rid !== recomputedId) add('parts.report.report_id', recomputedId, rid, 'report_id is not the hash of the report body');
+  if (rid !== recomputedId)
+    add('parts.report.report_id', recomputedId, rid, 'report_id is not the hash of the report body');
   if (bundle.report_id !== rid) add('report_id', rid, bundle.report_id, 'bundle report_id differs from the report');
   // 1b. run record: its own id, and it points at this report
   const run = parts.run_record as unknown;
-  if (!isObj(run)) add('parts.run_record', 'a shadow.run_record/v1 object', run ?? null, 'the bundle has no run record');
+  if (!isObj(run))
+    add('parts.run_record', 'a shadow.run_record/v1 object', run ?? null, 'the bundle has no run record');
   else {
     const { run_record_id: runId, ...runBody } = run;
     const recomputedRunId = contentHash(runBody);
-    if (runId !== recomputedRunId) add('parts.run_record.run_record_id', recomputedRunId, runId, 'run_record_id is not the hash of the run record body');
-    if (run.report_id !== rid) add('parts.run_record.report_id', rid, run.report_id, 'the run record points at another report');
-    if (bundle.run_record_id !== runId) add('run_record_id', runId, bundle.run_record_id, 'bundle run_record_id differs from the run record');
+    if (runId !== recomputedRunId)
+      add(
+        'parts.run_record.run_record_id',
+        recomputedRunId,
+        runId,
+        'run_record_id is not the hash of the run record body',
+      );
+    if (run.report_id !== rid)
+      add('parts.run_record.report_id', rid, run.report_id, 'the run record points at another report');
+    if (bundle.run_record_id !== runId)
+      add('run_record_id', runId, bundle.run_record_id, 'bundle run_record_id differs from the run record');
   }
   const spec = parts.run_spec?.spec as Obj | undefined;
-  if (canonicalJson(parts.run_spec?.spec ?? null) !== canonicalJson(report.spec ?? null)) add('parts.run_spec.spec', report.spec, parts.run_spec?.spec, 'pinned spec differs from the report spec');
+  if (canonicalJson(parts.run_spec?.spec ?? null) !== canonicalJson(report.spec ?? null))
+    add('parts.run_spec.spec', report.spec, parts.run_spec?.spec, 'pinned spec differs from the report spec');
 
   const callTypes = (report.call_types ?? []) as Obj[];
   const findCmp = (ct: string, cand: string): { c: number; m: number; cmp: Obj } | null => {
@@ -116,29 +143,41 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
     const clusters = clusterBySimhash(rows.map((r) => [r.item_hash, r.simhash] as const));
     rows.forEach((r, j) => {
       const c = clusters.get(r.item_hash);
-      if (c !== r.cluster) add(`parts.paired[${i}].rows[${j}].cluster`, c, r.cluster, 'cluster id differs from the SimHash clustering');
+      if (c !== r.cluster)
+        add(`parts.paired[${i}].rows[${j}].cluster`, c, r.cluster, 'cluster id differs from the SimHash clustering');
     });
     const k = stats.findIndex((s) => s.call_type === pr.call_type && s.candidate_arm_id === pr.candidate_arm_id);
     const loc = findCmp(pr.call_type, pr.candidate_arm_id);
     const base = loc ? `parts.report.call_types[${loc.c}].comparisons[${loc.m}]` : null;
     if (loc && base) {
       const pairs = loc.cmp.pairs as Obj;
-      if (!sameNumber(pairs.items, rows.length)) add(`${base}.pairs.items`, rows.length, pairs.items, 'paired item count differs from the rows');
+      if (!sameNumber(pairs.items, rows.length))
+        add(`${base}.pairs.items`, rows.length, pairs.items, 'paired item count differs from the rows');
       const tw = rows.reduce((a, r) => a + r.weight, 0);
-      if (!sameNumber(pairs.total_weight, tw)) add(`${base}.pairs.total_weight`, tw, pairs.total_weight, 'total weight differs from the rows');
+      if (!sameNumber(pairs.total_weight, tw))
+        add(`${base}.pairs.total_weight`, tw, pairs.total_weight, 'total weight differs from the rows');
       if (rows.length < MIN_ARM_OBSERVATIONS) {
-        if (loc.cmp.state !== 'CANNOT_MEASURE') add(`${base}.state`, 'CANNOT_MEASURE', loc.cmp.state, `fewer than ${MIN_ARM_OBSERVATIONS} pairs must be CANNOT_MEASURE`);
+        if (loc.cmp.state !== 'CANNOT_MEASURE')
+          add(
+            `${base}.state`,
+            'CANNOT_MEASURE',
+            loc.cmp.state,
+            `fewer than ${MIN_ARM_OBSERVATIONS} pairs must be CANNOT_MEASURE`,
+          );
         const ins = loc.cmp.insufficient as Obj | null;
-        if (ins && (!sameNumber(ins.have, rows.length) || ins.need !== MIN_ARM_OBSERVATIONS)) add(`${base}.insufficient.have`, rows.length, ins.have, 'insufficient.have differs from the rows');
+        if (ins && (!sameNumber(ins.have, rows.length) || ins.need !== MIN_ARM_OBSERVATIONS))
+          add(`${base}.insufficient.have`, rows.length, ins.have, 'insufficient.have differs from the rows');
       }
     }
     if (k < 0) {
-      if (loc && loc.cmp.stats !== null && loc.cmp.stats !== undefined) add(`${base}.stats`, null, loc.cmp.stats, 'report has statistics the bundle cannot back');
+      if (loc && loc.cmp.stats !== null && loc.cmp.stats !== undefined)
+        add(`${base}.stats`, null, loc.cmp.stats, 'report has statistics the bundle cannot back');
       return;
     }
     const s = stats[k] as StatsPart;
     const sp = `parts.stats[${k}]`;
-    if (rows.length < MIN_ARM_OBSERVATIONS) add(`${sp}`, null, 'stats', `statistics recorded for fewer than ${MIN_ARM_OBSERVATIONS} pairs`);
+    if (rows.length < MIN_ARM_OBSERVATIONS)
+      add(`${sp}`, null, 'stats', `statistics recorded for fewer than ${MIN_ARM_OBSERVATIONS} pairs`);
     if (spec) {
       const bs = spec.bootstrap as Obj | undefined;
       const mg = spec.margins as Obj | undefined;
@@ -152,13 +191,16 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
         ['margin_pp', mg?.noninferiority_pp],
         ['min_savings', mg?.min_savings],
       ];
-      for (const [f, v] of expect) if (!sameNumber((s.settings as unknown as Obj)[f], v)) add(`${sp}.settings.${f}`, v, (s.settings as unknown as Obj)[f], `setting ${f} differs from the pinned spec`);
+      for (const [f, v] of expect)
+        if (!sameNumber((s.settings as unknown as Obj)[f], v))
+          add(`${sp}.settings.${f}`, v, (s.settings as unknown as Obj)[f], `setting ${f} differs from the pinned spec`);
     }
     const r = computeComparison(rows, s.settings);
     const rec = s.result as unknown as Obj;
     const cmpVal = (path: string, want: unknown, got: unknown) => {
       if (isObj(want) || isObj(got)) {
-        for (const f of ['point', 'lower', 'upper']) cmpVal(`${path}.${f}`, isObj(want) ? want[f] : want, isObj(got) ? got[f] : got);
+        for (const f of ['point', 'lower', 'upper'])
+          cmpVal(`${path}.${f}`, isObj(want) ? want[f] : want, isObj(got) ? got[f] : got);
         return;
       }
       if (Array.isArray(want)) {
@@ -167,7 +209,19 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
       }
       if (!sameNumber(want, got)) add(path, want, got, 'recomputed value differs');
     };
-    for (const f of ['items', 'clusters', 'total_weight', 'level', 'alpha_one_sided_adjusted', 'quality_delta', 'cost_savings', 'cost_savings_null_reason', 'decision', 'decision_reasons', 'state'] as const) {
+    for (const f of [
+      'items',
+      'clusters',
+      'total_weight',
+      'level',
+      'alpha_one_sided_adjusted',
+      'quality_delta',
+      'cost_savings',
+      'cost_savings_null_reason',
+      'decision',
+      'decision_reasons',
+      'state',
+    ] as const) {
       cmpVal(`${sp}.result.${f}`, r[f], rec[f]);
     }
     if (loc && base) {
@@ -197,7 +251,9 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
     ((ct.comparisons ?? []) as Obj[]).forEach((cmp, m) => {
       const pp = cmp.power_plan as Obj | null;
       if (!pp || typeof pp.clusters !== 'number' || pp.sd_source === 'aa_pairs') return;
-      const pr = (parts.paired ?? []).find((x) => x.call_type === ct.call_type && x.candidate_arm_id === cmp.candidate_arm_id);
+      const pr = (parts.paired ?? []).find(
+        (x) => x.call_type === ct.call_type && x.candidate_arm_id === cmp.candidate_arm_id,
+      );
       const plan = comparisonPowerPlan((pr?.rows ?? []) as PairRow[], {
         clusters: pp.clusters,
         alpha_one_sided: pp.alpha_one_sided as number,
@@ -205,8 +261,16 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
         noise_floor: noiseFloorOf.get(ct.call_type as string) ?? { pairs: 0, sd: null },
       });
       const base = `parts.report.call_types[${c}].comparisons[${m}].power_plan`;
-      for (const f of ['sd_diff', 'sd_source', 'mde_pp', 'clusters_needed_for_margin', 'powered', 'noise_floor_sd'] as const) {
-        if (!sameNumber(pp[f] ?? null, plan[f] ?? null)) add(`${base}.${f}`, plan[f], pp[f], `power plan ${f} differs from the one recomputed from the paired rows`);
+      for (const f of [
+        'sd_diff',
+        'sd_source',
+        'mde_pp',
+        'clusters_needed_for_margin',
+        'powered',
+        'noise_floor_sd',
+      ] as const) {
+        if (!sameNumber(pp[f] ?? null, plan[f] ?? null))
+          add(`${base}.${f}`, plan[f], pp[f], `power plan ${f} differs from the one recomputed from the paired rows`);
       }
     });
   });
@@ -215,11 +279,24 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
   const lineage = new Set<string>(parts.lineage?.observation_ids ?? []);
   (parts.paired ?? []).forEach((pr, i) =>
     (pr.rows as PairRow[]).forEach((r, j) => {
-      for (const f of ['obs_inc', 'obs_cand'] as const) if (!lineage.has(r[f])) add(`parts.paired[${i}].rows[${j}].${f}`, 'an id in parts.lineage.observation_ids', r[f], 'paired row names an observation missing from the lineage');
+      for (const f of ['obs_inc', 'obs_cand'] as const)
+        if (!lineage.has(r[f]))
+          add(
+            `parts.paired[${i}].rows[${j}].${f}`,
+            'an id in parts.lineage.observation_ids',
+            r[f],
+            'paired row names an observation missing from the lineage',
+          );
     }),
   );
   (parts.cost_evidence ?? []).forEach((e, i) => {
-    if (!lineage.has(e.obs_id)) add(`parts.cost_evidence[${i}].obs_id`, 'an id in parts.lineage.observation_ids', e.obs_id, 'cost evidence names an observation missing from the lineage');
+    if (!lineage.has(e.obs_id))
+      add(
+        `parts.cost_evidence[${i}].obs_id`,
+        'an id in parts.lineage.observation_ids',
+        e.obs_id,
+        'cost evidence names an observation missing from the lineage',
+      );
   });
 
   // 3. cost views from cost evidence
@@ -231,11 +308,25 @@ function checkValues(bundle: Obj, parts: BundleParts, add: (path: string, expect
       const total = rows.reduce((x, e) => x + (e.usd ?? 0), 0);
       const mean = rows.length ? total / rows.length : null;
       const p = `parts.report.call_types[${c}].arms[${a}].cost`;
-      if (!sameNumber(cost.n_priced, rows.length)) add(`${p}.n_priced`, rows.length, cost.n_priced, 'priced count differs from the cost evidence');
-      if (!sameNumber(cost.per_request_mean_usd, mean)) add(`${p}.per_request_mean_usd`, mean, cost.per_request_mean_usd, 'per-request mean differs from the cost evidence');
-      if (rows.some((e) => e.basis !== cost.basis)) add(`${p}.basis`, cost.basis, rows.find((e) => e.basis !== cost.basis)?.basis, 'cost evidence on another basis was counted (bases never blend)');
+      if (!sameNumber(cost.n_priced, rows.length))
+        add(`${p}.n_priced`, rows.length, cost.n_priced, 'priced count differs from the cost evidence');
+      if (!sameNumber(cost.per_request_mean_usd, mean))
+        add(
+          `${p}.per_request_mean_usd`,
+          mean,
+          cost.per_request_mean_usd,
+          'per-request mean differs from the cost evidence',
+        );
+      if (rows.some((e) => e.basis !== cost.basis))
+        add(
+          `${p}.basis`,
+          cost.basis,
+          rows.find((e) => e.basis !== cost.basis)?.basis,
+          'cost evidence on another basis was counted (bases never blend)',
+        );
     });
     const card = (parts.dataset_cards ?? [])[c];
-    if (canonicalJson(card ?? null) !== canonicalJson(ct.dataset_card ?? null)) add(`parts.dataset_cards[${c}]`, ct.dataset_card, card, 'dataset card differs from the report');
+    if (canonicalJson(card ?? null) !== canonicalJson(ct.dataset_card ?? null))
+      add(`parts.dataset_cards[${c}]`, ct.dataset_card, card, 'dataset card differs from the report');
   });
 }

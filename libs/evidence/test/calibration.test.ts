@@ -26,18 +26,34 @@ describe('calibration (reduced): type-I at the margin from n = 8 up', () => {
     ['binary, noisy, weighted clusters', 12],
     ['graded, moderate noise, weighted clusters', 40],
   ];
-  it.each(cases)('%s, %i clusters: a candidate truly 5 pp worse passes in at most α + 2 MC sd, and the interval covers δ', (name, k) => {
-    const r = regime(name);
-    const theta = thetaForDelta(r, -MARGIN_PP / 100, 20_000);
-    const truth = populationTruth(r, theta, 100_000);
-    const n = 400;
-    const c = runCell({ regime: r, thetaCandidate: theta, trueDelta: truth.delta, trueSdU: truth.sdU, clusters: k, campaigns: n, seed: 1000 + k, resamples: 200, alpha: ALPHA, marginPp: MARGIN_PP });
-    console.log(`[calibration] ${name} k=${k}: δ ${(100 * truth.delta).toFixed(2)}pp, pass ${c.pass}/${n}, BEAT ${c.beat}, coverage ${((100 * c.covered) / n).toFixed(1)}% (nominal ${(100 * level).toFixed(1)}%)`);
-    expect(Math.abs(truth.delta + MARGIN_PP / 100)).toBeLessThan(0.003);
-    expect(c.pass / n).toBeLessThanOrEqual(alphaAdjusted + 2 * mcSd(alphaAdjusted, n));
-    expect(c.beat).toBeLessThanOrEqual(c.pass);
-    expect(c.covered / n).toBeGreaterThanOrEqual(level - 2 * mcSd(level, n));
-  });
+  it.each(cases)(
+    '%s, %i clusters: a candidate truly 5 pp worse passes in at most α + 2 MC sd, and the interval covers δ',
+    (name, k) => {
+      const r = regime(name);
+      const theta = thetaForDelta(r, -MARGIN_PP / 100, 20_000);
+      const truth = populationTruth(r, theta, 100_000);
+      const n = 400;
+      const c = runCell({
+        regime: r,
+        thetaCandidate: theta,
+        trueDelta: truth.delta,
+        trueSdU: truth.sdU,
+        clusters: k,
+        campaigns: n,
+        seed: 1000 + k,
+        resamples: 200,
+        alpha: ALPHA,
+        marginPp: MARGIN_PP,
+      });
+      console.log(
+        `[calibration] ${name} k=${k}: δ ${(100 * truth.delta).toFixed(2)}pp, pass ${c.pass}/${n}, BEAT ${c.beat}, coverage ${((100 * c.covered) / n).toFixed(1)}% (nominal ${(100 * level).toFixed(1)}%)`,
+      );
+      expect(Math.abs(truth.delta + MARGIN_PP / 100)).toBeLessThan(0.003);
+      expect(c.pass / n).toBeLessThanOrEqual(alphaAdjusted + 2 * mcSd(alphaAdjusted, n));
+      expect(c.beat).toBeLessThanOrEqual(c.pass);
+      expect(c.covered / n).toBeGreaterThanOrEqual(level - 2 * mcSd(level, n));
+    },
+  );
 });
 
 describe('calibration (reduced): power plans that do not overclaim', () => {
@@ -46,8 +62,21 @@ describe('calibration (reduced): power plans that do not overclaim', () => {
     const theta = thetaForDelta(r, 0, 20_000);
     const truth = populationTruth(r, theta, 100_000);
     const n = 150;
-    const c = runCell({ regime: r, thetaCandidate: theta, trueDelta: truth.delta, trueSdU: truth.sdU, clusters: 400, campaigns: n, seed: 77, resamples: 200, alpha: ALPHA, marginPp: MARGIN_PP });
-    console.log(`[calibration] equal candidate, 400 clusters: stated MDE ${c.meanStatedMdePp.toFixed(2)}pp vs true ${c.trueMdePp.toFixed(2)}pp, understated >10% in ${c.mdeUnder10}/${n}; powered ${c.powered}, of which passed ${c.poweredPass}; pass ${c.pass}/${n}`);
+    const c = runCell({
+      regime: r,
+      thetaCandidate: theta,
+      trueDelta: truth.delta,
+      trueSdU: truth.sdU,
+      clusters: 400,
+      campaigns: n,
+      seed: 77,
+      resamples: 200,
+      alpha: ALPHA,
+      marginPp: MARGIN_PP,
+    });
+    console.log(
+      `[calibration] equal candidate, 400 clusters: stated MDE ${c.meanStatedMdePp.toFixed(2)}pp vs true ${c.trueMdePp.toFixed(2)}pp, understated >10% in ${c.mdeUnder10}/${n}; powered ${c.powered}, of which passed ${c.poweredPass}; pass ${c.pass}/${n}`,
+    );
     expect(c.mdeUnder10 / n).toBeLessThanOrEqual(0.1);
     expect(c.powered).toBeGreaterThan(10);
     expect(c.poweredPass / c.powered).toBeGreaterThanOrEqual(0.75);
@@ -57,7 +86,18 @@ describe('calibration (reduced): power plans that do not overclaim', () => {
     const theta = thetaForDelta(r, 0, 20_000);
     const truth = populationTruth(r, theta, 100_000);
     const n = 400;
-    const c = runCell({ regime: r, thetaCandidate: theta, trueDelta: truth.delta, trueSdU: truth.sdU, clusters: 12, campaigns: n, seed: 78, resamples: 200, alpha: ALPHA, marginPp: MARGIN_PP });
+    const c = runCell({
+      regime: r,
+      thetaCandidate: theta,
+      trueDelta: truth.delta,
+      trueSdU: truth.sdU,
+      clusters: 12,
+      campaigns: n,
+      seed: 78,
+      resamples: 200,
+      alpha: ALPHA,
+      marginPp: MARGIN_PP,
+    });
     expect(c.mdeUnder10 / n).toBeLessThanOrEqual(0.1);
   });
 });

@@ -40,12 +40,78 @@ export interface TierRegime {
 
 /** The regimes of the calibration table: noise from near-deterministic to noisy, binary and graded, singletons and weighted clusters. */
 export const REGIMES: readonly TierRegime[] = [
-  { name: 'binary, near-deterministic, singletons', quality: 'binary', temperature: 0.05, maxClusterSize: 1, maxWeight: 1, sigmaDifficulty: 1.5, sigmaJitter: 0, sigmaItemEffect: 0.6, clusterEffectShare: 0, thetaIncumbent: 1 },
-  { name: 'binary, moderate noise, singletons', quality: 'binary', temperature: 1, maxClusterSize: 1, maxWeight: 1, sigmaDifficulty: 1.5, sigmaJitter: 0, sigmaItemEffect: 0.6, clusterEffectShare: 0, thetaIncumbent: 1 },
-  { name: 'binary, noisy, weighted clusters', quality: 'binary', temperature: 2.5, maxClusterSize: 4, maxWeight: 3, sigmaDifficulty: 1.5, sigmaJitter: 0.3, sigmaItemEffect: 0.6, clusterEffectShare: 0.7, thetaIncumbent: 1 },
-  { name: 'binary, near-deterministic, weighted clusters', quality: 'binary', temperature: 0.05, maxClusterSize: 4, maxWeight: 3, sigmaDifficulty: 1.5, sigmaJitter: 0.3, sigmaItemEffect: 0.6, clusterEffectShare: 0.7, thetaIncumbent: 1 },
-  { name: 'graded, moderate noise, weighted clusters', quality: 'continuous', temperature: 1, maxClusterSize: 4, maxWeight: 3, sigmaDifficulty: 1.5, sigmaJitter: 0.3, sigmaItemEffect: 0.6, clusterEffectShare: 0.7, thetaIncumbent: 1 },
-  { name: 'graded, near-deterministic, singletons', quality: 'continuous', temperature: 0.05, maxClusterSize: 1, maxWeight: 1, sigmaDifficulty: 1.5, sigmaJitter: 0, sigmaItemEffect: 0.6, clusterEffectShare: 0, thetaIncumbent: 1 },
+  {
+    name: 'binary, near-deterministic, singletons',
+    quality: 'binary',
+    temperature: 0.05,
+    maxClusterSize: 1,
+    maxWeight: 1,
+    sigmaDifficulty: 1.5,
+    sigmaJitter: 0,
+    sigmaItemEffect: 0.6,
+    clusterEffectShare: 0,
+    thetaIncumbent: 1,
+  },
+  {
+    name: 'binary, moderate noise, singletons',
+    quality: 'binary',
+    temperature: 1,
+    maxClusterSize: 1,
+    maxWeight: 1,
+    sigmaDifficulty: 1.5,
+    sigmaJitter: 0,
+    sigmaItemEffect: 0.6,
+    clusterEffectShare: 0,
+    thetaIncumbent: 1,
+  },
+  {
+    name: 'binary, noisy, weighted clusters',
+    quality: 'binary',
+    temperature: 2.5,
+    maxClusterSize: 4,
+    maxWeight: 3,
+    sigmaDifficulty: 1.5,
+    sigmaJitter: 0.3,
+    sigmaItemEffect: 0.6,
+    clusterEffectShare: 0.7,
+    thetaIncumbent: 1,
+  },
+  {
+    name: 'binary, near-deterministic, weighted clusters',
+    quality: 'binary',
+    temperature: 0.05,
+    maxClusterSize: 4,
+    maxWeight: 3,
+    sigmaDifficulty: 1.5,
+    sigmaJitter: 0.3,
+    sigmaItemEffect: 0.6,
+    clusterEffectShare: 0.7,
+    thetaIncumbent: 1,
+  },
+  {
+    name: 'graded, moderate noise, weighted clusters',
+    quality: 'continuous',
+    temperature: 1,
+    maxClusterSize: 4,
+    maxWeight: 3,
+    sigmaDifficulty: 1.5,
+    sigmaJitter: 0.3,
+    sigmaItemEffect: 0.6,
+    clusterEffectShare: 0.7,
+    thetaIncumbent: 1,
+  },
+  {
+    name: 'graded, near-deterministic, singletons',
+    quality: 'continuous',
+    temperature: 0.05,
+    maxClusterSize: 1,
+    maxWeight: 1,
+    sigmaDifficulty: 1.5,
+    sigmaJitter: 0,
+    sigmaItemEffect: 0.6,
+    clusterEffectShare: 0,
+    thetaIncumbent: 1,
+  },
 ];
 
 type Rng = () => number;
@@ -98,7 +164,12 @@ export function simulateTierCampaign(r: TierRegime, thetaCandidate: number, clus
  * linearised difference u_c = (A_c − δ·W_c)/E[W_c] over `clusters` simulated clusters (same seed
  * for every θ_c: common random numbers, so δ(θ_c) is smooth for bisection).
  */
-export function populationTruth(r: TierRegime, thetaCandidate: number, clusters = 60_000, seed = 99): { delta: number; sdU: number } {
+export function populationTruth(
+  r: TierRegime,
+  thetaCandidate: number,
+  clusters = 60_000,
+  seed = 99,
+): { delta: number; sdU: number } {
   const items = simulateTierCampaign(r, thetaCandidate, clusters, createRng(seed));
   const W = new Float64Array(clusters);
   const A = new Float64Array(clusters);
@@ -154,10 +225,43 @@ export interface CellResult {
  * Runs `campaigns` campaigns of `clusters` clusters at candidate ability θ_c through the fold's
  * computeComparison (K = 1, run 1 unless given: α spent 6/π²·α) and comparisonPowerPlan.
  */
-export function runCell(o: { regime: TierRegime; thetaCandidate: number; trueDelta: number; trueSdU: number; clusters: number; campaigns: number; seed: number; resamples: number; alpha: number; marginPp: number; runIndex?: number }): CellResult {
+export function runCell(o: {
+  regime: TierRegime;
+  thetaCandidate: number;
+  trueDelta: number;
+  trueSdU: number;
+  clusters: number;
+  campaigns: number;
+  seed: number;
+  resamples: number;
+  alpha: number;
+  marginPp: number;
+  runIndex?: number;
+}): CellResult {
   const rng = createRng(o.seed);
-  const settings = { resamples: o.resamples, seed: 1, alpha: o.alpha, candidates_k: 1, run_index: o.runIndex ?? 1, margin_pp: o.marginPp, min_savings: 0.2, hard_gate_failures: 0, cost_ceiling_breaches: 0 };
-  const res: CellResult = { campaigns: o.campaigns, pass: 0, beat: 0, fail: 0, covered: 0, powered: 0, poweredPass: 0, mdeUnder10: 0, trueMdePp: 0, meanStatedMdePp: 0 };
+  const settings = {
+    resamples: o.resamples,
+    seed: 1,
+    alpha: o.alpha,
+    candidates_k: 1,
+    run_index: o.runIndex ?? 1,
+    margin_pp: o.marginPp,
+    min_savings: 0.2,
+    hard_gate_failures: 0,
+    cost_ceiling_breaches: 0,
+  };
+  const res: CellResult = {
+    campaigns: o.campaigns,
+    pass: 0,
+    beat: 0,
+    fail: 0,
+    covered: 0,
+    powered: 0,
+    poweredPass: 0,
+    mdeUnder10: 0,
+    trueMdePp: 0,
+    meanStatedMdePp: 0,
+  };
   let alphaAdj = 0;
   let sumMde = 0;
   for (let i = 0; i < o.campaigns; i++) {
@@ -180,7 +284,12 @@ export function runCell(o: { regime: TierRegime; thetaCandidate: number; trueDel
     if (r.decision === 'fail') res.fail++;
     if (r.state === 'BEAT') res.beat++;
     if (r.quality_delta.lower <= o.trueDelta && o.trueDelta <= r.quality_delta.upper) res.covered++;
-    const plan = comparisonPowerPlan(rows, { clusters: r.clusters, alpha_one_sided: alphaAdj, margin_pp: o.marginPp, noise_floor: { pairs: 0, sd: null } });
+    const plan = comparisonPowerPlan(rows, {
+      clusters: r.clusters,
+      alpha_one_sided: alphaAdj,
+      margin_pp: o.marginPp,
+      noise_floor: { pairs: 0, sd: null },
+    });
     if (plan.powered) {
       res.powered++;
       if (r.decision === 'pass') res.poweredPass++;

@@ -41,7 +41,8 @@ export const PriceCatalogue = z
     const seen = new Set<string>();
     c.entries.forEach((e, i) => {
       for (const name of [e.model, ...e.aliases]) {
-        if (seen.has(name)) ctx.addIssue({ code: 'custom', message: `model name ${name} appears twice`, path: ['entries', i, 'model'] });
+        if (seen.has(name))
+          ctx.addIssue({ code: 'custom', message: `model name ${name} appears twice`, path: ['entries', i, 'model'] });
         seen.add(name);
       }
     });
@@ -63,7 +64,9 @@ let cached: PriceCatalogue | null = null;
  * Errors: ZodError when data/catalogue.json does not match {@link PriceCatalogue} (a packaging bug).
  */
 export function priceCatalogue(): PriceCatalogue {
-  cached ??= Object.freeze(PriceCatalogue.parse(JSON.parse(readFileSync(new URL('../data/catalogue.json', import.meta.url), 'utf8')))) as PriceCatalogue;
+  cached ??= Object.freeze(
+    PriceCatalogue.parse(JSON.parse(readFileSync(new URL('../data/catalogue.json', import.meta.url), 'utf8'))),
+  ) as PriceCatalogue;
   return cached;
 }
 
@@ -72,9 +75,18 @@ export function priceCatalogue(): PriceCatalogue {
  * it), with its provenance; null when the catalogue does not list the model.
  * Shape: `{ card: RateCard (USD per million tokens), from: CatalogueProvenance }`.
  */
-export function catalogueRateCard(model: string, catalogue: PriceCatalogue = priceCatalogue()): { card: RateCard; from: CatalogueProvenance } | null {
+export function catalogueRateCard(
+  model: string,
+  catalogue: PriceCatalogue = priceCatalogue(),
+): { card: RateCard; from: CatalogueProvenance } | null {
   const e = catalogue.entries.find((x) => x.model === model || x.aliases.includes(model));
   if (!e) return null;
-  const card = RateCard.parse({ input: e.input, output: e.output, cached_input: e.cached_input, cache_write: e.cache_write, ...(e.cache_write_1h === undefined ? {} : { cache_write_1h: e.cache_write_1h }) });
+  const card = RateCard.parse({
+    input: e.input,
+    output: e.output,
+    cached_input: e.cached_input,
+    cache_write: e.cache_write,
+    ...(e.cache_write_1h === undefined ? {} : { cache_write_1h: e.cache_write_1h }),
+  });
   return { card, from: { catalogue: catalogue.version, model: e.model, source: e.source, as_of: e.as_of } };
 }

@@ -101,7 +101,8 @@ export function rateCardCost(usage: Usage, card: RateCard): Cost {
 function fromNanoMicro(total: bigint, basis: 'rate_card' | 'estimate'): Cost {
   const unit = 1_000_000_000n;
   const micro = total % unit === 0n ? total / unit : total / unit + 1n;
-  if (micro > BigInt(Number.MAX_SAFE_INTEGER)) return { usd: null, micro_usd: null, basis: null, reason: 'out_of_range' };
+  if (micro > BigInt(Number.MAX_SAFE_INTEGER))
+    return { usd: null, micro_usd: null, basis: null, reason: 'out_of_range' };
   return { usd: Number(total) / 1e15, micro_usd: Number(micro), basis };
 }
 
@@ -110,7 +111,8 @@ function fromNanoMicro(total: bigint, basis: 'rate_card' | 'estimate'): Cost {
  * `provider_reported`. 0 stays 0 (the provider said so); negative or non-finite → null.
  */
 export function providerReportedCost(usd: number): Cost {
-  if (!Number.isFinite(usd) || usd < 0) return { usd: null, micro_usd: null, basis: null, reason: 'invalid_provider_cost' };
+  if (!Number.isFinite(usd) || usd < 0)
+    return { usd: null, micro_usd: null, basis: null, reason: 'invalid_provider_cost' };
   const micro = usdToMicroUsdCeil(usd);
   if (!Number.isSafeInteger(micro)) return { usd: null, micro_usd: null, basis: null, reason: 'out_of_range' };
   return { usd, micro_usd: micro, basis: 'provider_reported' };
@@ -124,7 +126,10 @@ export function providerReportedCost(usd: number): Cost {
  * Source: the common ~4 characters per token rule of thumb for English text (OpenAI tokenizer docs).
  */
 export function estimateCost(inputChars: number, outputChars: number, card: RateCard): Cost {
-  for (const [k, v] of [['inputChars', inputChars], ['outputChars', outputChars]] as const) {
+  for (const [k, v] of [
+    ['inputChars', inputChars],
+    ['outputChars', outputChars],
+  ] as const) {
     if (!Number.isInteger(v) || v < 0) throw new RangeError(`${k} must be a non-negative integer, got ${v}`);
   }
   const tin = Math.ceil(inputChars / 4);

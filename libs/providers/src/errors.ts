@@ -77,7 +77,10 @@ export function errorClassForStatus(status: number): ErrorClass | null {
  * `Date` header when present, else to `nowMs`). Negative delays clamp to 0. null when absent or
  * unparseable. Source: RFC 9110 §10.2.3 (Retry-After); OpenAI sends `retry-after-ms`.
  */
-export function retryAfterSeconds(headers: ResponseMeta['headers'] | undefined, nowMs: number = Date.now()): number | null {
+export function retryAfterSeconds(
+  headers: ResponseMeta['headers'] | undefined,
+  nowMs: number = Date.now(),
+): number | null {
   const ms = headerValue(headers, 'retry-after-ms');
   if (ms !== null && /^\s*\d+(\.\d+)?\s*$/.test(ms)) return Math.max(0, Number(ms) / 1000);
   const ra = headerValue(headers, 'retry-after');
@@ -107,14 +110,19 @@ export function errorObjectOf(
     if (md !== null && typeof md === 'object' && !Array.isArray(md)) {
       const m = md as Record<string, unknown>;
       if (typeof m['provider_name'] === 'string') upstream = m['provider_name'];
-      if (typeof m['raw'] === 'string' && m['raw'] !== '') message = message === null ? m['raw'] : `${message}: ${m['raw']}`;
+      if (typeof m['raw'] === 'string' && m['raw'] !== '')
+        message = message === null ? m['raw'] : `${message}: ${m['raw']}`;
     }
     return { type: typeof eo['type'] === 'string' ? eo['type'] : null, code, message, upstream };
   }
   if (typeof e === 'string') return { type: null, code: null, message: e };
   // Responses API stream error event: {type:"error", code, message}
   if (b['type'] === 'error' && (typeof b['message'] === 'string' || typeof b['code'] === 'string')) {
-    return { type: null, code: typeof b['code'] === 'string' ? b['code'] : null, message: typeof b['message'] === 'string' ? b['message'] : null };
+    return {
+      type: null,
+      code: typeof b['code'] === 'string' ? b['code'] : null,
+      message: typeof b['message'] === 'string' ? b['message'] : null,
+    };
   }
   return null;
 }
@@ -126,7 +134,10 @@ export function errorObjectOf(
  * a status; otherwise the HTTP status decides, and a 2xx with an unrecognised error body is
  * `upstream_5xx` (the provider failed the call after accepting it).
  */
-export function classifyErrorObject(status: number, err: { type: string | null; code: string | number | null }): ErrorClass {
+export function classifyErrorObject(
+  status: number,
+  err: { type: string | null; code: string | number | null },
+): ErrorClass {
   for (const t of [err.type, typeof err.code === 'string' ? err.code : null]) {
     if (t !== null) {
       const c = errorClassForType(t);
@@ -168,7 +179,12 @@ export function classifyError(status: number, headers: ResponseMeta['headers'], 
   const is2xx = status >= 200 && status < 300;
   if (is2xx) {
     if (err === null) return { errorClass: null, retryAfterS, message: null, upstream: null };
-    return { errorClass: classifyErrorObject(status, err), retryAfterS, message: err.message, upstream: err.upstream ?? null };
+    return {
+      errorClass: classifyErrorObject(status, err),
+      retryAfterS,
+      message: err.message,
+      upstream: err.upstream ?? null,
+    };
   }
   // 1xx/3xx reaching here are not a success the caller can use; they are not a server failure either.
   let errorClass = errorClassForStatus(status) ?? 'upstream_4xx';

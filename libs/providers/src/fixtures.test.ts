@@ -75,7 +75,10 @@ describe('fixture table', () => {
 
   for (const h of EXPECTED.headers_only) {
     it(`${h.file}: a header-only 429 classifies as ${h.error_class} with retry_after ${h.retry_after_s}`, () => {
-      const side = JSON.parse(readFileSync(`${FIXTURES}${h.file}`, 'utf8')) as { status: number; headers: [string, string][] };
+      const side = JSON.parse(readFileSync(`${FIXTURES}${h.file}`, 'utf8')) as {
+        status: number;
+        headers: [string, string][];
+      };
       expect(side.status).toBe(h.status);
       const c = classifyError(side.status, side.headers, '');
       expect(c.errorClass).toBe(h.error_class);
@@ -101,7 +104,6 @@ function parseChunks(api: Api, meta: ResponseMeta, chunks: Uint8Array[]): Parsed
   return p.end();
 }
 
-
 describe('chunk boundaries', () => {
   for (const exp of EXPECTED.bodies) {
     it(`${exp.file}: split at every byte offset and in random 1–7 byte chunks parses the same as one piece`, () => {
@@ -119,13 +121,14 @@ describe('chunk boundaries', () => {
         if (JSON.stringify(r) !== wholeText) expect({ offset: i, r }).toEqual({ offset: i, r: whole });
         if (exp['stream']) {
           const evs = sseEvents(chunks);
-          if (JSON.stringify(evs) !== wholeEventsText) expect({ offset: i, evs }).toEqual({ offset: i, evs: wholeEvents });
+          if (JSON.stringify(evs) !== wholeEventsText)
+            expect({ offset: i, evs }).toEqual({ offset: i, evs: wholeEvents });
         }
       }
       const rand = createRng(bytes.length);
       for (let round = 0; round < 12; round++) {
         const chunks: Uint8Array[] = [];
-        for (let i = 0; i < bytes.length; ) {
+        for (let i = 0; i < bytes.length;) {
           const n = 1 + Math.floor(rand() * 7);
           chunks.push(bytes.subarray(i, i + n));
           i += n;

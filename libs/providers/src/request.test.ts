@@ -23,7 +23,13 @@ describe('request readers', () => {
       model: 'gpt-x',
       messages: [
         { role: 'system', content: 'Be brief.' },
-        { role: 'user', content: [{ type: 'text', text: 'Hello' }, { type: 'image_url', image_url: { url: 'x' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hello' },
+            { type: 'image_url', image_url: { url: 'x' } },
+          ],
+        },
         { role: 'assistant', content: 'Hi' },
       ],
     };

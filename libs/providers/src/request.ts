@@ -22,7 +22,8 @@ export function detectApi(path: string, host?: string): Api | null {
   while (p.length > 1 && p.endsWith('/')) p = p.slice(0, -1);
   if (p.endsWith('/chat/completions')) {
     const h = (host ?? '').toLowerCase().split(':')[0] ?? '';
-    if (endsWithSegment(p, 'api/v1/chat/completions') || h === 'openrouter.ai' || h.endsWith('.openrouter.ai')) return 'openrouter.chat';
+    if (endsWithSegment(p, 'api/v1/chat/completions') || h === 'openrouter.ai' || h.endsWith('.openrouter.ai'))
+      return 'openrouter.chat';
     return 'openai.chat';
   }
   if (endsWithSegment(p, 'v1/responses')) return 'openai.responses';
@@ -65,7 +66,8 @@ export function requestPromptText(api: Api, body: unknown): string {
   const parts: string[] = [];
   if (api === 'anthropic.messages') {
     parts.push(...contentText(body['system']));
-    for (const m of Array.isArray(body['messages']) ? body['messages'] : []) if (isObj(m)) parts.push(...contentText(m['content']));
+    for (const m of Array.isArray(body['messages']) ? body['messages'] : [])
+      if (isObj(m)) parts.push(...contentText(m['content']));
   } else if (api === 'openai.responses') {
     if (typeof body['instructions'] === 'string') parts.push(body['instructions']);
     const input = body['input'];
@@ -80,7 +82,8 @@ export function requestPromptText(api: Api, body: unknown): string {
       }
     }
   } else {
-    for (const m of Array.isArray(body['messages']) ? body['messages'] : []) if (isObj(m)) parts.push(...contentText(m['content']));
+    for (const m of Array.isArray(body['messages']) ? body['messages'] : [])
+      if (isObj(m)) parts.push(...contentText(m['content']));
   }
   return parts.join('\n');
 }

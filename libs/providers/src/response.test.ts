@@ -6,13 +6,25 @@ const SSE: ResponseMeta = { status: 200, headers: { 'content-type': 'text/event-
 const JSON_META: ResponseMeta = { status: 200, headers: { 'content-type': 'application/json' } };
 const enc = new TextEncoder();
 const sse = (...events: string[]) => events.map((e) => `${e}\n\n`).join('');
-const chatChunk = (o: object) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm1', ...o })}`;
+const chatChunk = (o: object) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm1', ...o })}`;
 
 describe('OpenAI chat streams', () => {
   it('a stream with no usage yields null usage and abandoned: true, never zeros', () => {
-    const body = sse(chatChunk({ choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }] }), chatChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }), 'data: [DONE]');
+    const body = sse(
+      chatChunk({ choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: null }] }),
+      chatChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }),
+      'data: [DONE]',
+    );
     const r = parseResponse('openai.chat', SSE, body);
-    expect(r.usage).toEqual({ input_tokens: null, cache_read_input_tokens: null, cache_creation_input_tokens: null, output_tokens: null, reasoning_output_tokens: null, raw: null });
+    expect(r.usage).toEqual({
+      input_tokens: null,
+      cache_read_input_tokens: null,
+      cache_creation_input_tokens: null,
+      output_tokens: null,
+      reasoning_output_tokens: null,
+      raw: null,
+    });
     expect(r.abandoned).toBe(true);
     expect(r.complete).toBe(true);
     expect(r.errorClass).toBeNull();
@@ -37,10 +49,27 @@ describe('OpenAI chat streams', () => {
 
   it('accumulates streamed tool-call fragments by index', () => {
     const body = sse(
-      chatChunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'get_weather', arguments: '' } }] } }] }),
-      chatChunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }] }),
-      chatChunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 1, id: 't2', function: { name: 'now', arguments: '{}' } }] } }] }),
-      chatChunk({ choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] } }] }),
+      chatChunk({
+        choices: [
+          {
+            index: 0,
+            delta: {
+              tool_calls: [{ index: 0, id: 't1', type: 'function', function: { name: 'get_weather', arguments: '' } }],
+            },
+          },
+        ],
+      }),
+      chatChunk({
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }],
+      }),
+      chatChunk({
+        choices: [
+          { index: 0, delta: { tool_calls: [{ index: 1, id: 't2', function: { name: 'now', arguments: '{}' } }] } },
+        ],
+      }),
+      chatChunk({
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] } }],
+      }),
       chatChunk({ choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }),
       'data: [DONE]',
     );
@@ -61,13 +90,24 @@ describe('OpenAI chat streams', () => {
   });
 
   it('an in-stream error object under a 200 is classified by its type', () => {
-    const r = parseResponse('openai.chat', SSE, sse(chatChunk({ choices: [{ index: 0, delta: { content: 'a' } }] }), 'data: {"error":{"message":"boom","type":"server_error","code":null}}'));
+    const r = parseResponse(
+      'openai.chat',
+      SSE,
+      sse(
+        chatChunk({ choices: [{ index: 0, delta: { content: 'a' } }] }),
+        'data: {"error":{"message":"boom","type":"server_error","code":null}}',
+      ),
+    );
     expect(r.errorClass).toBe('upstream_5xx');
     expect(r.errorMessage).toBe('boom');
   });
 
   it('an OpenRouter mid-stream error with a numeric code is read as that status', () => {
-    const r = parseResponse('openrouter.chat', SSE, sse(': OPENROUTER PROCESSING', 'data: {"error":{"code":502,"message":"Provider disconnected"}}', 'data: [DONE]'));
+    const r = parseResponse(
+      'openrouter.chat',
+      SSE,
+      sse(': OPENROUTER PROCESSING', 'data: {"error":{"code":502,"message":"Provider disconnected"}}', 'data: [DONE]'),
+    );
     expect(r.errorClass).toBe('upstream_5xx');
     expect(r.errorMessage).toBe('Provider disconnected');
   });
@@ -75,8 +115,17 @@ describe('OpenAI chat streams', () => {
   // Shape of OpenRouter's documented mid-stream error event (top-level `error` beside a
   // `choices` entry with finish_reason "error"), here also carrying the billed `usage`.
   it('keeps the usage carried by a mid-stream error chunk: billed tokens never vanish', () => {
-    const errChunk = chatChunk({ provider: 'Google', error: { code: 502, message: 'Provider disconnected' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }], usage: { prompt_tokens: 43, completion_tokens: 10, total_tokens: 53, cost: 0.0000215 } });
-    const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [{ index: 0, delta: { content: 'Par' } }] }), errChunk, 'data: [DONE]'));
+    const errChunk = chatChunk({
+      provider: 'Google',
+      error: { code: 502, message: 'Provider disconnected' },
+      choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+      usage: { prompt_tokens: 43, completion_tokens: 10, total_tokens: 53, cost: 0.0000215 },
+    });
+    const r = parseResponse(
+      'openrouter.chat',
+      SSE,
+      sse(chatChunk({ choices: [{ index: 0, delta: { content: 'Par' } }] }), errChunk, 'data: [DONE]'),
+    );
     expect(r.errorClass).toBe('upstream_5xx');
     expect(r.usage.input_tokens).toBe(43);
     expect(r.usage.output_tokens).toBe(10);
@@ -86,29 +135,68 @@ describe('OpenAI chat streams', () => {
     expect(r.upstream).toBe('Google');
   });
   it('keeps the usage of a final error chunk with no [DONE] after it', () => {
-    const errChunk = chatChunk({ error: { code: 'server_error', message: 'boom' }, choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }], usage: { prompt_tokens: 43, completion_tokens: 10 } });
-    const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [{ index: 0, delta: { content: 'x' } }] }), errChunk));
+    const errChunk = chatChunk({
+      error: { code: 'server_error', message: 'boom' },
+      choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+      usage: { prompt_tokens: 43, completion_tokens: 10 },
+    });
+    const r = parseResponse(
+      'openrouter.chat',
+      SSE,
+      sse(chatChunk({ choices: [{ index: 0, delta: { content: 'x' } }] }), errChunk),
+    );
     expect(r.errorClass).not.toBeNull();
     expect([r.usage.input_tokens, r.usage.output_tokens]).toEqual([43, 10]);
   });
 
   it('an OpenRouter usage.cost of 0 is kept as a reported 0, not treated as missing', () => {
-    const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ provider: 'X', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0 } }), 'data: [DONE]'));
+    const r = parseResponse(
+      'openrouter.chat',
+      SSE,
+      sse(
+        chatChunk({ provider: 'X', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1, cost: 0 } }),
+        'data: [DONE]',
+      ),
+    );
     expect(r.providerCostUsd).toBe(0);
     expect(r.upstream).toBe('X');
   });
 
   it('a BYOK OpenRouter call costs its credit charge plus the upstream charge to the own key', () => {
-    const usage = { prompt_tokens: 1, completion_tokens: 1, cost: 0.00001, is_byok: true, cost_details: { upstream_inference_cost: 0.0002 } };
+    const usage = {
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      cost: 0.00001,
+      is_byok: true,
+      cost_details: { upstream_inference_cost: 0.0002 },
+    };
     const r = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [], usage }), 'data: [DONE]'));
     expect(r.providerCostUsd).toBe(0.00021);
     expect(resolveCost(r).micro_usd).toBe(210);
-    const notByok = parseResponse('openrouter.chat', SSE, sse(chatChunk({ choices: [], usage: { ...usage, is_byok: false, cost_details: { upstream_inference_cost: 0.00001 } } }), 'data: [DONE]'));
+    const notByok = parseResponse(
+      'openrouter.chat',
+      SSE,
+      sse(
+        chatChunk({
+          choices: [],
+          usage: { ...usage, is_byok: false, cost_details: { upstream_inference_cost: 0.00001 } },
+        }),
+        'data: [DONE]',
+      ),
+    );
     expect(notByok.providerCostUsd).toBe(0.00001);
   });
 
   it('a data event that is not JSON marks the response malformed', () => {
-    const r = parseResponse('openai.chat', SSE, sse('data: {not json', chatChunk({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }), 'data: [DONE]'));
+    const r = parseResponse(
+      'openai.chat',
+      SSE,
+      sse(
+        'data: {not json',
+        chatChunk({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }),
+        'data: [DONE]',
+      ),
+    );
     expect(r.errorClass).toBe('malformed_response');
     expect(r.usage.input_tokens).toBe(1);
   });
@@ -117,7 +205,8 @@ describe('OpenAI chat streams', () => {
 describe('Anthropic streams', () => {
   const start = (usage: object) =>
     `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { id: 'msg_1', model: 'claude-x', role: 'assistant', content: [], usage } })}`;
-  const text = (t: string) => `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } })}`;
+  const text = (t: string) =>
+    `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } })}`;
   const delta = (usage: object) =>
     `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage })}`;
   const stop = 'event: message_stop\ndata: {"type":"message_stop"}';
@@ -126,28 +215,49 @@ describe('Anthropic streams', () => {
     const r = parseResponse(
       'anthropic.messages',
       SSE,
-      sse(start({ input_tokens: 20, cache_read_input_tokens: 100, cache_creation_input_tokens: 30, output_tokens: 1 }), text('hi'), delta({ output_tokens: 42 }), stop),
+      sse(
+        start({ input_tokens: 20, cache_read_input_tokens: 100, cache_creation_input_tokens: 30, output_tokens: 1 }),
+        text('hi'),
+        delta({ output_tokens: 42 }),
+        stop,
+      ),
     );
     // 20 + 100 + 30 = 150 input; output 42 (not 1, not 43)
     expect(r.usage.input_tokens).toBe(150);
     expect(r.usage.cache_read_input_tokens).toBe(100);
     expect(r.usage.cache_creation_input_tokens).toBe(30);
     expect(r.usage.output_tokens).toBe(42);
-    expect(r.usage.raw).toEqual({ input_tokens: 20, cache_read_input_tokens: 100, cache_creation_input_tokens: 30, output_tokens: 42 });
+    expect(r.usage.raw).toEqual({
+      input_tokens: 20,
+      cache_read_input_tokens: 100,
+      cache_creation_input_tokens: 30,
+      output_tokens: 42,
+    });
   });
 
   it('a message_delta that repeats cumulative input counts replaces them rather than adding', () => {
     const r = parseResponse(
       'anthropic.messages',
       SSE,
-      sse(start({ input_tokens: 5, cache_read_input_tokens: 0, output_tokens: 1 }), delta({ input_tokens: 5, cache_read_input_tokens: 0, output_tokens: 9 }), stop),
+      sse(
+        start({ input_tokens: 5, cache_read_input_tokens: 0, output_tokens: 1 }),
+        delta({ input_tokens: 5, cache_read_input_tokens: 0, output_tokens: 9 }),
+        stop,
+      ),
     );
     expect(r.usage.input_tokens).toBe(5);
     expect(r.usage.output_tokens).toBe(9);
   });
 
   it('a stream cut after message_start keeps the known input and leaves output null, never the running count', () => {
-    const r = parseResponse('anthropic.messages', SSE, sse(start({ input_tokens: 12, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 3 }), text('par')));
+    const r = parseResponse(
+      'anthropic.messages',
+      SSE,
+      sse(
+        start({ input_tokens: 12, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, output_tokens: 3 }),
+        text('par'),
+      ),
+    );
     expect(r.errorClass).toBe('stream_cut');
     expect(r.usage.input_tokens).toBe(12);
     expect(r.usage.output_tokens).toBeNull();
@@ -158,7 +268,10 @@ describe('Anthropic streams', () => {
     const r = parseResponse(
       'anthropic.messages',
       SSE,
-      sse(start({ input_tokens: 1, output_tokens: 1 }), 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}'),
+      sse(
+        start({ input_tokens: 1, output_tokens: 1 }),
+        'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+      ),
     );
     expect(r.errorClass).toBe('overloaded');
     expect(r.errorMessage).toBe('Overloaded');
@@ -184,7 +297,16 @@ describe('OpenAI Responses streams', () => {
       SSE,
       sse(
         ev({ type: 'response.created', response: { id: 'resp_1', model: 'gpt-x', status: 'in_progress' } }),
-        ev({ type: 'response.failed', response: { id: 'resp_1', model: 'gpt-x', status: 'failed', error: { code: 'server_error', message: 'oops' }, usage: null } }),
+        ev({
+          type: 'response.failed',
+          response: {
+            id: 'resp_1',
+            model: 'gpt-x',
+            status: 'failed',
+            error: { code: 'server_error', message: 'oops' },
+            usage: null,
+          },
+        }),
       ),
     );
     expect(r.complete).toBe(true);
@@ -202,7 +324,13 @@ describe('OpenAI Responses streams', () => {
         ev({ type: 'response.output_item.done', item: { type: 'function_call', name: 'f', arguments: '{"a":1}' } }),
         ev({
           type: 'response.incomplete',
-          response: { id: 'r', model: 'm', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage: { input_tokens: 3, output_tokens: 4 } },
+          response: {
+            id: 'r',
+            model: 'm',
+            status: 'incomplete',
+            incomplete_details: { reason: 'max_output_tokens' },
+            usage: { input_tokens: 3, output_tokens: 4 },
+          },
         }),
       ),
     );
@@ -226,7 +354,11 @@ describe('JSON bodies and robustness', () => {
   });
 
   it('reads a JSON error body sent as text/event-stream as JSON, and an empty event stream as cut', () => {
-    const r = parseResponse('anthropic.messages', SSE, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
+    const r = parseResponse(
+      'anthropic.messages',
+      SSE,
+      '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    );
     expect(r.stream).toBe(false);
     expect(r.errorClass).toBe('overloaded');
     const empty = parseResponse('anthropic.messages', SSE, '');
@@ -236,15 +368,29 @@ describe('JSON bodies and robustness', () => {
 
   it('sniffs SSE when content-type is missing and JSON when it starts with {', () => {
     const noCt: ResponseMeta = { status: 200, headers: [] };
-    expect(parseResponse('openai.chat', noCt, sse(chatChunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 } }), 'data: [DONE]')).stream).toBe(true);
-    const j = parseResponse('openai.chat', noCt, '  {"id":"a","model":"m","choices":[{"index":0,"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":3}}');
+    expect(
+      parseResponse(
+        'openai.chat',
+        noCt,
+        sse(chatChunk({ choices: [], usage: { prompt_tokens: 2, completion_tokens: 3 } }), 'data: [DONE]'),
+      ).stream,
+    ).toBe(true);
+    const j = parseResponse(
+      'openai.chat',
+      noCt,
+      '  {"id":"a","model":"m","choices":[{"index":0,"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":3}}',
+    );
     expect(j.stream).toBe(false);
     expect(j.outputText).toBe('x');
     expect(j.usage.output_tokens).toBe(3);
   });
 
   it('a non-JSON 502 body is upstream_5xx with the text as message', () => {
-    const r = parseResponse('openai.chat', { status: 502, headers: { 'content-type': 'text/html' } }, '<html>Bad gateway</html>');
+    const r = parseResponse(
+      'openai.chat',
+      { status: 502, headers: { 'content-type': 'text/html' } },
+      '<html>Bad gateway</html>',
+    );
     expect(r.errorClass).toBe('upstream_5xx');
     expect(r.errorMessage).toBe('<html>Bad gateway</html>');
     expect(r.abandoned).toBe(false);
@@ -252,7 +398,7 @@ describe('JSON bodies and robustness', () => {
 
   it('push never throws, whatever bytes arrive, and end still returns a result', () => {
     let seed = 7;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     for (const api of ['openai.chat', 'openai.responses', 'anthropic.messages', 'openrouter.chat'] as const) {
       for (let round = 0; round < 20; round++) {
         const p = createResponseParser(api, round % 2 ? SSE : JSON_META);
@@ -281,7 +427,10 @@ describe('SSE memory bound', () => {
     const { createSseDecoder } = await import('./sse.js');
     const events: string[] = [];
     let overflowed = 0;
-    const d = createSseDecoder({ onEvent: (e) => events.push(e.data), onOverflow: () => overflowed++ }, { maxEventChars: 1000 });
+    const d = createSseDecoder(
+      { onEvent: (e) => events.push(e.data), onOverflow: () => overflowed++ },
+      { maxEventChars: 1000 },
+    );
     d.push('data: {"a":1}\n\n');
     for (let i = 0; i < 50; i++) d.push(`data: ${'x'.repeat(100)}`);
     d.push('\n\ndata: late\n\n');
@@ -290,7 +439,10 @@ describe('SSE memory bound', () => {
     expect(overflowed).toBe(1);
     // many small complete events never trip the bound
     const ok: string[] = [];
-    const d2 = createSseDecoder({ onEvent: (e) => ok.push(e.data), onOverflow: () => overflowed++ }, { maxEventChars: 1000 });
+    const d2 = createSseDecoder(
+      { onEvent: (e) => ok.push(e.data), onOverflow: () => overflowed++ },
+      { maxEventChars: 1000 },
+    );
     for (let i = 0; i < 500; i++) d2.push(`data: ${i}\n\n`);
     d2.end();
     expect(ok.length).toBe(500);

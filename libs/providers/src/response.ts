@@ -215,10 +215,14 @@ class ResponseParser implements StreamParser {
   }
 
   private token(): void {
-    if (this.ttftMs === null && this.nowMs !== undefined && this.baseMs !== undefined) this.ttftMs = Math.max(0, this.nowMs - this.baseMs);
+    if (this.ttftMs === null && this.nowMs !== undefined && this.baseMs !== undefined)
+      this.ttftMs = Math.max(0, this.nowMs - this.baseMs);
   }
 
-  private setError(status: number, err: { type: string | null; code: string | number | null; message: string | null; upstream?: string | null }): void {
+  private setError(
+    status: number,
+    err: { type: string | null; code: string | number | null; message: string | null; upstream?: string | null },
+  ): void {
     if (this.errorClass !== null) return; // first error wins
     this.errorClass = classifyErrorObject(status, err);
     this.errorMessage = err.message;
@@ -474,7 +478,8 @@ class ResponseParser implements StreamParser {
       for (const block of Array.isArray(j['content']) ? j['content'] : []) {
         if (!isObj(block)) continue;
         if (block['type'] === 'text') this.text.push(str(block['text']) ?? '');
-        else if (block['type'] === 'tool_use') this.toolList.push({ name: str(block['name']) ?? '', arguments: JSON.stringify(block['input'] ?? {}) });
+        else if (block['type'] === 'tool_use')
+          this.toolList.push({ name: str(block['name']) ?? '', arguments: JSON.stringify(block['input'] ?? {}) });
       }
       this.finishReason = str(j['stop_reason']);
       if (isObj(j['usage'])) this.usageRaw = j['usage'];
@@ -492,7 +497,8 @@ class ResponseParser implements StreamParser {
         const msg = isObj(ch['message']) ? ch['message'] : {};
         const content = msg['content'];
         if (typeof content === 'string') this.text.push(content);
-        else if (Array.isArray(content)) for (const p of content) if (isObj(p) && typeof p['text'] === 'string') this.text.push(p['text']);
+        else if (Array.isArray(content))
+          for (const p of content) if (isObj(p) && typeof p['text'] === 'string') this.text.push(p['text']);
         const refusal = str(msg['refusal']);
         if (refusal) this.refusal.push(refusal);
         for (const tc of Array.isArray(msg['tool_calls']) ? msg['tool_calls'] : []) {
@@ -555,7 +561,8 @@ class ResponseParser implements StreamParser {
         usage = anthropicUsage(merged);
         // message_start's output_tokens is a running count, not the final one: without a
         // message_delta the final output is unknown (null), never the preliminary number.
-        if (this.deltaUsage === null || !Object.hasOwn(this.deltaUsage, 'output_tokens')) usage = { ...usage, output_tokens: null };
+        if (this.deltaUsage === null || !Object.hasOwn(this.deltaUsage, 'output_tokens'))
+          usage = { ...usage, output_tokens: null };
       }
     } else if (this.usageRaw !== null) {
       usagePresent = true;
@@ -591,7 +598,11 @@ class ResponseParser implements StreamParser {
         errorMessage = this.events === 0 ? 'stream ended before any event' : 'stream ended before its terminal event';
       } else if (this.malformed > 0 || this.internalError || this.overflow || !this.complete) {
         errorClass = 'malformed_response';
-        errorMessage = this.overflow ? 'body larger than the parser buffer' : stream ? `${this.malformed} stream event(s) were not valid JSON` : 'body is not a JSON object';
+        errorMessage = this.overflow
+          ? 'body larger than the parser buffer'
+          : stream
+            ? `${this.malformed} stream event(s) were not valid JSON`
+            : 'body is not a JSON object';
       }
     }
 

@@ -43,7 +43,10 @@ beforeAll(async () => {
       const sidecar = `${bodyPath.replace(/\.(json|sse)$/, '')}.headers.json`;
       const side = existsSync(sidecar)
         ? (JSON.parse(readFileSync(sidecar, 'utf8')) as { status: number; headers: [string, string][] })
-        : { status: Number(/error-(\d{3})/.exec(fixture)?.[1] ?? 200), headers: [['content-type', 'application/json']] as [string, string][] };
+        : {
+            status: Number(/error-(\d{3})/.exec(fixture)?.[1] ?? 200),
+            headers: [['content-type', 'application/json']] as [string, string][],
+          };
       const headers = side.headers.filter(([k]) => !HOP.has(k.toLowerCase()));
       const bytes = readFileSync(bodyPath);
       const t0 = performance.now();
@@ -71,14 +74,21 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
-const openai = (fixture: string, prefix = '/v1') => new OpenAI({ apiKey: 'sk-test', baseURL: `${base}/${fixture}${prefix}`, maxRetries: 0 });
-const anthropic = (fixture: string) => new Anthropic({ apiKey: 'sk-ant-test', baseURL: `${base}/${fixture}`, maxRetries: 0 });
+const openai = (fixture: string, prefix = '/v1') =>
+  new OpenAI({ apiKey: 'sk-test', baseURL: `${base}/${fixture}${prefix}`, maxRetries: 0 });
+const anthropic = (fixture: string) =>
+  new Anthropic({ apiKey: 'sk-ant-test', baseURL: `${base}/${fixture}`, maxRetries: 0 });
 const MSG = [{ role: 'user' as const, content: 'hi' }];
 
 describe('official SDKs vs our parser on the recorded fixtures', () => {
   it('openai chat stream with include_usage: same usage, text and finish reason', async () => {
     const f = 'openai/chat-stream-include-usage-cached-1024.sse';
-    const stream = await openai(f).chat.completions.create({ model: 'gpt-4.1', messages: MSG, stream: true, stream_options: { include_usage: true } });
+    const stream = await openai(f).chat.completions.create({
+      model: 'gpt-4.1',
+      messages: MSG,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | null | undefined;
     let finish: string | null = null;
@@ -136,7 +146,11 @@ describe('official SDKs vs our parser on the recorded fixtures', () => {
 
   it('openrouter stream through the openai SDK: usage.cost and provider echo match', async () => {
     const f = 'openrouter/chat-stream-cost.sse';
-    const stream = await openai(f, '/api/v1').chat.completions.create({ model: 'anthropic/claude-3.5-sonnet', messages: MSG, stream: true });
+    const stream = await openai(f, '/api/v1').chat.completions.create({
+      model: 'anthropic/claude-3.5-sonnet',
+      messages: MSG,
+      stream: true,
+    });
     let usage: (OpenAI.CompletionUsage & { cost?: number }) | undefined;
     let provider: string | undefined;
     for await (const chunk of stream) {
@@ -154,7 +168,8 @@ describe('official SDKs vs our parser on the recorded fixtures', () => {
       const stream = anthropic(f).messages.stream({ model: 'claude', max_tokens: 512, messages: MSG });
       const m = await stream.finalMessage();
       const r = ours.get(f)!;
-      const sdkInput = m.usage.input_tokens + (m.usage.cache_read_input_tokens ?? 0) + (m.usage.cache_creation_input_tokens ?? 0);
+      const sdkInput =
+        m.usage.input_tokens + (m.usage.cache_read_input_tokens ?? 0) + (m.usage.cache_creation_input_tokens ?? 0);
       expect(r.usage.input_tokens).toBe(sdkInput);
       expect(r.usage.output_tokens).toBe(m.usage.output_tokens);
       expect(r.usage.cache_read_input_tokens).toBe(m.usage.cache_read_input_tokens);
@@ -172,7 +187,9 @@ describe('official SDKs vs our parser on the recorded fixtures', () => {
     const m = await anthropic(f).messages.create({ model: 'claude', max_tokens: 512, messages: MSG });
     const r = ours.get(f)!;
     expect(r.usage.cache_creation_input_tokens).toBe(m.usage.cache_creation_input_tokens);
-    expect(r.usage.input_tokens).toBe(m.usage.input_tokens + (m.usage.cache_creation_input_tokens ?? 0) + (m.usage.cache_read_input_tokens ?? 0));
+    expect(r.usage.input_tokens).toBe(
+      m.usage.input_tokens + (m.usage.cache_creation_input_tokens ?? 0) + (m.usage.cache_read_input_tokens ?? 0),
+    );
   });
 
   it.each([
@@ -182,7 +199,10 @@ describe('official SDKs vs our parser on the recorded fixtures', () => {
   ])('%s: the SDK throws an APIError with status %i; we classify %s', async (f, status, cls) => {
     const err = await anthropic(f)
       .messages.create({ model: 'claude', max_tokens: 8, messages: MSG })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(Anthropic.APIError);
     expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(status);
     expect(ours.get(f)!.errorClass).toBe(cls);

@@ -54,30 +54,36 @@ describe('SSE line ends', () => {
       fc.stringMatching(/^[a-z é]{0,6}$/).map((v) => `data: ${v}`),
       fc.constantFrom('event: x', ': keep-alive', 'id: 1', 'retry: 5'),
     );
-    const event = fc.tuple(fc.array(fc.tuple(line, eol), { minLength: 1, maxLength: 3 }), eol).map(([ls, end]) => ls.map(([l, e]) => l + e).join('') + end);
+    const event = fc
+      .tuple(fc.array(fc.tuple(line, eol), { minLength: 1, maxLength: 3 }), eol)
+      .map(([ls, end]) => ls.map(([l, e]) => l + e).join('') + end);
     fc.assert(
-      fc.property(fc.array(event, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { maxLength: 6 }), (evs, cuts) => {
-        const whole = evs.join('');
-        const bytes = Buffer.from(whole, 'utf8');
-        const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-        const parts: Uint8Array[] = [];
-        let prev = 0;
-        for (const p of [...points, bytes.length]) {
-          parts.push(bytes.subarray(prev, p));
-          prev = p;
-        }
-        const ref = feed([whole]);
-        const got = feed(parts);
-        expect(got.events).toEqual(ref.events);
-        // every event whose terminating bytes arrived by push i is dispatched by then: count the
-        // events that end within the first k bytes by decoding that prefix alone, ended
-        let upTo = 0;
-        for (let i = 0; i < parts.length; i++) {
-          upTo += parts[i]!.length;
-          const prefixEvents = feed([bytes.subarray(0, upTo)]).after[0]!;
-          expect(got.after[i]).toBe(prefixEvents);
-        }
-      }),
+      fc.property(
+        fc.array(event, { minLength: 1, maxLength: 5 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (evs, cuts) => {
+          const whole = evs.join('');
+          const bytes = Buffer.from(whole, 'utf8');
+          const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+          const parts: Uint8Array[] = [];
+          let prev = 0;
+          for (const p of [...points, bytes.length]) {
+            parts.push(bytes.subarray(prev, p));
+            prev = p;
+          }
+          const ref = feed([whole]);
+          const got = feed(parts);
+          expect(got.events).toEqual(ref.events);
+          // every event whose terminating bytes arrived by push i is dispatched by then: count the
+          // events that end within the first k bytes by decoding that prefix alone, ended
+          let upTo = 0;
+          for (let i = 0; i < parts.length; i++) {
+            upTo += parts[i]!.length;
+            const prefixEvents = feed([bytes.subarray(0, upTo)]).after[0]!;
+            expect(got.after[i]).toBe(prefixEvents);
+          }
+        },
+      ),
       { numRuns: 400, seed: 7 },
     );
   });

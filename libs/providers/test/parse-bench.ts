@@ -47,7 +47,7 @@ const arms: Record<string, () => void> = {
 };
 
 // Warm-up (JIT), not measured.
-for (const fn of Object.values(arms)) for (const t0 = performance.now(); performance.now() - t0 < MS; ) fn();
+for (const fn of Object.values(arms)) for (const t0 = performance.now(); performance.now() - t0 < MS;) fn();
 const samples: Record<string, number[]> = Object.fromEntries(Object.keys(arms).map((k) => [k, []]));
 for (let r = 0; r < ROUNDS; r++) {
   const order = r % 2 === 0 ? Object.keys(arms) : Object.keys(arms).reverse(); // interleave
@@ -69,7 +69,14 @@ for (let r = 0; r < ROUNDS; r++) {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const spread = (xs: number[]) => (Math.max(...xs) - Math.min(...xs)) / median(xs);
 const base = median(samples['baseline']!);
-console.log(`node ${process.version}, ${cpus().length}× ${cpus()[0]?.model ?? '?'}, load ${loadavg().map((l) => l.toFixed(1)).join(' ')}; ${ROUNDS} rounds × ${MS} ms, ${streams.length} streams, ${totalBytes} bytes`);
+console.log(
+  `node ${process.version}, ${cpus().length}× ${cpus()[0]?.model ?? '?'}, load ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; ${ROUNDS} rounds × ${MS} ms, ${streams.length} streams, ${totalBytes} bytes`,
+);
 console.log('| arm | median MB per CPU-s | ratio vs baseline | spread (max−min)/median |');
 console.log('|---|---|---|---|');
-for (const [name, xs] of Object.entries(samples)) console.log(`| ${name} | ${median(xs).toFixed(1)} | ${(median(xs) / base).toFixed(2)} | ${(spread(xs) * 100).toFixed(0)}% |`);
+for (const [name, xs] of Object.entries(samples))
+  console.log(
+    `| ${name} | ${median(xs).toFixed(1)} | ${(median(xs) / base).toFixed(2)} | ${(spread(xs) * 100).toFixed(0)}% |`,
+  );

@@ -31,7 +31,9 @@ describe('createArmLimiter (this process)', () => {
   it('never lets more than rpm starts into any sliding window', async () => {
     const l = createArmLimiter({ id: 'rpm-local', rpm: 10, windowMs: 300 });
     const starts: { at: number; w: number }[] = [];
-    await Promise.all(Array.from({ length: 25 }, () => l.schedule(1, async () => void starts.push({ at: Date.now(), w: 1 }))));
+    await Promise.all(
+      Array.from({ length: 25 }, () => l.schedule(1, async () => void starts.push({ at: Date.now(), w: 1 }))),
+    );
     expect(starts).toHaveLength(25);
     expect(maxInWindow(starts, 300)).toBeLessThanOrEqual(10);
     await l.close();
@@ -40,7 +42,9 @@ describe('createArmLimiter (this process)', () => {
   it('never lets more than tpm tokens into any sliding window', async () => {
     const l = createArmLimiter({ id: 'tpm-local', tpm: 600, windowMs: 600 });
     const starts: { at: number; w: number }[] = [];
-    await Promise.all(Array.from({ length: 30 }, () => l.schedule(40, async () => void starts.push({ at: Date.now(), w: 40 }))));
+    await Promise.all(
+      Array.from({ length: 30 }, () => l.schedule(40, async () => void starts.push({ at: Date.now(), w: 40 }))),
+    );
     expect(starts).toHaveLength(30); // 1,200 tokens: needs more than one window
     expect(maxInWindow(starts, 600)).toBeLessThanOrEqual(600);
     const span = Math.max(...starts.map((s) => s.at)) - Math.min(...starts.map((s) => s.at));
@@ -71,7 +75,10 @@ describe('createArmLimiter (this process)', () => {
     const b = createArmLimiter({ id: 'pb' });
     const t0 = Date.now();
     a.pauseFor(250);
-    const [ta, tb] = await Promise.all([a.schedule(1, async () => Date.now() - t0), b.schedule(1, async () => Date.now() - t0)]);
+    const [ta, tb] = await Promise.all([
+      a.schedule(1, async () => Date.now() - t0),
+      b.schedule(1, async () => Date.now() - t0),
+    ]);
     expect(ta).toBeGreaterThanOrEqual(245);
     expect(tb).toBeLessThan(100);
     expect(a.pausedForMs()).toBe(0);
@@ -98,7 +105,10 @@ describe('createArmLimiter (cluster-wide through Redis)', () => {
     const l2 = createArmLimiter({ id, rpm: 10, windowMs: 2000, redisUrl: url });
     const starts: { at: number; w: number }[] = [];
     const job = async () => void starts.push({ at: Date.now(), w: 1 });
-    await Promise.all([...Array.from({ length: 6 }, () => l1.schedule(1, job)), ...Array.from({ length: 6 }, () => l2.schedule(1, job))]);
+    await Promise.all([
+      ...Array.from({ length: 6 }, () => l1.schedule(1, job)),
+      ...Array.from({ length: 6 }, () => l2.schedule(1, job)),
+    ]);
     expect(starts).toHaveLength(12);
     // Starts are observed in the job callbacks, which a loaded machine can delay and bunch by a few
     // hundred ms, so the window checked is 400 ms shorter than the limiter's. Shared, the 12 starts

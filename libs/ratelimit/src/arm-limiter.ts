@@ -54,7 +54,11 @@ export interface ArmLimiter {
  *   heartbeat, so the heartbeat is set to `I`.)
  * Source: sliding-window bound of a token bucket, B + r·W (RFC 2697's committed burst and rate).
  */
-export function limiterSettings(o: { rpm?: number | undefined; tpm?: number | undefined; windowMs?: number | undefined }): {
+export function limiterSettings(o: {
+  rpm?: number | undefined;
+  tpm?: number | undefined;
+  windowMs?: number | undefined;
+}): {
   minTimeMs: number;
   bucket: { size: number; refillAmount: number; refillIntervalMs: number } | null;
 } {
@@ -102,7 +106,8 @@ function normaliseScriptErrors(client: Redis): void {
       const cb = args[args.length - 1];
       if (typeof cb !== 'function') return orig(...args);
       return orig(...args.slice(0, -1), (err: Error | null, res: unknown) => {
-        if (err && /^ERR (UNKNOWN_CLIENT|SETTINGS_KEY_NOT_FOUND)\b/.test(err.message)) err.message = err.message.slice(4);
+        if (err && /^ERR (UNKNOWN_CLIENT|SETTINGS_KEY_NOT_FOUND)\b/.test(err.message))
+          err.message = err.message.slice(4);
         (cb as (e: Error | null, r: unknown) => void)(err, res);
       });
     };
@@ -144,7 +149,12 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
     });
   }
   if (opts.redisUrl) {
-    Object.assign(settings, { datastore: 'ioredis', clearDatastore: false, connection: redisConnection(opts.redisUrl), timeout: 600_000 });
+    Object.assign(settings, {
+      datastore: 'ioredis',
+      clearDatastore: false,
+      connection: redisConnection(opts.redisUrl),
+      timeout: 600_000,
+    });
   }
   // no rate to keep: skip bottleneck altogether (its queue costs event-loop hops, i.e. start skew)
   const limiter = minTimeMs > 0 || bucket ? new Bottleneck(settings) : null;
@@ -166,7 +176,8 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
           // bottleneck assigns start slots when it schedules; after an event-loop stall several
           // slots fire at once, so the spacing is enforced again at the actual start (this process)
           if (minTimeMs > 0) {
-            for (let wait = lastStartMs + minTimeMs - Date.now(); wait > 0; wait = lastStartMs + minTimeMs - Date.now()) await sleep(wait);
+            for (let wait = lastStartMs + minTimeMs - Date.now(); wait > 0; wait = lastStartMs + minTimeMs - Date.now())
+              await sleep(wait);
             lastStartMs = Date.now();
           }
           opts.onWait?.(Date.now() - queuedAt);

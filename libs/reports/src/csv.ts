@@ -13,11 +13,73 @@ function table<T extends object>(rows: readonly T[], columns: readonly (keyof T 
 }
 
 /** Column order of `calls.csv`. */
-export const CALL_COLUMNS: readonly (keyof CallRow)[] = Object.freeze(['started_at', 'campaign_id', 'call_type', 'item_hash', 'arm_id', 'role', 'route', 'upstream', 'model_echo', 'pin_honored', 'status', 'http_status', 'error_class', 'attempts', 'latency_ms', 'ttft_ms', 'start_skew_ms', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'reasoning_tokens', 'cost_usd', 'cost_basis', 'charged_usd', 'abandoned'] as const);
+export const CALL_COLUMNS: readonly (keyof CallRow)[] = Object.freeze([
+  'started_at',
+  'campaign_id',
+  'call_type',
+  'item_hash',
+  'arm_id',
+  'role',
+  'route',
+  'upstream',
+  'model_echo',
+  'pin_honored',
+  'status',
+  'http_status',
+  'error_class',
+  'attempts',
+  'latency_ms',
+  'ttft_ms',
+  'start_skew_ms',
+  'prompt_tokens',
+  'completion_tokens',
+  'cached_tokens',
+  'reasoning_tokens',
+  'cost_usd',
+  'cost_basis',
+  'charged_usd',
+  'abandoned',
+] as const);
 /** Column order of `arms.csv`. */
-export const ARM_COLUMNS: readonly (keyof ArmRollup)[] = Object.freeze(['arm_id', 'role', 'route', 'calls', 'ok', 'never_completed', 'never_completed_share', 'never_completed_lower', 'never_completed_upper', 'abandoned', 'cost_basis', 'cost_usd', 'cost_priced_calls', 'cost_other_basis', 'cost_unpriced', 'cost_per_prompt_token_usd', 'charged_usd', 'cache_hit_share', 'latency_p50_ms', 'latency_p90_ms', 'distinct_upstreams', 'z_vs_incumbent', 'p_vs_incumbent', 'p_holm'] as const);
+export const ARM_COLUMNS: readonly (keyof ArmRollup)[] = Object.freeze([
+  'arm_id',
+  'role',
+  'route',
+  'calls',
+  'ok',
+  'never_completed',
+  'never_completed_share',
+  'never_completed_lower',
+  'never_completed_upper',
+  'abandoned',
+  'cost_basis',
+  'cost_usd',
+  'cost_priced_calls',
+  'cost_other_basis',
+  'cost_unpriced',
+  'cost_per_prompt_token_usd',
+  'charged_usd',
+  'cache_hit_share',
+  'latency_p50_ms',
+  'latency_p90_ms',
+  'distinct_upstreams',
+  'z_vs_incumbent',
+  'p_vs_incumbent',
+  'p_holm',
+] as const);
 /** Column order of `hosts.csv`. */
-export const HOST_COLUMNS: readonly (keyof HostRollup)[] = Object.freeze(['arm_id', 'role', 'upstream', 'calls', 'never_completed', 'never_completed_share', 'pin_honored_true', 'pin_honored_false', 'pin_honored_null', 'latency_p50_ms'] as const);
+export const HOST_COLUMNS: readonly (keyof HostRollup)[] = Object.freeze([
+  'arm_id',
+  'role',
+  'upstream',
+  'calls',
+  'never_completed',
+  'never_completed_share',
+  'pin_honored_true',
+  'pin_honored_false',
+  'pin_honored_null',
+  'latency_p50_ms',
+] as const);
 
 /** The three ledger tables as CSV texts: `{ calls, arms, hosts }`. */
 export function ledgerCsv(l: Ledger): { calls: string; arms: string; hosts: string } {

@@ -24,35 +24,72 @@ describe('HTML report in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    });
   });
   afterAll(async () => browser?.close());
 
   it('draws the frontier with no arm at the origin and lists dominated, insufficient and unpriced arms beside it', async () => {
     const msgs: ObsMessage[] = synthCampaign(CID, 60, 0.85, { cheap: 'same', mid: 0.7 });
-    for (let i = 0; i < 60; i++) msgs.push(synthObservation(CID, i, 'pricey', 'candidate', { costUsd: 0.004 + (i % 5) * 1e-4, correct: i % 3 !== 0 }));
+    for (let i = 0; i < 60; i++)
+      msgs.push(
+        synthObservation(CID, i, 'pricey', 'candidate', { costUsd: 0.004 + (i % 5) * 1e-4, correct: i % 3 !== 0 }),
+      );
     for (let i = 0; i < 5; i++) msgs.push(synthObservation(CID, i, 'few', 'candidate'));
-    for (let i = 0; i < 60; i++) msgs.push(synthObservation(CID, i, 'nocost', 'candidate', { usageNull: true, costUsd: null }));
-    const r = foldReport({ campaign: { campaign_id: CID, spec: synthSpec(['cheap', 'mid', 'pricey', 'few', 'nocost']), run_index: 1, state: 'completed' }, messages: msgs, provisional: false });
+    for (let i = 0; i < 60; i++)
+      msgs.push(synthObservation(CID, i, 'nocost', 'candidate', { usageNull: true, costUsd: null }));
+    const r = foldReport({
+      campaign: {
+        campaign_id: CID,
+        spec: synthSpec(['cheap', 'mid', 'pricey', 'few', 'nocost']),
+        run_index: 1,
+        state: 'completed',
+      },
+      messages: msgs,
+      provisional: false,
+    });
     const page = await open(browser, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }), 'verdict-report');
 
     const svg = page.locator('svg.frontier-chart');
     expect(await svg.count()).toBe(1);
-    const origin = { x: Number(await svg.getAttribute('data-origin-x')), y: Number(await svg.getAttribute('data-origin-y')) };
-    const markers = await page.$$eval('circle.arm-marker', (cs) => cs.map((c) => ({ arm: c.getAttribute('data-arm'), cx: Number(c.getAttribute('cx')), cy: Number(c.getAttribute('cy')), r: c.getBoundingClientRect() })));
+    const origin = {
+      x: Number(await svg.getAttribute('data-origin-x')),
+      y: Number(await svg.getAttribute('data-origin-y')),
+    };
+    const markers = await page.$$eval('circle.arm-marker', (cs) =>
+      cs.map((c) => ({
+        arm: c.getAttribute('data-arm'),
+        cx: Number(c.getAttribute('cx')),
+        cy: Number(c.getAttribute('cy')),
+        r: c.getBoundingClientRect(),
+      })),
+    );
     expect(markers.map((m) => m.arm).sort()).toEqual(['cheap', 'inc', 'mid', 'pricey']);
     for (const m of markers) {
       expect(Math.hypot(m.cx - origin.x, m.cy - origin.y)).toBeGreaterThan(10);
       expect(m.r.width).toBeGreaterThan(0); // actually rendered
     }
-    const beside = await page.$$eval('ul.beside > li', (ls) => ls.map((l) => [l.getAttribute('data-arm'), l.textContent ?? '']));
+    const beside = await page.$$eval('ul.beside > li', (ls) =>
+      ls.map((l) => [l.getAttribute('data-arm'), l.textContent ?? '']),
+    );
     const why = Object.fromEntries(beside) as Record<string, string>;
     expect(why.few).toContain('cannot measure: insufficient (have 5, need 8)');
     expect(why.nocost).toContain('cannot measure: unpriced');
     expect(why.pricey).toMatch(/dominated by (inc|cheap)/);
     expect(why.inc).toBe('inc — dominated by cheap');
     // every drawn arm has whiskers, the incumbent's from the bundle (normal approximation)
-    for (const arm of ['inc', 'cheap', 'mid', 'pricey']) expect(await page.locator(`svg.frontier-chart line.whisker[data-arm="${arm}"]`).count()).toBe(2);
+    for (const arm of ['inc', 'cheap', 'mid', 'pricey'])
+      expect(await page.locator(`svg.frontier-chart line.whisker[data-arm="${arm}"]`).count()).toBe(2);
     expect(await page.locator('svg.frontier-chart line.margin').count()).toBe(1);
     expect(await page.locator('svg.frontier-chart g.legend text.legend-arm').count()).toBe(4);
     expect(await page.locator('svg.frontier-chart text.x-tick').count()).toBeGreaterThanOrEqual(3);
@@ -64,18 +101,36 @@ describe('HTML report in headless Chromium', () => {
     expect(await page.locator('code.run-record-id').textContent()).toBe(r.runRecordId);
     expect(await page.locator('h1').textContent()).toContain(CID);
     const incLatency = r.runRecord.call_types[0]!.arms.find((a) => a.arm_id === 'inc')!.latency_ms;
-    expect(await page.locator('table.arms tr[data-arm="inc"] td.latency').textContent()).toBe(`${incLatency.p50!.toFixed(0)} / ${incLatency.p90!.toFixed(0)}`);
+    expect(await page.locator('table.arms tr[data-arm="inc"] td.latency').textContent()).toBe(
+      `${incLatency.p50!.toFixed(0)} / ${incLatency.p90!.toFixed(0)}`,
+    );
     await page.close();
   });
 
   it('gives a finance reader the header figures of the report JSON, labelled savings, a projection and a glossary, and no raw JSON', async () => {
     const msgs: ObsMessage[] = synthCampaign(CID, 60, 0.85, { cheap: 'same' });
-    const spec = synthSpec(['cheap'], { max_cost_usd: 7.5, alpha: 0.1, margins: { noninferiority_pp: 3, min_savings: 0.25 } });
+    const spec = synthSpec(['cheap'], {
+      max_cost_usd: 7.5,
+      alpha: 0.1,
+      margins: { noninferiority_pp: 3, min_savings: 0.25 },
+    });
     // the candidate's card came from the price catalogue (as the control API pins it)
-    spec.candidates[0]!.rate_card_from = { catalogue: '2025-08-01.1', model: 'gpt-4o-mini', source: 'https://openai.com/api/pricing/', as_of: '2025-08-01' };
-    const r = foldReport({ campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' }, messages: msgs, provisional: false });
+    spec.candidates[0]!.rate_card_from = {
+      catalogue: '2025-08-01.1',
+      model: 'gpt-4o-mini',
+      source: 'https://openai.com/api/pricing/',
+      as_of: '2025-08-01',
+    };
+    const r = foldReport({
+      campaign: { campaign_id: CID, spec, run_index: 1, state: 'completed' },
+      messages: msgs,
+      provisional: false,
+    });
     const page = await open(browser, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }), 'report-header');
-    const field = async (f: string) => ({ value: await page.locator(`dd[data-field="${f}"]`).getAttribute('data-value'), text: (await page.locator(`dd[data-field="${f}"]`).textContent()) ?? '' });
+    const field = async (f: string) => ({
+      value: await page.locator(`dd[data-field="${f}"]`).getAttribute('data-value'),
+      text: (await page.locator(`dd[data-field="${f}"]`).textContent()) ?? '',
+    });
 
     // expectations from the inputs (the spec above and the synthetic charges), not from the renderer
     expect(await field('campaign')).toMatchObject({ value: CID });
@@ -86,7 +141,8 @@ describe('HTML report in headless Chromium', () => {
     expect(await field('alpha')).toMatchObject({ value: '0.1' });
     // synthObservation charges ceil(cost·1e6) µ$ per call: incumbent 0.002 + (i%7)·1e-5, candidate 0.0004 + (i%7)·1e-5
     let charged = 0;
-    for (let i = 0; i < 60; i++) charged += Math.ceil((0.002 + (i % 7) * 1e-5) * 1e6) + Math.ceil((0.0004 + (i % 7) * 1e-5) * 1e6);
+    for (let i = 0; i < 60; i++)
+      charged += Math.ceil((0.002 + (i % 7) * 1e-5) * 1e6) + Math.ceil((0.0004 + (i % 7) * 1e-5) * 1e6);
     expect(r.runRecord.spend?.arms_micro_usd).toBe(charged);
     expect(Number((await field('spend_arms_usd')).value)).toBeCloseTo(charged / 1e6, 9);
     expect(Number((await field('spend_share_of_cap')).value)).toBeCloseTo(charged / 1e6 / 7.5, 9);
@@ -95,10 +151,13 @@ describe('HTML report in headless Chromium', () => {
     const c = r.report.call_types![0]!.comparisons[0]!;
     const sv = c.stats!.cost_savings!;
     const verdict = (await page.locator('ul.verdict li').first().textContent()) ?? '';
-    expect(verdict).toContain(`projected savings ${(sv.point * 100).toFixed(1)}% [${(sv.lower * 100).toFixed(1)}%, ${(sv.upper * 100).toFixed(1)}%]`);
+    expect(verdict).toContain(
+      `projected savings ${(sv.point * 100).toFixed(1)}% [${(sv.lower * 100).toFixed(1)}%, ${(sv.upper * 100).toFixed(1)}%]`,
+    );
     expect(verdict).toContain('rate card (derived) basis');
     expect(verdict).toContain('not realized savings');
-    for (const cell of await page.locator('table.comparisons td.savings').allTextContents()) expect(cell).toContain('projection');
+    for (const cell of await page.locator('table.comparisons td.savings').allTextContents())
+      expect(cell).toContain('projection');
     // projection: 60 requests over the synthetic window (items 1 s apart, last one ends after 500 + 59%13·10 ms)
     const windowMs = 59_000 + 500 + (59 % 13) * 10;
     const perMonth = 60 * ((30 * 24 * 3_600_000) / windowMs);
@@ -106,8 +165,12 @@ describe('HTML report in headless Chromium', () => {
     const row = page.locator('table.projection tr[data-candidate="cheap"]');
     expect(Number(await row.getAttribute('data-savings-month-usd'))).toBeCloseTo(perMonth * incMean * sv.point, 3);
     expect(await row.locator('td.projection').textContent()).toContain('projection');
-    expect(await page.locator('section.projection-section').textContent()).toContain('Extrapolated from a short window');
-    expect(await page.locator('table.arms tr[data-arm="cheap"] .card-from').textContent()).toBe('rate card from price catalogue 2025-08-01.1 (gpt-4o-mini, listed 2025-08-01 at https://openai.com/api/pricing/)');
+    expect(await page.locator('section.projection-section').textContent()).toContain(
+      'Extrapolated from a short window',
+    );
+    expect(await page.locator('table.arms tr[data-arm="cheap"] .card-from').textContent()).toBe(
+      'rate card from price catalogue 2025-08-01.1 (gpt-4o-mini, listed 2025-08-01 at https://openai.com/api/pricing/)',
+    );
     expect(await page.locator('table.arms tr[data-arm="inc"] .card-from').count()).toBe(0);
     // glossary terms and no raw JSON objects anywhere in the visible text
     const terms = await page.locator('dl.glossary dt').allTextContents();
@@ -121,8 +184,16 @@ describe('HTML report in headless Chromium', () => {
   });
 
   it(`warns when an arm's p90 start skew exceeds ${SKEW_WARNING_MS} ms`, async () => {
-    const msgs = synthCampaign(CID, 40, 0.85, { late: 'same' }).map((m) => (m.schema === 'shadow.observation/v1' && m.arm_id === 'late' ? { ...m, start_skew_ms: 1200 + (m.latency_ms ?? 0) } : m));
-    const r = foldReport({ campaign: { campaign_id: CID, spec: synthSpec(['late']), run_index: 1, state: 'completed' }, messages: msgs, provisional: false });
+    const msgs = synthCampaign(CID, 40, 0.85, { late: 'same' }).map((m) =>
+      m.schema === 'shadow.observation/v1' && m.arm_id === 'late'
+        ? { ...m, start_skew_ms: 1200 + (m.latency_ms ?? 0) }
+        : m,
+    );
+    const r = foldReport({
+      campaign: { campaign_id: CID, spec: synthSpec(['late']), run_index: 1, state: 'completed' },
+      messages: msgs,
+      provisional: false,
+    });
     const page = await open(browser, renderReportHtml(r.report, r.runRecord), 'report-skew');
     const warning = page.locator('div.warning.concurrency');
     expect(await warning.count()).toBe(1);

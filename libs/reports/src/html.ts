@@ -7,7 +7,17 @@
  * legend, ticked axes); quality by context size; the arm and comparison tables; a glossary.
  * No scripts, no external resources, no raw JSON.
  */
-import type { ArmView, CallTypeReport, CampaignSpec, Comparison, FrontierPoint, Percentiles, Report, RunArmTimes, RunRecord } from '@shadowplane/contracts';
+import type {
+  ArmView,
+  CallTypeReport,
+  CampaignSpec,
+  Comparison,
+  FrontierPoint,
+  Percentiles,
+  Report,
+  RunArmTimes,
+  RunRecord,
+} from '@shadowplane/contracts';
 
 /** Start skew (ms, p90 over an arm's calls) above which the report warns that arms did not run concurrently. */
 export const SKEW_WARNING_MS = 500;
@@ -19,8 +29,21 @@ const SHORT_WINDOW_HOURS = 24;
 /** The parts of an evidence bundle the renderer reads (libs/evidence `BundleParts`); all optional. */
 export interface RenderBundle {
   parts?: {
-    cost_evidence?: { call_type: string; arm_id: string; obs_id: string; item_hash: string; basis: string | null; usd: number | null; on_basis: boolean; input_tokens: number | null }[];
-    paired?: { call_type: string; candidate_arm_id: string; rows: { item_hash: string; q_inc: number; q_cand: number; obs_inc: string; obs_cand: string }[] }[];
+    cost_evidence?: {
+      call_type: string;
+      arm_id: string;
+      obs_id: string;
+      item_hash: string;
+      basis: string | null;
+      usd: number | null;
+      on_basis: boolean;
+      input_tokens: number | null;
+    }[];
+    paired?: {
+      call_type: string;
+      candidate_arm_id: string;
+      rows: { item_hash: string; q_inc: number; q_cand: number; obs_inc: string; obs_cand: string }[];
+    }[];
   };
 }
 
@@ -30,7 +53,8 @@ export interface RenderOptions {
   bundle?: RenderBundle | null;
 }
 
-const esc = (s: unknown): string => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const esc = (s: unknown): string =>
+  String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /**
  * A USD amount as a finance reader compares it by eye: plain decimals, never exponent notation.
  * ≥ $1: two decimals with thousands separators ($1,234.50); ≥ $0.01: four decimals; smaller
@@ -45,10 +69,16 @@ export function usd(x: number | null | undefined): string {
   if (a >= 0.01) return `${sign}$${a.toFixed(4)}`;
   return `${sign}$${a.toFixed(Math.min(12, 3 - Math.floor(Math.log10(a))))}`;
 }
-const pct = (x: number | null | undefined, d = 1): string => (x === null || x === undefined ? '—' : `${(x * 100).toFixed(d)}%`);
+const pct = (x: number | null | undefined, d = 1): string =>
+  x === null || x === undefined ? '—' : `${(x * 100).toFixed(d)}%`;
 const num = (x: number | null | undefined, d = 0): string => (x === null || x === undefined ? '—' : x.toFixed(d));
-const BASIS_LABEL: Record<string, string> = { provider_reported: 'provider-reported (measured)', rate_card: 'rate card (derived)', estimate: 'estimate (chars÷4; never ranks)' };
-const basisLabel = (b: string | null | undefined): string => (b === null || b === undefined ? 'unpriced' : (BASIS_LABEL[b] ?? b));
+const BASIS_LABEL: Record<string, string> = {
+  provider_reported: 'provider-reported (measured)',
+  rate_card: 'rate card (derived)',
+  estimate: 'estimate (chars÷4; never ranks)',
+};
+const basisLabel = (b: string | null | undefined): string =>
+  b === null || b === undefined ? 'unpriced' : (BASIS_LABEL[b] ?? b);
 /** `reason: n, …` or `none` — never a JSON object on the page. */
 const counts = (r: Record<string, number> | undefined): string => {
   const e = Object.entries(r ?? {});
@@ -67,7 +97,8 @@ export function niceTicks(lo: number, hi: number, n = 5): number[] {
   const f = raw / mag;
   const step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * mag;
   const out: number[] = [];
-  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step) out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
+  for (let v = Math.ceil(lo / step - 1e-9) * step; v <= hi + step * 1e-9; v += step)
+    out.push(Math.abs(v) < step * 1e-9 ? 0 : v);
   return out;
 }
 
@@ -98,23 +129,50 @@ function frontierChart(ct: CallTypeReport, spec: CampaignSpec | null, bundle: Re
   // whiskers are the 95% normal-approximation interval of its own mean cost and quality
   const incWhiskers = (p: FrontierPoint): { ci: [number, number] | null; qi: [number, number] | null } => {
     const arm = ct.arms.find((a) => a.arm_id === p.arm_id);
-    const ev = bundle?.parts?.cost_evidence?.filter((r) => r.call_type === ct.call_type && r.arm_id === p.arm_id && r.on_basis && r.usd !== null) ?? [];
+    const ev =
+      bundle?.parts?.cost_evidence?.filter(
+        (r) => r.call_type === ct.call_type && r.arm_id === p.arm_id && r.on_basis && r.usd !== null,
+      ) ?? [];
     const qs = new Map<string, number>();
-    for (const pr of bundle?.parts?.paired?.filter((x) => x.call_type === ct.call_type) ?? []) for (const r of pr.rows) qs.set(r.item_hash, r.q_inc);
-    return { ci: meanInterval(p.cost_usd, ev.map((r) => r.usd!), arm?.cost.n_priced ?? 0), qi: meanInterval(p.quality, [...qs.values()], arm?.quality.n_scored ?? 0) };
+    for (const pr of bundle?.parts?.paired?.filter((x) => x.call_type === ct.call_type) ?? [])
+      for (const r of pr.rows) qs.set(r.item_hash, r.q_inc);
+    return {
+      ci: meanInterval(
+        p.cost_usd,
+        ev.map((r) => r.usd!),
+        arm?.cost.n_priced ?? 0,
+      ),
+      qi: meanInterval(p.quality, [...qs.values()], arm?.quality.n_scored ?? 0),
+    };
   };
-  const pts = ct.frontier.points.map((p) => (p.arm_id === incId && p.cost_interval === null && p.quality_interval === null ? { ...p, ...(() => { const w = incWhiskers(p); return { cost_interval: w.ci, quality_interval: w.qi }; })() } : p));
+  const pts = ct.frontier.points.map((p) =>
+    p.arm_id === incId && p.cost_interval === null && p.quality_interval === null
+      ? {
+          ...p,
+          ...(() => {
+            const w = incWhiskers(p);
+            return { cost_interval: w.ci, quality_interval: w.qi };
+          })(),
+        }
+      : p,
+  );
   if (pts.length === 0) return `<p class="no-chart">No arm is measurable on this call type; nothing is drawn.</p>`;
   const incPoint = pts.find((p) => p.arm_id === incId);
   const marginPp = spec?.margins.noninferiority_pp ?? null;
   const marginY = incPoint && marginPp !== null ? incPoint.quality - marginPp / 100 : null;
   const xs = pts.flatMap((p) => [p.cost_usd, ...(p.cost_interval ?? [])]);
-  const ys = [...pts.flatMap((p) => [p.quality, ...(p.quality_interval ?? [])]), ...(marginY === null ? [] : [marginY])];
+  const ys = [
+    ...pts.flatMap((p) => [p.quality, ...(p.quality_interval ?? [])]),
+    ...(marginY === null ? [] : [marginY]),
+  ];
   const range = (v: number[], floor: number | null, ceil: number | null) => {
     const lo = Math.min(...v);
     const hi = Math.max(...v);
     const pad = Math.max((hi - lo) * 0.15, Math.abs(hi) * 0.1, 1e-9);
-    return [floor === null ? lo - pad : Math.max(floor, lo - pad), ceil === null ? hi + pad : Math.min(ceil, hi + pad)] as const;
+    return [
+      floor === null ? lo - pad : Math.max(floor, lo - pad),
+      ceil === null ? hi + pad : Math.min(ceil, hi + pad),
+    ] as const;
   };
   // cost cannot be negative, quality lives in [0, 1]: the padded ends never show impossible values
   let [x0, x1] = range(xs, 0, null);
@@ -128,18 +186,33 @@ function frontierChart(ct: CallTypeReport, spec: CampaignSpec | null, bundle: Re
     const cx = sx(p.cost_usd).toFixed(1);
     const cy = sy(p.quality).toFixed(1);
     const wh: string[] = [];
-    if (p.cost_interval) wh.push(`<line class="whisker" data-arm="${esc(p.arm_id)}" data-axis="cost" x1="${sx(p.cost_interval[0]).toFixed(1)}" x2="${sx(p.cost_interval[1]).toFixed(1)}" y1="${cy}" y2="${cy}" stroke="#555"/>`);
-    if (p.quality_interval) wh.push(`<line class="whisker" data-arm="${esc(p.arm_id)}" data-axis="quality" x1="${cx}" x2="${cx}" y1="${sy(p.quality_interval[0]).toFixed(1)}" y2="${sy(p.quality_interval[1]).toFixed(1)}" stroke="#555"/>`);
+    if (p.cost_interval)
+      wh.push(
+        `<line class="whisker" data-arm="${esc(p.arm_id)}" data-axis="cost" x1="${sx(p.cost_interval[0]).toFixed(1)}" x2="${sx(p.cost_interval[1]).toFixed(1)}" y1="${cy}" y2="${cy}" stroke="#555"/>`,
+      );
+    if (p.quality_interval)
+      wh.push(
+        `<line class="whisker" data-arm="${esc(p.arm_id)}" data-axis="quality" x1="${cx}" x2="${cx}" y1="${sy(p.quality_interval[0]).toFixed(1)}" y2="${sy(p.quality_interval[1]).toFixed(1)}" stroke="#555"/>`,
+      );
     const fill = p.on_frontier ? colour.get(p.arm_id)! : '#fff';
     return `${wh.join('')}<circle class="arm-marker" data-arm="${esc(p.arm_id)}" cx="${cx}" cy="${cy}" r="6" fill="${fill}" stroke="${colour.get(p.arm_id) ?? '#333'}" stroke-width="2"/><text x="${(+cx + 9).toFixed(1)}" y="${(+cy - 8).toFixed(1)}" font-size="12">${esc(p.arm_id)}</text>`;
   };
   const frontier = pts.filter((p) => p.on_frontier).sort((a, b) => a.cost_usd - b.cost_usd);
-  const line = frontier.length > 1 ? `<polyline class="frontier" fill="none" stroke="#444" stroke-dasharray="4 3" points="${frontier.map((p) => `${sx(p.cost_usd).toFixed(1)},${sy(p.quality).toFixed(1)}`).join(' ')}"/>` : '';
+  const line =
+    frontier.length > 1
+      ? `<polyline class="frontier" fill="none" stroke="#444" stroke-dasharray="4 3" points="${frontier.map((p) => `${sx(p.cost_usd).toFixed(1)},${sy(p.quality).toFixed(1)}`).join(' ')}"/>`
+      : '';
   const xt = niceTicks(x0, x1).filter((v) => v >= x0 && v <= x1);
   const yt = niceTicks(y0, y1).filter((v) => v >= y0 && v <= y1);
   const ticks = [
-    ...xt.map((xv) => `<line class="grid" x1="${sx(xv).toFixed(1)}" x2="${sx(xv).toFixed(1)}" y1="${TOP}" y2="${TOP + H}" stroke="#e6e6e6"/><line x1="${sx(xv).toFixed(1)}" x2="${sx(xv).toFixed(1)}" y1="${TOP + H}" y2="${TOP + H + 4}" stroke="#333"/><text class="x-tick" x="${sx(xv).toFixed(1)}" y="${TOP + H + 16}" font-size="10" text-anchor="middle">${esc(usd(xv))}</text>`),
-    ...yt.map((yv) => `<line class="grid" x1="${LEFT}" x2="${LEFT + W}" y1="${sy(yv).toFixed(1)}" y2="${sy(yv).toFixed(1)}" stroke="#e6e6e6"/><line x1="${LEFT - 4}" x2="${LEFT}" y1="${sy(yv).toFixed(1)}" y2="${sy(yv).toFixed(1)}" stroke="#333"/><text class="y-tick" x="${LEFT - 6}" y="${(sy(yv) + 3).toFixed(1)}" font-size="10" text-anchor="end">${esc(pct(yv, 0))}</text>`),
+    ...xt.map(
+      (xv) =>
+        `<line class="grid" x1="${sx(xv).toFixed(1)}" x2="${sx(xv).toFixed(1)}" y1="${TOP}" y2="${TOP + H}" stroke="#e6e6e6"/><line x1="${sx(xv).toFixed(1)}" x2="${sx(xv).toFixed(1)}" y1="${TOP + H}" y2="${TOP + H + 4}" stroke="#333"/><text class="x-tick" x="${sx(xv).toFixed(1)}" y="${TOP + H + 16}" font-size="10" text-anchor="middle">${esc(usd(xv))}</text>`,
+    ),
+    ...yt.map(
+      (yv) =>
+        `<line class="grid" x1="${LEFT}" x2="${LEFT + W}" y1="${sy(yv).toFixed(1)}" y2="${sy(yv).toFixed(1)}" stroke="#e6e6e6"/><line x1="${LEFT - 4}" x2="${LEFT}" y1="${sy(yv).toFixed(1)}" y2="${sy(yv).toFixed(1)}" stroke="#333"/><text class="y-tick" x="${LEFT - 6}" y="${(sy(yv) + 3).toFixed(1)}" font-size="10" text-anchor="end">${esc(pct(yv, 0))}</text>`,
+    ),
   ];
   const marginLine =
     marginY !== null && marginY >= y0
@@ -148,7 +221,10 @@ function frontierChart(ct: CallTypeReport, spec: CampaignSpec | null, bundle: Re
   const lx = LEFT + W + 16;
   const legend = [
     `<g class="legend"><text x="${lx}" y="${TOP + 10}" font-size="11" font-weight="bold">legend</text>`,
-    ...pts.map((p, i) => `<circle cx="${lx + 6}" cy="${TOP + 26 + i * 16}" r="5" fill="${p.on_frontier ? colour.get(p.arm_id) : '#fff'}" stroke="${colour.get(p.arm_id)}" stroke-width="2"/><text class="legend-arm" x="${lx + 16}" y="${TOP + 30 + i * 16}" font-size="11">${esc(p.arm_id)}${p.arm_id === incId ? ' (incumbent)' : ''}${p.on_frontier ? '' : ' — dominated'}</text>`),
+    ...pts.map(
+      (p, i) =>
+        `<circle cx="${lx + 6}" cy="${TOP + 26 + i * 16}" r="5" fill="${p.on_frontier ? colour.get(p.arm_id) : '#fff'}" stroke="${colour.get(p.arm_id)}" stroke-width="2"/><text class="legend-arm" x="${lx + 16}" y="${TOP + 30 + i * 16}" font-size="11">${esc(p.arm_id)}${p.arm_id === incId ? ' (incumbent)' : ''}${p.on_frontier ? '' : ' — dominated'}</text>`,
+    ),
     `<line x1="${lx}" x2="${lx + 14}" y1="${TOP + 36 + pts.length * 16}" y2="${TOP + 36 + pts.length * 16}" stroke="#555"/><text x="${lx + 18}" y="${TOP + 40 + pts.length * 16}" font-size="11">interval (see below)</text>`,
     `<line x1="${lx}" x2="${lx + 14}" y1="${TOP + 52 + pts.length * 16}" y2="${TOP + 52 + pts.length * 16}" stroke="#b00" stroke-dasharray="6 4"/><text x="${lx + 18}" y="${TOP + 56 + pts.length * 16}" font-size="11">non-inferiority margin</text>`,
     `<line x1="${lx}" x2="${lx + 14}" y1="${TOP + 68 + pts.length * 16}" y2="${TOP + 68 + pts.length * 16}" stroke="#444" stroke-dasharray="4 3"/><text x="${lx + 18}" y="${TOP + 72 + pts.length * 16}" font-size="11">frontier</text></g>`,
@@ -174,7 +250,11 @@ ${legend.join('\n')}
  * the same item), from the bundle's paired rows and cost evidence. Descriptive only: no verdict.
  */
 function contextChart(ct: CallTypeReport, bundle: RenderBundle | null): string {
-  const ev = new Map((bundle?.parts?.cost_evidence ?? []).filter((r) => r.call_type === ct.call_type).map((r) => [r.obs_id, r.input_tokens]));
+  const ev = new Map(
+    (bundle?.parts?.cost_evidence ?? [])
+      .filter((r) => r.call_type === ct.call_type)
+      .map((r) => [r.obs_id, r.input_tokens]),
+  );
   const paired = (bundle?.parts?.paired ?? []).filter((p) => p.call_type === ct.call_type && p.rows.length > 0);
   const incId = ct.arms.find((a) => a.role === 'incumbent')?.arm_id ?? 'incumbent';
   // per item: context tokens and the quality of each arm
@@ -189,8 +269,10 @@ function contextChart(ct: CallTypeReport, bundle: RenderBundle | null): string {
       items.set(r.item_hash, it);
     }
   }
-  if (!bundle) return `<p class="no-chart context">Quality by context size is drawn from the evidence bundle; this page was rendered from the report alone.</p>`;
-  if (items.size < 8) return `<p class="no-chart context">Quality by context size: fewer than 8 paired items with reported input tokens (${items.size}); nothing is drawn.</p>`;
+  if (!bundle)
+    return `<p class="no-chart context">Quality by context size is drawn from the evidence bundle; this page was rendered from the report alone.</p>`;
+  if (items.size < 8)
+    return `<p class="no-chart context">Quality by context size: fewer than 8 paired items with reported input tokens (${items.size}); nothing is drawn.</p>`;
   const sorted = [...items.values()].sort((a, b) => a.tokens - b.tokens);
   const nBins = Math.min(4, Math.floor(sorted.length / 4));
   const bins: { lo: number; hi: number; rows: typeof sorted }[] = [];
@@ -211,12 +293,23 @@ function contextChart(ct: CallTypeReport, bundle: RenderBundle | null): string {
       const qs = b.rows.map((r) => r.q.get(arm)).filter((q): q is number => q !== undefined);
       return qs.length ? { mean: qs.reduce((a, c) => a + c, 0) / qs.length, n: qs.length } : null;
     });
-    const pts = means.map((m, i) => (m ? `${bx(i).toFixed(1)},${by(m.mean).toFixed(1)}` : null)).filter((x): x is string => x !== null);
+    const pts = means
+      .map((m, i) => (m ? `${bx(i).toFixed(1)},${by(m.mean).toFixed(1)}` : null))
+      .filter((x): x is string => x !== null);
     return `<polyline fill="none" stroke="${colour.get(arm)}" points="${pts.join(' ')}"/>${means.map((m, i) => (m ? `<circle class="context-point" data-arm="${esc(arm)}" data-bin="${i}" data-mean="${m.mean.toFixed(4)}" data-n="${m.n}" cx="${bx(i).toFixed(1)}" cy="${by(m.mean).toFixed(1)}" r="4" fill="${colour.get(arm)}"/>` : '')).join('')}`;
   });
-  const yTicks = [0, 0.25, 0.5, 0.75, 1].map((q) => `<line x1="${l}" x2="${l + w}" y1="${by(q)}" y2="${by(q)}" stroke="#e6e6e6"/><text x="${l - 6}" y="${by(q) + 3}" font-size="10" text-anchor="end">${pct(q, 0)}</text>`);
-  const xTicks = bins.map((b, i) => `<text x="${bx(i).toFixed(1)}" y="${t + h + 14}" font-size="10" text-anchor="middle">${b.lo}–${b.hi} tokens</text><text x="${bx(i).toFixed(1)}" y="${t + h + 26}" font-size="9" text-anchor="middle" fill="#666">${b.rows.length} items</text>`);
-  const legend = arms.map((a, i) => `<rect x="${l + w + 14}" y="${t + i * 16}" width="10" height="10" fill="${colour.get(a)}"/><text x="${l + w + 28}" y="${t + 9 + i * 16}" font-size="11">${esc(a)}</text>`);
+  const yTicks = [0, 0.25, 0.5, 0.75, 1].map(
+    (q) =>
+      `<line x1="${l}" x2="${l + w}" y1="${by(q)}" y2="${by(q)}" stroke="#e6e6e6"/><text x="${l - 6}" y="${by(q) + 3}" font-size="10" text-anchor="end">${pct(q, 0)}</text>`,
+  );
+  const xTicks = bins.map(
+    (b, i) =>
+      `<text x="${bx(i).toFixed(1)}" y="${t + h + 14}" font-size="10" text-anchor="middle">${b.lo}–${b.hi} tokens</text><text x="${bx(i).toFixed(1)}" y="${t + h + 26}" font-size="9" text-anchor="middle" fill="#666">${b.rows.length} items</text>`,
+  );
+  const legend = arms.map(
+    (a, i) =>
+      `<rect x="${l + w + 14}" y="${t + i * 16}" width="10" height="10" fill="${colour.get(a)}"/><text x="${l + w + 28}" y="${t + 9 + i * 16}" font-size="11">${esc(a)}</text>`,
+  );
   return `<figure class="context"><svg class="context-chart" data-call-type="${esc(ct.call_type)}" xmlns="http://www.w3.org/2000/svg" width="${l + w + 140}" height="${t + h + 50}" role="img" aria-label="quality by context size, call type ${esc(ct.call_type)}">
 <rect x="${l}" y="${t}" width="${w}" height="${h}" fill="#fcfcfc" stroke="#ccc"/>${yTicks.join('')}${xTicks.join('')}
 <text x="${l + w / 2}" y="${t + h + 44}" font-size="12" text-anchor="middle">context size: reported input tokens of the incumbent's call (bins of equal item count)</text>
@@ -231,7 +324,9 @@ const p5090 = (p: Percentiles | undefined): string => (p ? `${num(p.p50)} / ${nu
 function cardProvenance(spec: CampaignSpec | null, armId: string): string {
   const arm = spec ? [spec.incumbent, ...spec.candidates].find((x) => x.id === armId) : undefined;
   const f = arm?.rate_card_from;
-  return f ? `<div class="basis card-from" data-catalogue="${esc(f.catalogue)}">rate card from price catalogue ${esc(f.catalogue)} (${esc(f.model)}, listed ${esc(f.as_of)} at ${esc(f.source)})</div>` : '';
+  return f
+    ? `<div class="basis card-from" data-catalogue="${esc(f.catalogue)}">rate card from price catalogue ${esc(f.catalogue)} (${esc(f.model)}, listed ${esc(f.as_of)} at ${esc(f.source)})</div>`
+    : '';
 }
 
 function armRow(a: ArmView, times: RunArmTimes | undefined, spec: CampaignSpec | null = null): string {
@@ -240,7 +335,13 @@ function armRow(a: ArmView, times: RunArmTimes | undefined, spec: CampaignSpec |
   const ttft = times?.ttft_ms ?? a.ttft_ms;
   return `<tr data-arm="${esc(a.arm_id)}"><td>${esc(a.arm_id)}</td><td>${esc(a.role)}</td><td>${esc(a.provider)}/${esc(a.model)}</td><td>${esc(a.status)}</td>
 <td>${a.observations.ok}/${a.observations.total} (abandoned ${a.observations.abandoned})</td>
-<td>${pct(a.error_share.share)} [${pct(a.error_share.lower)}, ${pct(a.error_share.upper)}]${Object.keys(a.errors_by_class).length ? `<div class="basis">${Object.entries(a.errors_by_class).map(([k, v]) => `${esc(k)} ${v.n}`).join(', ')}</div>` : ''}</td>
+<td>${pct(a.error_share.share)} [${pct(a.error_share.lower)}, ${pct(a.error_share.upper)}]${
+    Object.keys(a.errors_by_class).length
+      ? `<div class="basis">${Object.entries(a.errors_by_class)
+          .map(([k, v]) => `${esc(k)} ${v.n}`)
+          .join(', ')}</div>`
+      : ''
+  }</td>
 <td>${usd(a.cost.per_request_mean_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span> (n=${a.cost.n_priced}, other basis ${a.cost.n_other_basis}, unpriced ${a.cost.n_unpriced})${a.cost.basis === 'rate_card' ? cardProvenance(spec, a.arm_id) : ''}</td>
 <td>${a.cost.per_task_usd === null ? '— (no outcome closes a task)' : `${usd(a.cost.per_task_usd)} <span class="basis">${esc(basisLabel(a.cost.basis))}</span>`}</td>
 <td>in ${num(t.input_uncached.mean, 1)} · cache read ${num(t.cache_read.mean, 1)} · cache write ${num(t.cache_write.mean, 1)} · out ${num(t.output.mean, 1)} · reasoning ${num(t.reasoning.mean, 1)}</td>
@@ -248,18 +349,22 @@ function armRow(a: ArmView, times: RunArmTimes | undefined, spec: CampaignSpec |
 <td>${pct(a.cache_hit_share.share)}</td><td>${a.quality.mean === null ? 'unscored' : pct(a.quality.mean)} (scored ${a.quality.n_scored}, unscored ${a.quality.n_unscored})</td></tr>`;
 }
 
-const iv = (v: { point: number; lower: number; upper: number } | null | undefined, f: (x: number) => string) => (v ? `${f(v.point)} [${f(v.lower)}, ${f(v.upper)}]` : '—');
+const iv = (v: { point: number; lower: number; upper: number } | null | undefined, f: (x: number) => string) =>
+  v ? `${f(v.point)} [${f(v.lower)}, ${f(v.upper)}]` : '—';
 const pp = (x: number) => `${(x * 100).toFixed(2)} pp`;
 
 /** A savings figure, always with its basis and the word projection. */
 function savingsText(c: Comparison): string {
   const s = c.stats;
-  if (!s?.cost_savings) return `savings not measurable${s?.cost_savings_null_reason ? ` (${esc(s.cost_savings_null_reason)})` : ''}`;
+  if (!s?.cost_savings)
+    return `savings not measurable${s?.cost_savings_null_reason ? ` (${esc(s.cost_savings_null_reason)})` : ''}`;
   return `projected savings ${iv(s.cost_savings, (x) => pct(x))} <span class="basis">per request, ${esc(basisLabel(c.basis))} basis; a projection from shadow calls, not realized savings</span>`;
 }
 
 function stateText(c: Comparison): string {
-  return c.state === 'CANNOT_MEASURE' ? `CANNOT_MEASURE (${esc(c.cannot_measure?.reason)}${c.insufficient ? `: have ${c.insufficient.have}, need ${c.insufficient.need}` : ''})` : c.state;
+  return c.state === 'CANNOT_MEASURE'
+    ? `CANNOT_MEASURE (${esc(c.cannot_measure?.reason)}${c.insufficient ? `: have ${c.insufficient.have}, need ${c.insufficient.need}` : ''})`
+    : c.state;
 }
 
 function cmpRow(c: Comparison): string {
@@ -277,9 +382,18 @@ function verdictLine(ct: CallTypeReport, c: Comparison, spec: CampaignSpec | nul
   const inc = ct.arms.find((a) => a.role === 'incumbent')?.arm_id ?? 'incumbent';
   const who = `<strong>${esc(ct.call_type)}: ${esc(c.candidate_arm_id)} vs ${esc(inc)}</strong>`;
   const s = c.stats;
-  if (c.state === 'CANNOT_MEASURE' || !s) return `<li data-call-type="${esc(ct.call_type)}" data-candidate="${esc(c.candidate_arm_id)}">${who} — ${stateText(c)}: ${esc(c.cannot_measure?.detail ?? '')}${c.remediation[0] ? ` Next: ${esc(c.remediation[0].text)}.` : ''}</li>`;
-  const word = c.decision === 'pass' ? `passes non-inferiority at −${esc(s.margin_pp)} pp` : c.decision === 'fail' ? 'fails' : 'is inconclusive';
-  const floor = spec && spec.margins.min_savings > 0 ? ` (pass needs the savings lower bound ≥ ${pct(spec.margins.min_savings, 0)})` : '';
+  if (c.state === 'CANNOT_MEASURE' || !s)
+    return `<li data-call-type="${esc(ct.call_type)}" data-candidate="${esc(c.candidate_arm_id)}">${who} — ${stateText(c)}: ${esc(c.cannot_measure?.detail ?? '')}${c.remediation[0] ? ` Next: ${esc(c.remediation[0].text)}.` : ''}</li>`;
+  const word =
+    c.decision === 'pass'
+      ? `passes non-inferiority at −${esc(s.margin_pp)} pp`
+      : c.decision === 'fail'
+        ? 'fails'
+        : 'is inconclusive';
+  const floor =
+    spec && spec.margins.min_savings > 0
+      ? ` (pass needs the savings lower bound ≥ ${pct(spec.margins.min_savings, 0)})`
+      : '';
   return `<li data-call-type="${esc(ct.call_type)}" data-candidate="${esc(c.candidate_arm_id)}">${who} — ${c.state}, ${word}; quality difference ${iv(s.quality_delta, pp)} at ${pct(s.level)}; ${savingsText(c)}${floor}; trust class ${esc(c.trust_class ?? '—')}.${c.decision !== 'pass' && c.remediation[0] ? ` Next: ${esc(c.remediation[0].text)}.` : ''}</li>`;
 }
 
@@ -290,7 +404,16 @@ function windowHours(run: RunRecord | null, report: Report): number | null {
   return Number.isFinite(ms) && ms > 0 ? ms / 3_600_000 : null;
 }
 
-const duration = (h: number | null): string => (h === null ? '—' : h < 1 / 60 ? `${(h * 3600).toFixed(0)} s` : h < 2 ? `${(h * 60).toFixed(1)} min` : h < 48 ? `${h.toFixed(1)} h` : `${(h / 24).toFixed(1)} days`);
+const duration = (h: number | null): string =>
+  h === null
+    ? '—'
+    : h < 1 / 60
+      ? `${(h * 3600).toFixed(0)} s`
+      : h < 2
+        ? `${(h * 60).toFixed(1)} min`
+        : h < 48
+          ? `${h.toFixed(1)} h`
+          : `${(h / 24).toFixed(1)} days`;
 
 /**
  * The monthly projection rows: per call type and measured candidate, the requests observed in the
@@ -311,31 +434,84 @@ function projectionRows(cts: CallTypeReport[], spec: CampaignSpec | null, hours:
       const incMean = inc && inc.cost.basis === c.basis ? inc.cost.per_request_mean_usd : null;
       const incMonth = perMonth !== null && incMean !== null ? perMonth * incMean : null;
       const cell = (f: number | undefined) => (incMonth !== null && f !== undefined ? usd(incMonth * f) : '—');
-      rows.push(`<tr data-call-type="${esc(ct.call_type)}" data-candidate="${esc(c.candidate_arm_id)}"${incMonth !== null && sv ? ` data-savings-month-usd="${(incMonth * sv.point).toFixed(6)}"` : ''}><td>${esc(ct.call_type)}</td><td>${esc(c.candidate_arm_id)}</td><td>${observed}${sampleRate < 1 ? ` ÷ sample rate ${sampleRate}` : ''}</td><td>${perMonth === null ? '—' : Math.round(perMonth).toLocaleString('en-US')}</td><td>${incMonth === null ? '—' : usd(incMonth)} <span class="basis">${esc(basisLabel(c.basis))}</span></td><td class="projection">${sv ? `${cell(sv.point)} [${cell(sv.lower)}, ${cell(sv.upper)}] <span class="basis">projection</span>` : `— (${esc(c.stats?.cost_savings_null_reason ?? (c.state === 'CANNOT_MEASURE' ? 'cannot measure' : 'no savings interval'))})`}</td></tr>`);
+      rows.push(
+        `<tr data-call-type="${esc(ct.call_type)}" data-candidate="${esc(c.candidate_arm_id)}"${incMonth !== null && sv ? ` data-savings-month-usd="${(incMonth * sv.point).toFixed(6)}"` : ''}><td>${esc(ct.call_type)}</td><td>${esc(c.candidate_arm_id)}</td><td>${observed}${sampleRate < 1 ? ` ÷ sample rate ${sampleRate}` : ''}</td><td>${perMonth === null ? '—' : Math.round(perMonth).toLocaleString('en-US')}</td><td>${incMonth === null ? '—' : usd(incMonth)} <span class="basis">${esc(basisLabel(c.basis))}</span></td><td class="projection">${sv ? `${cell(sv.point)} [${cell(sv.lower)}, ${cell(sv.upper)}] <span class="basis">projection</span>` : `— (${esc(c.stats?.cost_savings_null_reason ?? (c.state === 'CANNOT_MEASURE' ? 'cannot measure' : 'no savings interval'))})`}</td></tr>`,
+      );
     }
   }
   return rows;
 }
 
 const GLOSSARY: [string, string][] = [
-  ['BEAT', 'The candidate was measured against the incumbent on the same requests at the same time, is non-inferior on quality, and is better on cost or quality beyond its interval.'],
-  ['NOT_BEAT', 'There was enough evidence to decide, and the candidate did not clear the bar (it failed, or it is inconclusive on quality or savings).'],
-  ['ON_FRONTIER', 'The candidate is on the cost–quality frontier but was not measured side by side with the incumbent, so it cannot be called better.'],
-  ['CANNOT_MEASURE', 'No verdict is possible, with the reason: too few paired items (fewer than 8), costs on different bases, unpriced or unscored calls, or a missing arm.'],
-  ['pass / fail / inconclusive', 'pass: the lower end of the quality-difference interval is above −margin and the savings lower bound reaches the minimum savings. fail: the upper end is below −margin, a hard assertion broke, or a per-request cost ceiling was exceeded. Otherwise inconclusive.'],
-  ['margin', 'The non-inferiority margin: how many percentage points (pp) of quality a candidate may lose and still pass. Pinned in the campaign spec at launch.'],
-  ['α (alpha)', 'The one-sided error rate the campaign accepts, before it is divided among candidates (Bonferroni, α/K) and spent over repeated runs of the same comparison.'],
-  ['level', 'The two-sided confidence level of an interval, 1 − 2·(α per comparison). A 95.0% level means intervals built this way contain the true value 95% of the time.'],
-  ['interval [a, b]', 'The range the true value plausibly lies in at the stated level: from a paired cluster bootstrap (resampling near-duplicate clusters) for quality differences and savings; Wilson 95% for shares.'],
-  ['MDE', 'Minimum detectable effect: the smallest quality difference (pp) these many clusters could reliably detect at 80% power. An MDE above the margin explains an inconclusive verdict.'],
+  [
+    'BEAT',
+    'The candidate was measured against the incumbent on the same requests at the same time, is non-inferior on quality, and is better on cost or quality beyond its interval.',
+  ],
+  [
+    'NOT_BEAT',
+    'There was enough evidence to decide, and the candidate did not clear the bar (it failed, or it is inconclusive on quality or savings).',
+  ],
+  [
+    'ON_FRONTIER',
+    'The candidate is on the cost–quality frontier but was not measured side by side with the incumbent, so it cannot be called better.',
+  ],
+  [
+    'CANNOT_MEASURE',
+    'No verdict is possible, with the reason: too few paired items (fewer than 8), costs on different bases, unpriced or unscored calls, or a missing arm.',
+  ],
+  [
+    'pass / fail / inconclusive',
+    'pass: the lower end of the quality-difference interval is above −margin and the savings lower bound reaches the minimum savings. fail: the upper end is below −margin, a hard assertion broke, or a per-request cost ceiling was exceeded. Otherwise inconclusive.',
+  ],
+  [
+    'margin',
+    'The non-inferiority margin: how many percentage points (pp) of quality a candidate may lose and still pass. Pinned in the campaign spec at launch.',
+  ],
+  [
+    'α (alpha)',
+    'The one-sided error rate the campaign accepts, before it is divided among candidates (Bonferroni, α/K) and spent over repeated runs of the same comparison.',
+  ],
+  [
+    'level',
+    'The two-sided confidence level of an interval, 1 − 2·(α per comparison). A 95.0% level means intervals built this way contain the true value 95% of the time.',
+  ],
+  [
+    'interval [a, b]',
+    'The range the true value plausibly lies in at the stated level: from a paired cluster bootstrap (resampling near-duplicate clusters) for quality differences and savings; Wilson 95% for shares.',
+  ],
+  [
+    'MDE',
+    'Minimum detectable effect: the smallest quality difference (pp) these many clusters could reliably detect at 80% power. An MDE above the margin explains an inconclusive verdict.',
+  ],
   ['pp', 'Percentage points of quality (quality on a 0–100% scale).'],
-  ['basis', 'Where a cost comes from: provider-reported (measured, from the provider\'s bill), rate card (derived: reported tokens × the configured price per million), estimate (characters ÷ 4, never used to rank or decide). Bases are never mixed.'],
-  ['projection', 'A figure computed from shadow calls and an assumed volume, not money saved. Savings are realized only by switching tiers in production.'],
-  ['trust class', 'A: quality comes only from programmatic scorers and first-party outcomes; B: an LLM judge carries up to half of the weight; C: the judge dominates.'],
-  ['A-A pair', 'A second, independent call of the incumbent on the same request: it measures the incumbent\'s own run-to-run noise.'],
-  ['abandoned', 'A successful response that carried no usage block: billed by the provider, but its tokens cannot be counted.'],
-  ['start skew', 'How much later an arm started than the first arm for the same request. Large skew means arms did not run concurrently, so time-varying provider behaviour can differ between them.'],
-  ['cluster', 'Near-duplicate prompts grouped together (SimHash, Hamming distance ≤ 3 of 64 bits) so repeated questions do not count as independent evidence.'],
+  [
+    'basis',
+    "Where a cost comes from: provider-reported (measured, from the provider's bill), rate card (derived: reported tokens × the configured price per million), estimate (characters ÷ 4, never used to rank or decide). Bases are never mixed.",
+  ],
+  [
+    'projection',
+    'A figure computed from shadow calls and an assumed volume, not money saved. Savings are realized only by switching tiers in production.',
+  ],
+  [
+    'trust class',
+    'A: quality comes only from programmatic scorers and first-party outcomes; B: an LLM judge carries up to half of the weight; C: the judge dominates.',
+  ],
+  [
+    'A-A pair',
+    "A second, independent call of the incumbent on the same request: it measures the incumbent's own run-to-run noise.",
+  ],
+  [
+    'abandoned',
+    'A successful response that carried no usage block: billed by the provider, but its tokens cannot be counted.',
+  ],
+  [
+    'start skew',
+    'How much later an arm started than the first arm for the same request. Large skew means arms did not run concurrently, so time-varying provider behaviour can differ between them.',
+  ],
+  [
+    'cluster',
+    'Near-duplicate prompts grouped together (SimHash, Hamming distance ≤ 3 of 64 bits) so repeated questions do not count as independent evidence.',
+  ],
 ];
 
 /**
@@ -355,7 +531,8 @@ export function renderReportHtml(report: Report, runRecord?: RunRecord | null, o
   const run = runRecord ?? null;
   const bundle = opts.bundle ?? null;
   const spec = specOf(report);
-  const timesOf = (ct: string, arm: string): RunArmTimes | undefined => run?.call_types.find((c) => c.call_type === ct)?.arms.find((a) => a.arm_id === arm);
+  const timesOf = (ct: string, arm: string): RunArmTimes | undefined =>
+    run?.call_types.find((c) => c.call_type === ct)?.arms.find((a) => a.arm_id === arm);
   const campaignId = run?.campaign_id ?? report.campaign_id ?? '—';
   const state = run ? run.campaign_state : (report.campaign_state ?? null);
   const win = run?.window ?? report.window;
@@ -366,17 +543,26 @@ export function renderReportHtml(report: Report, runRecord?: RunRecord | null, o
   const spend = run?.spend ?? null;
   const armsUsd = spend ? spend.arms_micro_usd / 1e6 : null;
   const judgeUsd = spend ? spend.judge_micro_usd / 1e6 : null;
-  const byArm = spend ? Object.entries(spend.by_arm).map(([k, v]) => `${esc(k.endsWith(':aa') ? `${k.slice(0, -3)} (A-A second calls)` : k)} ${usd(v / 1e6)}`).join(' · ') : '';
+  const byArm = spend
+    ? Object.entries(spend.by_arm)
+        .map(([k, v]) => `${esc(k.endsWith(':aa') ? `${k.slice(0, -3)} (A-A second calls)` : k)} ${usd(v / 1e6)}`)
+        .join(' · ')
+    : '';
   const judge = report.judge;
   const judgeText = !spend
     ? 'not recorded (run record written before spend was recorded)'
     : judge
       ? `${usd(judgeUsd)} evaluation cost for ${judge.calls} calls to ${esc(judge.provider)}/${esc(judge.model)} (not in any arm's cost)`
       : `${usd(judgeUsd)} (no LLM judge is configured)`;
-  const dd = (field: string, value: string | number | null, html: string) => `<dt>${esc(field.replace(/_/g, ' '))}</dt><dd data-field="${field}"${value === null ? '' : ` data-value="${esc(value)}"`}>${html}</dd>`;
+  const dd = (field: string, value: string | number | null, html: string) =>
+    `<dt>${esc(field.replace(/_/g, ' '))}</dt><dd data-field="${field}"${value === null ? '' : ` data-value="${esc(value)}"`}>${html}</dd>`;
 
   // concurrency
-  const skewed = (run?.call_types ?? []).flatMap((c) => c.arms.filter((a) => a.start_skew_ms.p90 !== null && a.start_skew_ms.p90 > SKEW_WARNING_MS).map((a) => ({ ct: c.call_type, a })));
+  const skewed = (run?.call_types ?? []).flatMap((c) =>
+    c.arms
+      .filter((a) => a.start_skew_ms.p90 !== null && a.start_skew_ms.p90 > SKEW_WARNING_MS)
+      .map((a) => ({ ct: c.call_type, a })),
+  );
   const concurrency = !run
     ? `<p class="note concurrency">Start skew was not recorded (no run record): whether arms ran concurrently is unknown.</p>`
     : skewed.length

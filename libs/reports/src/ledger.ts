@@ -107,7 +107,13 @@ export interface HostRollup {
 export interface ConcurrencyCheck {
   sequential: boolean;
   skew_bound_ms: number;
-  arms: { arm_id: string; role: Observation['role']; overlap_share: number | null; median_start_skew_ms: number | null; why: string }[];
+  arms: {
+    arm_id: string;
+    role: Observation['role'];
+    overlap_share: number | null;
+    median_start_skew_ms: number | null;
+    why: string;
+  }[];
 }
 
 /** What {@link buildLedger} returns. */
@@ -121,7 +127,8 @@ export interface Ledger {
 /** Median start skew (ms) above which arms are said not to have run concurrently. */
 export const SEQUENTIAL_SKEW_MS = 500;
 
-const p = (xs: number[], q: number): number | null => (xs.length ? quantileType7(Float64Array.from(xs).sort(), q) : null);
+const p = (xs: number[], q: number): number | null =>
+  xs.length ? quantileType7(Float64Array.from(xs).sort(), q) : null;
 const keyOf = (o: Pick<Observation, 'arm_id' | 'role'>) => `${o.arm_id}|${o.role}`;
 
 /** One ledger row for an observation. */
@@ -175,7 +182,19 @@ function majority(bases: string[]): string | null {
  */
 export function buildLedger(observations: readonly Observation[], opts: { skewBoundMs?: number } = {}): Ledger {
   const skewBound = opts.skewBoundMs ?? SEQUENTIAL_SKEW_MS;
-  const calls = observations.map(callRow).sort((a, b) => (a.started_at < b.started_at ? -1 : a.started_at > b.started_at ? 1 : keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  const calls = observations
+    .map(callRow)
+    .sort((a, b) =>
+      a.started_at < b.started_at
+        ? -1
+        : a.started_at > b.started_at
+          ? 1
+          : keyOf(a) < keyOf(b)
+            ? -1
+            : keyOf(a) > keyOf(b)
+              ? 1
+              : 0,
+    );
   const groups = new Map<string, CallRow[]>();
   for (const c of calls) {
     const g = groups.get(keyOf(c));
@@ -183,7 +202,9 @@ export function buildLedger(observations: readonly Observation[], opts: { skewBo
     else groups.set(keyOf(c), [c]);
   }
   const roleRank = { incumbent: 0, incumbent_aa: 1, candidate: 2 } as const;
-  const ordered = [...groups.values()].sort((a, b) => roleRank[a[0]!.role] - roleRank[b[0]!.role] || (a[0]!.arm_id < b[0]!.arm_id ? -1 : 1));
+  const ordered = [...groups.values()].sort(
+    (a, b) => roleRank[a[0]!.role] - roleRank[b[0]!.role] || (a[0]!.arm_id < b[0]!.arm_id ? -1 : 1),
+  );
   const inc = ordered.find((g) => g[0]!.role === 'incumbent') ?? null;
   const failures = (g: CallRow[]) => g.filter((c) => c.status === 'error').length;
   const arms: ArmRollup[] = ordered.map((g) => {
@@ -195,12 +216,15 @@ export function buildLedger(observations: readonly Observation[], opts: { skewBo
     const basis = majority(priced.map((c) => c.cost_basis!));
     const onBasis = priced.filter((c) => c.cost_basis === basis);
     const cost = onBasis.length ? onBasis.reduce((a, c) => a + c.cost_usd!, 0) : null;
-    const prompt = onBasis.every((c) => c.prompt_tokens !== null) ? onBasis.reduce((a, c) => a + c.prompt_tokens!, 0) : null;
+    const prompt = onBasis.every((c) => c.prompt_tokens !== null)
+      ? onBasis.reduce((a, c) => a + c.prompt_tokens!, 0)
+      : null;
     const cacheKnown = ok.filter((c) => c.cached_tokens !== null);
     const lat = ok.map((c) => c.latency_ms).filter((x): x is number => x !== null);
     let z: number | null = null;
     let pv: number | null = null;
-    if (inc && g !== inc && inc.length > 0 && g.length > 0) ({ z, pTwoSided: pv } = twoProportionZ(nc, g.length, failures(inc), inc.length));
+    if (inc && g !== inc && inc.length > 0 && g.length > 0)
+      ({ z, pTwoSided: pv } = twoProportionZ(nc, g.length, failures(inc), inc.length));
     return {
       arm_id: first.arm_id,
       role: first.role,
@@ -219,7 +243,9 @@ export function buildLedger(observations: readonly Observation[], opts: { skewBo
       cost_unpriced: ok.length - priced.length,
       cost_per_prompt_token_usd: cost !== null && prompt !== null && prompt > 0 ? cost / prompt : null,
       charged_usd: g.reduce((a, c) => a + c.charged_usd * 1e6, 0) / 1e6,
-      cache_hit_share: cacheKnown.length ? cacheKnown.filter((c) => c.cached_tokens! > 0).length / cacheKnown.length : null,
+      cache_hit_share: cacheKnown.length
+        ? cacheKnown.filter((c) => c.cached_tokens! > 0).length / cacheKnown.length
+        : null,
       latency_p50_ms: p(lat, 0.5),
       latency_p90_ms: p(lat, 0.9),
       distinct_upstreams: new Set(g.map((c) => c.upstream).filter((u) => u !== null)).size,
@@ -252,10 +278,17 @@ export function buildLedger(observations: readonly Observation[], opts: { skewBo
         pin_honored_true: g.filter((c) => c.pin_honored === true).length,
         pin_honored_false: g.filter((c) => c.pin_honored === false).length,
         pin_honored_null: g.filter((c) => c.pin_honored === null).length,
-        latency_p50_ms: p(g.filter((c) => c.status === 'ok' && c.latency_ms !== null).map((c) => c.latency_ms!), 0.5),
+        latency_p50_ms: p(
+          g.filter((c) => c.status === 'ok' && c.latency_ms !== null).map((c) => c.latency_ms!),
+          0.5,
+        ),
       };
     })
-    .sort((a, b) => roleRank[a.role] - roleRank[b.role] || (a.arm_id < b.arm_id ? -1 : a.arm_id > b.arm_id ? 1 : (a.upstream ?? '') < (b.upstream ?? '') ? -1 : 1));
+    .sort(
+      (a, b) =>
+        roleRank[a.role] - roleRank[b.role] ||
+        (a.arm_id < b.arm_id ? -1 : a.arm_id > b.arm_id ? 1 : (a.upstream ?? '') < (b.upstream ?? '') ? -1 : 1),
+    );
 
   return { calls, arms, hosts, concurrency: concurrencyCheck(ordered, inc, skewBound) };
 }
@@ -270,7 +303,10 @@ function concurrencyCheck(groups: CallRow[][], inc: CallRow[] | null, skewBound:
   for (const g of groups) {
     if (g === inc) continue;
     const f = g[0]!;
-    const med = p(g.map((c) => c.start_skew_ms), 0.5);
+    const med = p(
+      g.map((c) => c.start_skew_ms),
+      0.5,
+    );
     let overlap: number | null = null;
     if (incSpan) {
       const s = span(g);
@@ -280,9 +316,17 @@ function concurrencyCheck(groups: CallRow[][], inc: CallRow[] | null, skewBound:
       overlap = shorter > 0 ? inter / shorter : s[0] >= incSpan[0] && s[0] <= incSpan[1] ? 1 : 0;
     }
     const whys: string[] = [];
-    if (overlap !== null && overlap < 0.5) whys.push(`its calls overlap the incumbent's in time by ${(overlap * 100).toFixed(0)}% (< 50%)`);
+    if (overlap !== null && overlap < 0.5)
+      whys.push(`its calls overlap the incumbent's in time by ${(overlap * 100).toFixed(0)}% (< 50%)`);
     if (med !== null && med > skewBound) whys.push(`median start skew ${med.toFixed(0)} ms > ${skewBound} ms`);
-    if (whys.length) out.push({ arm_id: f.arm_id, role: f.role, overlap_share: overlap, median_start_skew_ms: med, why: whys.join('; ') });
+    if (whys.length)
+      out.push({
+        arm_id: f.arm_id,
+        role: f.role,
+        overlap_share: overlap,
+        median_start_skew_ms: med,
+        why: whys.join('; '),
+      });
   }
   return { sequential: out.length > 0, skew_bound_ms: skewBound, arms: out };
 }

@@ -21,7 +21,9 @@ import { z } from 'zod';
 
 const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 /** `run_record_id` is absent in pointers written before run records existed. */
-const Pointer = z.object({ report_id: Hex64, run_record_id: Hex64.optional(), provisional: z.boolean(), campaign_id: z.string() }).strict();
+const Pointer = z
+  .object({ report_id: Hex64, run_record_id: Hex64.optional(), provisional: z.boolean(), campaign_id: z.string() })
+  .strict();
 type Pointer = z.infer<typeof Pointer>;
 
 const enc = new TextEncoder();
@@ -88,12 +90,19 @@ export interface ReportWrite {
  */
 export async function writeReport(bus: Bus, w: ReportWrite): Promise<void> {
   const parsed = Report.safeParse(JSON.parse(w.reportJson));
-  if (!parsed.success) throw new ShadowplaneError('invalid_request', `not a report: ${parsed.error.issues[0]?.message ?? ''}`);
-  if ((w.runRecordId === undefined) !== (w.runRecordJson === undefined)) throw new ShadowplaneError('invalid_request', 'runRecordId and runRecordJson go together');
+  if (!parsed.success)
+    throw new ShadowplaneError('invalid_request', `not a report: ${parsed.error.issues[0]?.message ?? ''}`);
+  if ((w.runRecordId === undefined) !== (w.runRecordJson === undefined))
+    throw new ShadowplaneError('invalid_request', 'runRecordId and runRecordJson go together');
   if (w.runRecordJson !== undefined) {
     const run = RunRecord.safeParse(JSON.parse(w.runRecordJson));
-    if (!run.success) throw new ShadowplaneError('invalid_request', `not a run record: ${run.error.issues[0]?.message ?? ''}`);
-    if (run.data.report_id !== w.reportId) throw new ShadowplaneError('invalid_request', `the run record points at report ${run.data.report_id}, not ${w.reportId}`);
+    if (!run.success)
+      throw new ShadowplaneError('invalid_request', `not a run record: ${run.error.issues[0]?.message ?? ''}`);
+    if (run.data.report_id !== w.reportId)
+      throw new ShadowplaneError(
+        'invalid_request',
+        `the run record points at report ${run.data.report_id}, not ${w.reportId}`,
+      );
   }
   const store = await reportDocsStore(bus);
   const putIfAbsent = async (name: string, text: string) => {
@@ -112,7 +121,12 @@ export async function writeReport(bus: Bus, w: ReportWrite): Promise<void> {
   }
   for (const c of w.datasetCards ?? []) await putIfAbsent(`dataset.${c.dataset_hash}.json`, JSON.stringify(c));
   const kv = await reportsKv(bus);
-  const ptr: Pointer = { report_id: w.reportId, ...(w.runRecordId !== undefined ? { run_record_id: w.runRecordId } : {}), provisional: w.provisional, campaign_id: w.campaignId };
+  const ptr: Pointer = {
+    report_id: w.reportId,
+    ...(w.runRecordId !== undefined ? { run_record_id: w.runRecordId } : {}),
+    provisional: w.provisional,
+    campaign_id: w.campaignId,
+  };
   await kv.put(`latest.${w.campaignId}`, JSON.stringify(ptr));
   if (!w.provisional) await kv.put(`final.${w.campaignId}`, JSON.stringify(ptr));
 }
@@ -145,7 +159,10 @@ export async function readReport(bus: Bus, reportId: string, runRecordId?: strin
   };
 }
 
-async function readRunRecordDoc(store: ObjectStore, id: string): Promise<{ runRecord: RunRecord; runRecordJson: string } | null> {
+async function readRunRecordDoc(
+  store: ObjectStore,
+  id: string,
+): Promise<{ runRecord: RunRecord; runRecordJson: string } | null> {
   const b = await store.getBlob(`run.${id}.json`);
   if (!b) return null;
   const runRecordJson = dec.decode(b);
@@ -153,7 +170,10 @@ async function readRunRecordDoc(store: ObjectStore, id: string): Promise<{ runRe
 }
 
 /** A run record by its id (`{runRecord, runRecordJson}` with the exact stored text), or null. */
-export async function readRunRecord(bus: Bus, runRecordId: string): Promise<{ runRecord: RunRecord; runRecordJson: string } | null> {
+export async function readRunRecord(
+  bus: Bus,
+  runRecordId: string,
+): Promise<{ runRecord: RunRecord; runRecordJson: string } | null> {
   return readRunRecordDoc(await reportDocsStore(bus), runRecordId);
 }
 
@@ -208,7 +228,10 @@ export async function* readObsSubject(bus: Bus, subject: string): AsyncIterable<
   const info = await bus.jsm.streams.info(bus.names.streams.obs, { subjects_filter: subject });
   const count = info.state.subjects?.[subject] ?? 0;
   if (count === 0) return;
-  const c = await bus.js.consumers.get(bus.names.streams.obs, { filter_subjects: subject, deliver_policy: DeliverPolicy.All });
+  const c = await bus.js.consumers.get(bus.names.streams.obs, {
+    filter_subjects: subject,
+    deliver_policy: DeliverPolicy.All,
+  });
   const msgs = await c.consume();
   try {
     for await (const m of msgs) {
@@ -227,7 +250,11 @@ export async function* readObsSubject(bus: Bus, subject: string): AsyncIterable<
  * observation's `output_text` is filled from its encrypted artifact (null when the artifact is
  * missing or expired); without one it is left absent. Messages that fail the ObsMessage schema are skipped.
  */
-export async function* exportObservations(bus: Bus, campaignId: string, opts: { keyring?: Keyring } = {}): AsyncIterable<ObsMessage> {
+export async function* exportObservations(
+  bus: Bus,
+  campaignId: string,
+  opts: { keyring?: Keyring } = {},
+): AsyncIterable<ObsMessage> {
   const artifacts = opts.keyring ? await bus.objm.open(bus.names.buckets.artifacts).catch(() => null) : null;
   for await (const { data } of readObsSubject(bus, bus.names.obsSubject(campaignId))) {
     const r = ObsMessage.safeParse(data);
@@ -245,7 +272,10 @@ export async function* exportObservations(bus: Bus, campaignId: string, opts: { 
   }
 }
 
-const ReportReply = z.union([z.object({ report_id: z.string(), run_record_id: z.string().optional() }), z.object({ error: z.object({ code: z.string(), message: z.string() }) })]);
+const ReportReply = z.union([
+  z.object({ report_id: z.string(), run_record_id: z.string().optional() }),
+  z.object({ error: z.object({ code: z.string(), message: z.string() }) }),
+]);
 
 /**
  * Asks the verdict service to write a provisional report now (NATS request to
@@ -253,9 +283,15 @@ const ReportReply = z.union([z.object({ report_id: z.string(), run_record_id: z.
  * Returns `{ reportId, runRecordId }` (runRecordId null from an older verdict service), or null
  * when no verdict service answers within `timeoutMs` or it answers with an error (e.g. report_empty).
  */
-export async function requestReport(bus: Bus, campaignId: string, opts: { timeoutMs: number }): Promise<{ reportId: string; runRecordId: string | null } | null> {
+export async function requestReport(
+  bus: Bus,
+  campaignId: string,
+  opts: { timeoutMs: number },
+): Promise<{ reportId: string; runRecordId: string | null } | null> {
   try {
-    const m = await bus.nc.request(bus.names.verdictReportSubject, JSON.stringify({ campaign_id: campaignId }), { timeout: opts.timeoutMs });
+    const m = await bus.nc.request(bus.names.verdictReportSubject, JSON.stringify({ campaign_id: campaignId }), {
+      timeout: opts.timeoutMs,
+    });
     const r = ReportReply.safeParse(m.json());
     if (!r.success || !('report_id' in r.data)) return null;
     return { reportId: r.data.report_id, runRecordId: r.data.run_record_id ?? null };

@@ -33,7 +33,8 @@ export function scoreProgrammatic(inp: ProgrammaticInput): ScoreResult[] {
         out.push(scoreRefusal(inp.output));
         break;
       case 'regex':
-        if (s.call_types === undefined || s.call_types.includes(inp.callType)) out.push(scoreRegex(inp.output, s.pattern, 'regex'));
+        if (s.call_types === undefined || s.call_types.includes(inp.callType))
+          out.push(scoreRegex(inp.output, s.pattern, 'regex'));
         break;
       case 'llm_judge':
         break;
@@ -80,7 +81,12 @@ export function compositeQuality(scores: readonly ScoreResult[], judgeWeight = 0
   if (judge.length === 0) return { quality: mean(prog), judgeShare: 0, scored: prog.length, hardFailed };
   if (prog.length === 0) return { quality: mean(judge), judgeShare: 1, scored: judge.length, hardFailed };
   const w = Math.min(1, Math.max(0, judgeWeight));
-  return { quality: (1 - w) * mean(prog) + w * mean(judge), judgeShare: w, scored: prog.length + judge.length, hardFailed };
+  return {
+    quality: (1 - w) * mean(prog) + w * mean(judge),
+    judgeShare: w,
+    scored: prog.length + judge.length,
+    hardFailed,
+  };
 }
 
 /** Trust class of a comparison; see {@link trustClass}. */

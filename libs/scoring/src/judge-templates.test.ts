@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { combinePairwise, judgeTemplateHash, pairwiseMessages, parsePairwiseReply, parsePointwiseReply, pointwiseMessages } from './judge-templates.js';
+import {
+  combinePairwise,
+  judgeTemplateHash,
+  pairwiseMessages,
+  parsePairwiseReply,
+  parsePointwiseReply,
+  pointwiseMessages,
+} from './judge-templates.js';
 
 describe('judge templates', () => {
   it('hashes each template to a fixed 64-hex value that differs between modes', () => {
@@ -27,7 +34,10 @@ describe('judge templates', () => {
 
 describe('judge reply parsing', () => {
   it('reads a pointwise score in [0, 1] and its reason', () => {
-    expect(parsePointwiseReply('{"score": 0.75, "reason": "mostly right"}')).toEqual({ value: 0.75, reason: 'mostly right' });
+    expect(parsePointwiseReply('{"score": 0.75, "reason": "mostly right"}')).toEqual({
+      value: 0.75,
+      reason: 'mostly right',
+    });
   });
   it('gives null, never 0, for an out-of-range or missing score', () => {
     expect(parsePointwiseReply('{"score": 7}')).toEqual({ value: null, reason: 'judge_unparsable' });

@@ -48,7 +48,12 @@ export function judgeTemplateHash(id: 'pointwise/v1' | 'pairwise/v1'): string {
 const part = (name: string, text: string) => `[[${name}]]\n${text}\n[[/${name}]]`;
 
 /** OpenAI chat `messages` for a pointwise judge call. `reference` and `rubric` are optional. */
-export function pointwiseMessages(o: { prompt: string; output: string; rubric?: string | undefined; reference?: string | undefined }): { role: 'system' | 'user'; content: string }[] {
+export function pointwiseMessages(o: {
+  prompt: string;
+  output: string;
+  rubric?: string | undefined;
+  reference?: string | undefined;
+}): { role: 'system' | 'user'; content: string }[] {
   const t = JUDGE_TEMPLATES['pointwise/v1'];
   const parts = [t.preamble];
   if (o.rubric !== undefined) parts.push(part('rubric', o.rubric));
@@ -62,7 +67,12 @@ export function pointwiseMessages(o: { prompt: string; output: string; rubric?: 
 }
 
 /** OpenAI chat `messages` for one pairwise judge call: answer `a` is shown first as A. */
-export function pairwiseMessages(o: { prompt: string; a: string; b: string; rubric?: string | undefined }): { role: 'system' | 'user'; content: string }[] {
+export function pairwiseMessages(o: {
+  prompt: string;
+  a: string;
+  b: string;
+  rubric?: string | undefined;
+}): { role: 'system' | 'user'; content: string }[] {
   const t = JUDGE_TEMPLATES['pairwise/v1'];
   const parts = [t.preamble];
   if (o.rubric !== undefined) parts.push(part('rubric', o.rubric));
@@ -74,7 +84,8 @@ export function pairwiseMessages(o: { prompt: string; a: string; b: string; rubr
 }
 
 /** A parsed judge reply: a value in [0, 1], or null with the reason (`judge_refused_reply`, `judge_unparsable`). */
-export type JudgeReply = { value: number; reason: string | null } | { value: null; reason: 'judge_refused_reply' | 'judge_unparsable' };
+export type JudgeReply =
+  { value: number; reason: string | null } | { value: null; reason: 'judge_refused_reply' | 'judge_unparsable' };
 
 function firstJsonObject(content: string): Record<string, unknown> | null {
   const m = /\{[\s\S]*?\}/.exec(content);
@@ -94,7 +105,8 @@ function firstJsonObject(content: string): Record<string, unknown> | null {
  */
 export function parsePointwiseReply(content: string): JudgeReply {
   const v = firstJsonObject(content);
-  if (v && typeof v.score === 'number' && Number.isFinite(v.score) && v.score >= 0 && v.score <= 1) return { value: v.score, reason: typeof v.reason === 'string' ? v.reason.slice(0, 200) : null };
+  if (v && typeof v.score === 'number' && Number.isFinite(v.score) && v.score >= 0 && v.score <= 1)
+    return { value: v.score, reason: typeof v.reason === 'string' ? v.reason.slice(0, 200) : null };
   return { value: null, reason: detectRefusal(content).refused ? 'judge_refused_reply' : 'judge_unparsable' };
 }
 

@@ -56,18 +56,23 @@ export async function judgeOutput(o: JudgeOptions): Promise<ScoreResult> {
     });
   } catch (e) {
     const code = (e as { code?: string }).code;
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') throw new ShadowplaneError('upstream_timeout', 'judge did not answer in time', { cause: e });
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+      throw new ShadowplaneError('upstream_timeout', 'judge did not answer in time', { cause: e });
     throw new ShadowplaneError('upstream_unavailable', `judge unreachable: ${(e as Error).message}`, { cause: e });
   }
   const text = await res.body.text();
-  if (res.statusCode < 200 || res.statusCode >= 300) throw new ShadowplaneError('upstream_unavailable', `judge answered ${res.statusCode}`, { details: { status: res.statusCode } });
+  if (res.statusCode < 200 || res.statusCode >= 300)
+    throw new ShadowplaneError('upstream_unavailable', `judge answered ${res.statusCode}`, {
+      details: { status: res.statusCode },
+    });
   let content: unknown;
   try {
     content = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
   } catch {
     return { score: null, scorer, detail: 'judge reply is not JSON', source: 'judge' };
   }
-  if (typeof content !== 'string') return { score: null, scorer, detail: 'judge reply has no message content', source: 'judge' };
+  if (typeof content !== 'string')
+    return { score: null, scorer, detail: 'judge reply has no message content', source: 'judge' };
   return parseJudgeVerdict(content, scorer);
 }
 
@@ -78,7 +83,12 @@ export function parseJudgeVerdict(content: string, scorer = 'judge'): ScoreResul
     try {
       const v = JSON.parse(m[0]) as { score?: unknown; reason?: unknown };
       if (typeof v.score === 'number' && v.score >= 0 && v.score <= 1) {
-        return { score: v.score, scorer, detail: typeof v.reason === 'string' ? v.reason.slice(0, 200) : 'judged', source: 'judge' };
+        return {
+          score: v.score,
+          scorer,
+          detail: typeof v.reason === 'string' ? v.reason.slice(0, 200) : 'judged',
+          source: 'judge',
+        };
       }
     } catch {
       // fall through to null
@@ -93,7 +103,12 @@ export function parseJudgeVerdict(content: string, scorer = 'judge'): ScoreResul
  * from the allowlist (`ProviderEntry.family`, falling back to the provider id). Returns
  * `{ allowed, reason }`.
  */
-export function judgeAllowedForPair(judgeFamily: string, armFamilies: readonly string[]): { allowed: boolean; reason: string | null } {
+export function judgeAllowedForPair(
+  judgeFamily: string,
+  armFamilies: readonly string[],
+): { allowed: boolean; reason: string | null } {
   const same = armFamilies.find((f) => f === judgeFamily);
-  return same === undefined ? { allowed: true, reason: null } : { allowed: false, reason: `judge family ${judgeFamily} equals an arm's family` };
+  return same === undefined
+    ? { allowed: true, reason: null }
+    : { allowed: false, reason: `judge family ${judgeFamily} equals an arm's family` };
 }

@@ -54,11 +54,28 @@ export function extractFinalNumber(text: string): number | null {
 export function scoreNumeric(output: string | null, expected: string | number): ScoreResult {
   const want = normaliseNumber(expected);
   if (output === null) return { score: null, scorer: 'expect:numeric', detail: 'no output', source: 'programmatic' };
-  if (want === null) return { score: null, scorer: 'expect:numeric', detail: `expected value is not a number: ${String(expected)}`, source: 'programmatic' };
+  if (want === null)
+    return {
+      score: null,
+      scorer: 'expect:numeric',
+      detail: `expected value is not a number: ${String(expected)}`,
+      source: 'programmatic',
+    };
   const got = extractFinalNumber(output);
-  if (got === null) return { score: 0, scorer: 'expect:numeric', detail: `no number in output; expected ${want}`, source: 'programmatic' };
+  if (got === null)
+    return {
+      score: 0,
+      scorer: 'expect:numeric',
+      detail: `no number in output; expected ${want}`,
+      source: 'programmatic',
+    };
   const ok = Math.abs(got - want) <= 1e-9;
-  return { score: ok ? 1 : 0, scorer: 'expect:numeric', detail: `got ${got}, expected ${want}`, source: 'programmatic' };
+  return {
+    score: ok ? 1 : 0,
+    scorer: 'expect:numeric',
+    detail: `got ${got}, expected ${want}`,
+    source: 'programmatic',
+  };
 }
 
 /** Exact match of the trimmed output with the trimmed expected string: 1 or 0; null without output. */
@@ -83,7 +100,8 @@ export function scoreRegex(output: string | null, pattern: string, scorer = 'exp
 
 /** Must-include: 1 when the output contains every string (case-sensitive), else 0 naming the first missing one. */
 export function scoreMustInclude(output: string | null, needles: string[]): ScoreResult {
-  if (output === null) return { score: null, scorer: 'expect:must_include', detail: 'no output', source: 'programmatic' };
+  if (output === null)
+    return { score: null, scorer: 'expect:must_include', detail: 'no output', source: 'programmatic' };
   const missing = needles.find((n) => !output.includes(n));
   return missing === undefined
     ? { score: 1, scorer: 'expect:must_include', detail: `all ${needles.length} present`, source: 'programmatic' }
@@ -92,10 +110,16 @@ export function scoreMustInclude(output: string | null, needles: string[]): Scor
 
 /** Must-not-include: 1 when the output contains none of the strings (case-sensitive), else 0 naming the first found. */
 export function scoreMustNotInclude(output: string | null, needles: string[]): ScoreResult {
-  if (output === null) return { score: null, scorer: 'expect:must_not_include', detail: 'no output', source: 'programmatic' };
+  if (output === null)
+    return { score: null, scorer: 'expect:must_not_include', detail: 'no output', source: 'programmatic' };
   const found = needles.find((n) => output.includes(n));
   return found === undefined
-    ? { score: 1, scorer: 'expect:must_not_include', detail: `none of ${needles.length} present`, source: 'programmatic' }
+    ? {
+        score: 1,
+        scorer: 'expect:must_not_include',
+        detail: `none of ${needles.length} present`,
+        source: 'programmatic',
+      }
     : { score: 0, scorer: 'expect:must_not_include', detail: `found ${JSON.stringify(found)}`, source: 'programmatic' };
 }
 
@@ -118,10 +142,14 @@ export function parseJsonOutput(text: string): { ok: true; value: unknown } | { 
 export function scoreJsonValid(output: string | null): ScoreResult {
   if (output === null) return { score: null, scorer: 'json_valid', detail: 'no output', source: 'programmatic' };
   const r = parseJsonOutput(output);
-  return r.ok ? { score: 1, scorer: 'json_valid', detail: 'parsed', source: 'programmatic' } : { score: 0, scorer: 'json_valid', detail: `not JSON: ${r.error.slice(0, 120)}`, source: 'programmatic' };
+  return r.ok
+    ? { score: 1, scorer: 'json_valid', detail: 'parsed', source: 'programmatic' }
+    : { score: 0, scorer: 'json_valid', detail: `not JSON: ${r.error.slice(0, 120)}`, source: 'programmatic' };
 }
 
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+) => Ajv;
 const ajv = addFormats(new Ajv({ allErrors: false, strict: false }));
 const compiled = new Map<string, ValidateFunction | Error>();
 
@@ -132,7 +160,8 @@ const compiled = new Map<string, ValidateFunction | Error>();
  * Compiled schemas are cached by their canonical JSON.
  */
 export function scoreJsonSchema(output: string | null, schema: Record<string, unknown>): ScoreResult {
-  if (output === null) return { score: null, scorer: 'expect:json_schema', detail: 'no output', source: 'programmatic' };
+  if (output === null)
+    return { score: null, scorer: 'expect:json_schema', detail: 'no output', source: 'programmatic' };
   const key = canonicalJson(schema);
   let v = compiled.get(key);
   if (v === undefined) {
@@ -143,13 +172,24 @@ export function scoreJsonSchema(output: string | null, schema: Record<string, un
     }
     compiled.set(key, v);
   }
-  if (v instanceof Error) return { score: null, scorer: 'expect:json_schema', detail: `schema does not compile: ${v.message.slice(0, 120)}`, source: 'programmatic' };
+  if (v instanceof Error)
+    return {
+      score: null,
+      scorer: 'expect:json_schema',
+      detail: `schema does not compile: ${v.message.slice(0, 120)}`,
+      source: 'programmatic',
+    };
   const parsed = parseJsonOutput(output);
   if (!parsed.ok) return { score: 0, scorer: 'expect:json_schema', detail: 'not JSON', source: 'programmatic' };
   const ok = v(parsed.value);
   if (ok) return { score: 1, scorer: 'expect:json_schema', detail: 'valid', source: 'programmatic' };
   const err = v.errors?.[0];
-  return { score: 0, scorer: 'expect:json_schema', detail: `invalid at ${err?.instancePath || '/'}: ${err?.message ?? 'schema violation'}`, source: 'programmatic' };
+  return {
+    score: 0,
+    scorer: 'expect:json_schema',
+    detail: `invalid at ${err?.instancePath || '/'}: ${err?.message ?? 'schema violation'}`,
+    source: 'programmatic',
+  };
 }
 
 /**
@@ -180,7 +220,10 @@ export const REFUSAL_PHRASES: readonly string[] = Object.freeze([
 
 /** Detects a refusal: `{ refused, phrase }` with the first matching phrase from {@link REFUSAL_PHRASES}. */
 export function detectRefusal(text: string): { refused: boolean; phrase: string | null } {
-  const head = text.slice(0, 400).toLowerCase().replace(/[\u2018\u2019]/g, "'");
+  const head = text
+    .slice(0, 400)
+    .toLowerCase()
+    .replace(/[\u2018\u2019]/g, "'");
   const phrase = REFUSAL_PHRASES.find((p) => head.includes(p)) ?? null;
   return { refused: phrase !== null, phrase };
 }
@@ -189,7 +232,9 @@ export function detectRefusal(text: string): { refused: boolean; phrase: string 
 export function scoreRefusal(output: string | null): ScoreResult {
   if (output === null) return { score: null, scorer: 'refusal', detail: 'no output', source: 'programmatic' };
   const r = detectRefusal(output);
-  return r.refused ? { score: 0, scorer: 'refusal', detail: `refusal: ${JSON.stringify(r.phrase)}`, source: 'programmatic' } : { score: 1, scorer: 'refusal', detail: 'not a refusal', source: 'programmatic' };
+  return r.refused
+    ? { score: 0, scorer: 'refusal', detail: `refusal: ${JSON.stringify(r.phrase)}`, source: 'programmatic' }
+    : { score: 1, scorer: 'refusal', detail: 'not a refusal', source: 'programmatic' };
 }
 
 /**

@@ -67,18 +67,31 @@ describe('other programmatic scorers', () => {
     const bad = scoreJsonSchema('{"age": -1}', schema);
     expect(bad.score).toBe(0);
     expect(bad.detail).toContain('/age');
-    expect(scoreJsonSchema('{"email":"x"}', { type: 'object', properties: { email: { type: 'string', format: 'email' } } }).score).toBe(0);
+    expect(
+      scoreJsonSchema('{"email":"x"}', { type: 'object', properties: { email: { type: 'string', format: 'email' } } })
+        .score,
+    ).toBe(0);
   });
   it('detects refusals from the documented phrase list only', () => {
-    expect(detectRefusal("I’m sorry, but I can’t help with that request.")).toEqual({ refused: true, phrase: "i can't help with" });
+    expect(detectRefusal('I’m sorry, but I can’t help with that request.')).toEqual({
+      refused: true,
+      phrase: "i can't help with",
+    });
     expect(scoreRefusal('Sure! The capital of France is Paris.').score).toBe(1);
     expect(scoreRefusal('I cannot assist with creating malware.').score).toBe(0);
   });
   it('scores expectations per the campaign scorers and marks hard assertions', () => {
     const r = scoreProgrammatic({
       output: 'So the answer is #### 17',
-      expectations: [{ kind: 'numeric', value: '18', hard: true }, { kind: 'must_include', value: ['answer'] }],
-      scorers: [{ kind: 'expectations' }, { kind: 'refusal' }, { kind: 'regex', pattern: 'SQL', call_types: ['other'] }],
+      expectations: [
+        { kind: 'numeric', value: '18', hard: true },
+        { kind: 'must_include', value: ['answer'] },
+      ],
+      scorers: [
+        { kind: 'expectations' },
+        { kind: 'refusal' },
+        { kind: 'regex', pattern: 'SQL', call_types: ['other'] },
+      ],
       callType: 'math',
     });
     expect(r.map((s) => [s.scorer, s.score, s.hard === true])).toEqual([
@@ -91,17 +104,40 @@ describe('other programmatic scorers', () => {
 
 describe('composite quality and trust class', () => {
   it('is the mean of programmatic scores, null when nothing scored (never 0)', () => {
-    expect(compositeQuality([scoreOutcome({ result: 'pass', score: null, source: 'crm' }), scoreJsonValid('nope')])).toMatchObject({ quality: 0.5, judgeShare: 0 });
-    expect(compositeQuality([scoreNumeric(null, 3), scoreJsonValid(null)])).toEqual({ quality: null, judgeShare: null, scored: 0, hardFailed: false });
+    expect(
+      compositeQuality([scoreOutcome({ result: 'pass', score: null, source: 'crm' }), scoreJsonValid('nope')]),
+    ).toMatchObject({ quality: 0.5, judgeShare: 0 });
+    expect(compositeQuality([scoreNumeric(null, 3), scoreJsonValid(null)])).toEqual({
+      quality: null,
+      judgeShare: null,
+      scored: 0,
+      hardFailed: false,
+    });
   });
   it('gives the judge its disclosed weight and classes A/B/C by judge share', () => {
-    const c = compositeQuality([{ score: 1, scorer: 'expect:numeric', detail: '', source: 'programmatic' }, { score: 0, scorer: 'judge:m', detail: '', source: 'judge' }], 0.25);
+    const c = compositeQuality(
+      [
+        { score: 1, scorer: 'expect:numeric', detail: '', source: 'programmatic' },
+        { score: 0, scorer: 'judge:m', detail: '', source: 'judge' },
+      ],
+      0.25,
+    );
     expect(c.quality).toBeCloseTo(0.75, 12);
     expect(c.judgeShare).toBe(0.25);
-    expect([trustClass(0), trustClass(0.25), trustClass(0.5), trustClass(0.51), trustClass(1)]).toEqual(['A', 'B', 'B', 'C', 'C']);
+    expect([trustClass(0), trustClass(0.25), trustClass(0.5), trustClass(0.51), trustClass(1)]).toEqual([
+      'A',
+      'B',
+      'B',
+      'C',
+      'C',
+    ]);
   });
   it('flags a failed hard assertion', () => {
-    expect(compositeQuality([scoreExpectation({ kind: 'must_not_include', value: ['DROP TABLE'], hard: true }, 'DROP TABLE users')]).hardFailed).toBe(true);
+    expect(
+      compositeQuality([
+        scoreExpectation({ kind: 'must_not_include', value: ['DROP TABLE'], hard: true }, 'DROP TABLE users'),
+      ]).hardFailed,
+    ).toBe(true);
   });
 });
 
@@ -111,20 +147,39 @@ describe('LLM judge', () => {
     expect(judgeAllowedForPair('google', ['anthropic', 'openai'])).toEqual({ allowed: true, reason: null });
   });
   it('calls an OpenAI-shaped judge over HTTP and parses its fixed verdict', async () => {
-    const seen: { auth: string | undefined; body: { model: string; messages: { role: string; content: string }[] } }[] = [];
+    const seen: { auth: string | undefined; body: { model: string; messages: { role: string; content: string }[] } }[] =
+      [];
     const server = createServer((req, res) => {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString()));
       req.on('end', () => {
         seen.push({ auth: req.headers.authorization, body: JSON.parse(raw) });
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Verdict: {"score": 0.8, "reason": "mostly right"}' }, finish_reason: 'stop' }] }));
+        res.end(
+          JSON.stringify({
+            id: 'x',
+            object: 'chat.completion',
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: 'Verdict: {"score": 0.8, "reason": "mostly right"}' },
+                finish_reason: 'stop',
+              },
+            ],
+          }),
+        );
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const port = (server.address() as AddressInfo).port;
-      const r = await judgeOutput({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'sk-test', model: 'judge-1', prompt: 'What is 2+2?', output: '4' });
+      const r = await judgeOutput({
+        baseUrl: `http://127.0.0.1:${port}`,
+        apiKey: 'sk-test',
+        model: 'judge-1',
+        prompt: 'What is 2+2?',
+        output: '4',
+      });
       expect(r).toEqual({ score: 0.8, scorer: 'judge:judge-1', detail: 'mostly right', source: 'judge' });
       expect(seen[0]!.auth).toBe('Bearer sk-test');
       expect(seen[0]!.body.model).toBe('judge-1');

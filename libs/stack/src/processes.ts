@@ -40,7 +40,13 @@ export class ProcessGroup {
    * @throws Error when the process exits or stays silent for `readyTimeoutMs` (default 60 s);
    *   the message carries the tail of its stderr
    */
-  async startRole(name: string, role: string, args: string[], env: Record<string, string>, readyTimeoutMs = 60_000): Promise<RoleProcess> {
+  async startRole(
+    name: string,
+    role: string,
+    args: string[],
+    env: Record<string, string>,
+    readyTimeoutMs = 60_000,
+  ): Promise<RoleProcess> {
     const child = spawn(process.execPath, [SHADOWPLANE_ENTRY, role, ...args], {
       cwd: STACK_ROOT,
       env: { ...process.env, ...env },
@@ -55,7 +61,10 @@ export class ProcessGroup {
     });
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${name} did not report ready within ${readyTimeoutMs} ms:\n${stderrTail}`)), readyTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${name} did not report ready within ${readyTimeoutMs} ms:\n${stderrTail}`)),
+        readyTimeoutMs,
+      );
       const rl = createInterface({ input: child.stdout! });
       rl.on('line', (line) => {
         log?.write(`${line}\n`);

@@ -15,7 +15,10 @@ const opts = { resamples: 2000, seed: 1, level: 0.9 };
 describe('pairedClusterBootstrap: point estimates', () => {
   it('computes weighted D and S by hand', () => {
     // D = (2·(0−1) + 1·(1−0) + 1·(1−1)) / 4 = −0.25; S = 1 − (2·0.5 + 0.5 + 1)/(2·1 + 2 + 1) = 0.5
-    const r = pairedClusterBootstrap([item('a', 2, 1, 0, 1, 0.5), item('b', 1, 0, 1, 2, 0.5), item('b', 1, 1, 1, 1, 1)], opts);
+    const r = pairedClusterBootstrap(
+      [item('a', 2, 1, 0, 1, 0.5), item('b', 1, 0, 1, 2, 0.5), item('b', 1, 1, 1, 1, 1)],
+      opts,
+    );
     expect(r.qualityDelta.point).toBeCloseTo(-0.25, 15);
     expect(r.costSavings!.point).toBeCloseTo(0.5, 15);
     expect(r).toMatchObject({ clusters: 2, items: 3, resamples: 2000, seed: 1, level: 0.9 });
@@ -37,7 +40,15 @@ describe('pairedClusterBootstrap: resampling', () => {
 
   it('treats weight w exactly like w identical copies in the same cluster', () => {
     const weighted = [item(1, 3, 1, 0, 0.3, 0.1), item(2, 1, 0, 1), item(3, 2, 1, 1, 0.2, 0.2), item(4, 1, 0, 0)];
-    const copies = [item(1, 1, 1, 0, 0.3, 0.1), item(1, 1, 1, 0, 0.3, 0.1), item(1, 1, 1, 0, 0.3, 0.1), item(2, 1, 0, 1), item(3, 1, 1, 1, 0.2, 0.2), item(3, 1, 1, 1, 0.2, 0.2), item(4, 1, 0, 0)];
+    const copies = [
+      item(1, 1, 1, 0, 0.3, 0.1),
+      item(1, 1, 1, 0, 0.3, 0.1),
+      item(1, 1, 1, 0, 0.3, 0.1),
+      item(2, 1, 0, 1),
+      item(3, 1, 1, 1, 0.2, 0.2),
+      item(3, 1, 1, 1, 0.2, 0.2),
+      item(4, 1, 0, 0),
+    ];
     const a = pairedClusterBootstrap(weighted, opts);
     const b = pairedClusterBootstrap(copies, opts);
     for (const k of ['point', 'lower', 'upper'] as const) {
@@ -47,7 +58,10 @@ describe('pairedClusterBootstrap: resampling', () => {
   });
 
   it('resamples whole clusters: 50 clusters of 10 identical items behave as 50 items, about √10 wider than 500 independent ones', () => {
-    const diffs = Array.from({ length: 50 }, (_, c) => (c % 5 === 0 ? [0, 1] : c % 5 === 1 ? [1, 0] : c % 5 === 2 ? [0, 1] : [1, 1]) as [number, number]);
+    const diffs = Array.from(
+      { length: 50 },
+      (_, c) => (c % 5 === 0 ? [0, 1] : c % 5 === 1 ? [1, 0] : c % 5 === 2 ? [0, 1] : [1, 1]) as [number, number],
+    );
     const clustered = diffs.flatMap(([qi, qc], c) => Array.from({ length: 10 }, () => item(`c${c}`, 1, qi, qc)));
     const collapsed = diffs.map(([qi, qc], c) => item(`c${c}`, 10, qi, qc));
     const independent = clustered.map((it, i) => ({ ...it, cluster: i }));
@@ -65,7 +79,14 @@ describe('pairedClusterBootstrap: resampling', () => {
     // 300 items d = +1, 450 d = −1, 2250 d = 0: mean −0.05, plug-in var 0.25 − 0.0025 = 0.2475,
     // SE = √(0.2475/3000) = 0.0090830, 90% half-width 1.6448536·SE = 0.0149402.
     const items: PairedItem[] = [];
-    for (let i = 0; i < 3000; i++) items.push(i % 10 === 0 ? item(i, 1, 0, 1) : i % 20 === 1 || i % 20 === 3 || i % 20 === 5 ? item(i, 1, 1, 0) : item(i, 1, 1, 1));
+    for (let i = 0; i < 3000; i++)
+      items.push(
+        i % 10 === 0
+          ? item(i, 1, 0, 1)
+          : i % 20 === 1 || i % 20 === 3 || i % 20 === 5
+            ? item(i, 1, 1, 0)
+            : item(i, 1, 1, 1),
+      );
     const counts = items.reduce((a, it) => (a[it.qCandidate - it.qIncumbent + 1]!++, a), [0, 0, 0]);
     expect(counts).toEqual([450, 2250, 300]);
     const r = pairedClusterBootstrap(items, { resamples: 4000, seed: 11, level: 0.9 });
@@ -89,7 +110,9 @@ describe('pairedClusterBootstrap: resampling', () => {
   });
 
   it('is bit-identical for the same seed and differs for another seed', () => {
-    const items = Array.from({ length: 200 }, (_, i) => item(i % 70, 1 + (i % 3), i % 2, (i * 7) % 3 === 0 ? 1 : 0, 0.001 * (1 + (i % 5)), 0.0004 * (1 + (i % 4))));
+    const items = Array.from({ length: 200 }, (_, i) =>
+      item(i % 70, 1 + (i % 3), i % 2, (i * 7) % 3 === 0 ? 1 : 0, 0.001 * (1 + (i % 5)), 0.0004 * (1 + (i % 4))),
+    );
     const a = pairedClusterBootstrap(items, opts);
     expect(pairedClusterBootstrap(items, opts)).toEqual(a);
     expect(pairedClusterBootstrap(items, { ...opts, seed: 2 }).qualityDelta.lower).not.toBe(a.qualityDelta.lower);
@@ -115,12 +138,18 @@ describe('pairedClusterBootstrap: costs that cannot give savings', () => {
     const r = pairedClusterBootstrap([item(1, 1, 1, 1, 0.2, Number.NaN), item(2, 1, 0, 1)], opts);
     expect(r.costSavings).toBeNull();
     expect(r.costSavingsNullReason).toBe('cost_unknown');
-    const fromJson = JSON.parse('{"cluster":3,"weight":1,"qIncumbent":1,"qCandidate":1,"costIncumbentUsd":null,"costCandidateUsd":0.1}') as PairedItem;
+    const fromJson = JSON.parse(
+      '{"cluster":3,"weight":1,"qIncumbent":1,"qCandidate":1,"costIncumbentUsd":null,"costCandidateUsd":0.1}',
+    ) as PairedItem;
     expect(pairedClusterBootstrap([fromJson, item(4, 1, 0, 0)], opts).costSavingsNullReason).toBe('cost_unknown');
   });
   it('returns costSavings null (zero_incumbent_cost_in_resample) when a resample has no incumbent cost', () => {
     // P(a resample draws the zero-cost cluster twice) = 1/4 per resample.
-    const r = pairedClusterBootstrap([item('free', 1, 1, 1, 0, 0), item('paid', 1, 1, 1, 1, 0.5)], { resamples: 100, seed: 1, level: 0.9 });
+    const r = pairedClusterBootstrap([item('free', 1, 1, 1, 0, 0), item('paid', 1, 1, 1, 1, 0.5)], {
+      resamples: 100,
+      seed: 1,
+      level: 0.9,
+    });
     expect(r.costSavings).toBeNull();
     expect(r.costSavingsNullReason).toBe('zero_incumbent_cost_in_resample');
   });

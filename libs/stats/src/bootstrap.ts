@@ -80,13 +80,19 @@ export interface BootstrapResult {
  * Application", §3.8 (resampling clusters); Efron & Tibshirani (1993) ch. 13 (percentile interval).
  * RNG: xoshiro128** seeded by SplitMix64 (rng.ts), unbiased integer draws (Lemire).
  */
-export function pairedClusterBootstrap(items: PairedItem[], o: { resamples: number; seed: number; level: number }): BootstrapResult {
+export function pairedClusterBootstrap(
+  items: PairedItem[],
+  o: { resamples: number; seed: number; level: number },
+): BootstrapResult {
   const { resamples, seed, level } = o;
-  if (!Number.isInteger(resamples) || resamples < 1) throw new RangeError(`pairedClusterBootstrap: resamples must be an integer >= 1, got ${resamples}`);
+  if (!Number.isInteger(resamples) || resamples < 1)
+    throw new RangeError(`pairedClusterBootstrap: resamples must be an integer >= 1, got ${resamples}`);
   if (!(level > 0 && level < 1)) throw new RangeError(`pairedClusterBootstrap: level must be in (0, 1), got ${level}`);
-  if (!Number.isSafeInteger(seed)) throw new RangeError(`pairedClusterBootstrap: seed must be a safe integer, got ${seed}`);
+  if (!Number.isSafeInteger(seed))
+    throw new RangeError(`pairedClusterBootstrap: seed must be a safe integer, got ${seed}`);
   const n = items.length;
-  if (n === 0) throw new RangeError('pairedClusterBootstrap: no items (empty input); a bootstrap needs at least one paired item');
+  if (n === 0)
+    throw new RangeError('pairedClusterBootstrap: no items (empty input); a bootstrap needs at least one paired item');
 
   // Per-cluster sums, in order of first appearance.
   const index = new Map<string | number, number>();
@@ -99,14 +105,23 @@ export function pairedClusterBootstrap(items: PairedItem[], o: { resamples: numb
   for (let i = 0; i < n; i++) {
     const it = items[i]!;
     const wt = it.weight;
-    if (!(Number.isFinite(wt) && wt > 0)) throw new RangeError(`pairedClusterBootstrap: item ${i} weight must be a finite number > 0, got ${wt}`);
-    if (!(it.qIncumbent >= 0 && it.qIncumbent <= 1)) throw new RangeError(`pairedClusterBootstrap: item ${i} qIncumbent must be in [0, 1], got ${it.qIncumbent}`);
-    if (!(it.qCandidate >= 0 && it.qCandidate <= 1)) throw new RangeError(`pairedClusterBootstrap: item ${i} qCandidate must be in [0, 1], got ${it.qCandidate}`);
+    if (!(Number.isFinite(wt) && wt > 0))
+      throw new RangeError(`pairedClusterBootstrap: item ${i} weight must be a finite number > 0, got ${wt}`);
+    if (!(it.qIncumbent >= 0 && it.qIncumbent <= 1))
+      throw new RangeError(`pairedClusterBootstrap: item ${i} qIncumbent must be in [0, 1], got ${it.qIncumbent}`);
+    if (!(it.qCandidate >= 0 && it.qCandidate <= 1))
+      throw new RangeError(`pairedClusterBootstrap: item ${i} qCandidate must be in [0, 1], got ${it.qCandidate}`);
     const xi = it.costIncumbentUsd;
     const xc = it.costCandidateUsd;
-    for (const [name, x] of [['costIncumbentUsd', xi], ['costCandidateUsd', xc]] as const) {
+    for (const [name, x] of [
+      ['costIncumbentUsd', xi],
+      ['costCandidateUsd', xc],
+    ] as const) {
       if (typeof x !== 'number' || Number.isNaN(x)) costKnown = false;
-      else if (x < 0 || x === Number.POSITIVE_INFINITY) throw new RangeError(`pairedClusterBootstrap: item ${i} ${name} must be a finite number >= 0 (NaN = unknown), got ${x}`);
+      else if (x < 0 || x === Number.POSITIVE_INFINITY)
+        throw new RangeError(
+          `pairedClusterBootstrap: item ${i} ${name} must be a finite number >= 0 (NaN = unknown), got ${x}`,
+        );
     }
     let c = index.get(it.cluster);
     if (c === undefined) {
@@ -132,7 +147,11 @@ export function pairedClusterBootstrap(items: PairedItem[], o: { resamples: numb
     sxi += wxi[c]!;
     sxc += wxc[c]!;
   }
-  let nullReason: CostSavingsNullReason | undefined = costKnown ? (sxi > 0 ? undefined : 'zero_incumbent_cost') : 'cost_unknown';
+  let nullReason: CostSavingsNullReason | undefined = costKnown
+    ? sxi > 0
+      ? undefined
+      : 'zero_incumbent_cost'
+    : 'cost_unknown';
   const doCost = nullReason === undefined;
 
   const dStar = new Float64Array(resamples);
@@ -187,7 +206,11 @@ export function pairedClusterBootstrap(items: PairedItem[], o: { resamples: numb
   const pLo = (1 - level) / 2;
   const pHi = (1 + level) / 2;
   dStar.sort();
-  const qualityDelta: Interval = { point: swd / sw, lower: quantileType7(dStar, pLo), upper: quantileType7(dStar, pHi) };
+  const qualityDelta: Interval = {
+    point: swd / sw,
+    lower: quantileType7(dStar, pLo),
+    upper: quantileType7(dStar, pHi),
+  };
   let costSavings: Interval | null = null;
   if (sStar !== null && nullReason === undefined) {
     sStar.sort();

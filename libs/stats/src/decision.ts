@@ -53,15 +53,20 @@ export function nonInferiorityDecision(o: {
   costCeilingBreached?: boolean;
 }): { decision: Decision; reasons: string[] } {
   if (!(o.marginPp >= 0)) throw new RangeError(`nonInferiorityDecision: marginPp must be >= 0, got ${o.marginPp}`);
-  if (Number.isNaN(o.qualityDelta.lower) || Number.isNaN(o.qualityDelta.upper)) throw new RangeError('nonInferiorityDecision: quality delta bounds must be numbers, got NaN');
-  if (o.costSavings !== null && Number.isNaN(o.costSavings.lower)) throw new RangeError('nonInferiorityDecision: cost savings lower bound is NaN; pass null when savings are unmeasurable');
+  if (Number.isNaN(o.qualityDelta.lower) || Number.isNaN(o.qualityDelta.upper))
+    throw new RangeError('nonInferiorityDecision: quality delta bounds must be numbers, got NaN');
+  if (o.costSavings !== null && Number.isNaN(o.costSavings.lower))
+    throw new RangeError(
+      'nonInferiorityDecision: cost savings lower bound is NaN; pass null when savings are unmeasurable',
+    );
   if (Number.isNaN(o.minSavings)) throw new RangeError('nonInferiorityDecision: minSavings is NaN');
   const margin = o.marginPp / 100;
   const { lower, upper } = o.qualityDelta;
   const failReasons: string[] = [];
   if (upper < -margin) failReasons.push(`quality_upper_bound_below_margin: upper(D) ${pp(upper)} < -${pp(margin)}`);
   if (o.hardGateBroken === true) failReasons.push('hard_gate_broken: a hard assertion failed on the candidate');
-  if (o.costCeilingBreached === true) failReasons.push('cost_ceiling_breached: a candidate request cost more than the per-request ceiling');
+  if (o.costCeilingBreached === true)
+    failReasons.push('cost_ceiling_breached: a candidate request cost more than the per-request ceiling');
   if (failReasons.length > 0) return { decision: 'fail', reasons: failReasons };
 
   const reasons: string[] = [];
@@ -72,8 +77,12 @@ export function nonInferiorityDecision(o: {
       : `quality_lower_bound_not_above_margin: lower(D) ${pp(lower)} <= -${pp(margin)} (upper ${pp(upper)})`,
   );
   let savingsOk = false;
-  if (o.costSavings === null) reasons.push('savings_unmeasurable: cost savings have no interval (unknown or zero incumbent cost)');
-  else if (o.costSavings.degenerate === true) reasons.push(`savings_interval_degenerate: every cluster has the same cost ratio (lower(S) ${pct(o.costSavings.lower)} with zero width); a collapsed interval is not evidence of a bound`);
+  if (o.costSavings === null)
+    reasons.push('savings_unmeasurable: cost savings have no interval (unknown or zero incumbent cost)');
+  else if (o.costSavings.degenerate === true)
+    reasons.push(
+      `savings_interval_degenerate: every cluster has the same cost ratio (lower(S) ${pct(o.costSavings.lower)} with zero width); a collapsed interval is not evidence of a bound`,
+    );
   else {
     savingsOk = o.costSavings.lower >= o.minSavings;
     reasons.push(
@@ -83,5 +92,8 @@ export function nonInferiorityDecision(o: {
     );
   }
   if (qualityOk && savingsOk) return { decision: 'pass', reasons };
-  return { decision: 'inconclusive', reasons: reasons.filter((r) => !r.startsWith('quality_noninferior') && !r.startsWith('savings_cleared')) };
+  return {
+    decision: 'inconclusive',
+    reasons: reasons.filter((r) => !r.startsWith('quality_noninferior') && !r.startsWith('savings_cleared')),
+  };
 }

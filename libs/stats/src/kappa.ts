@@ -61,5 +61,14 @@ export function cohensKappa(pairs: readonly (readonly [string, string])[], level
   const variance = (a + (1 - kappa) ** 2 * b - (kappa - pe * (1 - kappa)) ** 2) / (n * (1 - pe) ** 2);
   const se = Math.sqrt(Math.max(0, variance));
   const z = normPpf(1 - (1 - level) / 2);
-  return { n, observed: po, expected: pe, kappa, se, lower: Math.max(-1, kappa - z * se), upper: Math.min(1, kappa + z * se), level };
+  return {
+    n,
+    observed: po,
+    expected: pe,
+    kappa,
+    se,
+    lower: Math.max(-1, kappa - z * se),
+    upper: Math.min(1, kappa + z * se),
+    level,
+  };
 }

@@ -37,7 +37,8 @@ export function holm(pValues: number[]): number[] {
  */
 export function bonferroniAlpha(alpha: number, comparisons: number): number {
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`bonferroniAlpha: alpha must be in (0, 1), got ${alpha}`);
-  if (!Number.isInteger(comparisons) || comparisons < 1) throw new RangeError(`bonferroniAlpha: comparisons must be an integer >= 1, got ${comparisons}`);
+  if (!Number.isInteger(comparisons) || comparisons < 1)
+    throw new RangeError(`bonferroniAlpha: comparisons must be an integer >= 1, got ${comparisons}`);
   return alpha / comparisons;
 }
 
@@ -52,7 +53,8 @@ export function bonferroniAlpha(alpha: number, comparisons: number): number {
  */
 export function alphaSpent(alpha: number, runIndex: number): number {
   if (!(alpha > 0 && alpha < 1)) throw new RangeError(`alphaSpent: alpha must be in (0, 1), got ${alpha}`);
-  if (!Number.isInteger(runIndex) || runIndex < 1) throw new RangeError(`alphaSpent: runIndex must be an integer >= 1, got ${runIndex}`);
+  if (!Number.isInteger(runIndex) || runIndex < 1)
+    throw new RangeError(`alphaSpent: runIndex must be an integer >= 1, got ${runIndex}`);
   return (alpha * 6) / (Math.PI * Math.PI * runIndex * runIndex);
 }
 
@@ -68,8 +70,12 @@ export function alphaSpent(alpha: number, runIndex: number): number {
  * Source: docs/architecture.md "Statistics of a verdict"; a (1 − 2α) two-sided percentile interval's lower bound
  * is a one-sided level-α test.
  */
-export function intervalLevel(o: { alphaOneSided: number; candidates: number; runIndex?: number | null }): { level: number; alphaAdjusted: number } {
-  if (!(o.alphaOneSided > 0 && o.alphaOneSided < 0.5)) throw new RangeError(`intervalLevel: alphaOneSided must be in (0, 0.5), got ${o.alphaOneSided}`);
+export function intervalLevel(o: { alphaOneSided: number; candidates: number; runIndex?: number | null }): {
+  level: number;
+  alphaAdjusted: number;
+} {
+  if (!(o.alphaOneSided > 0 && o.alphaOneSided < 0.5))
+    throw new RangeError(`intervalLevel: alphaOneSided must be in (0, 0.5), got ${o.alphaOneSided}`);
   const perCandidate = bonferroniAlpha(o.alphaOneSided, o.candidates);
   const runIndex = o.runIndex === undefined ? 1 : o.runIndex;
   const alphaAdjusted = runIndex === null ? perCandidate : alphaSpent(perCandidate, runIndex);

@@ -38,7 +38,8 @@ describe('normCdf', () => {
     expect(normCdf(Number.NaN)).toBeNaN();
   });
   it('is symmetric: Φ(z) + Φ(−z) = 1 across interval boundaries of the approximation', () => {
-    for (const z of [0.1, 0.46875 * Math.SQRT2, 1, 2.5, 4 * Math.SQRT2, 6, 7.5]) expect(normCdf(z) + normCdf(-z)).toBeCloseTo(1, 15);
+    for (const z of [0.1, 0.46875 * Math.SQRT2, 1, 2.5, 4 * Math.SQRT2, 6, 7.5])
+      expect(normCdf(z) + normCdf(-z)).toBeCloseTo(1, 15);
   });
 });
 

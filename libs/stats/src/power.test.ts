@@ -43,7 +43,8 @@ describe('powerPlan', () => {
     expect(p.mdePp).toBeCloseTo(3.3359560874861014, 10); // stats.json mde_pp_paired
   });
   it('falls back to the prior for an A-A sd of 0, null or NaN (determinism is not zero variance)', () => {
-    for (const sdDiff of [0, null, Number.NaN, -0.1]) expect(powerPlan({ clusters: 50, sdDiff, alphaOneSided: 0.05, marginPp: 5 }).sdSource).toBe('conservative_prior');
+    for (const sdDiff of [0, null, Number.NaN, -0.1])
+      expect(powerPlan({ clusters: 50, sdDiff, alphaOneSided: 0.05, marginPp: 5 }).sdSource).toBe('conservative_prior');
   });
   it('is powered exactly when MDE ≤ margin, and clustersNeededForMargin reaches it', () => {
     const p = powerPlan({ clusters: 100, sdDiff: 0.2, alphaOneSided: 0.05, marginPp: 3 });
@@ -115,7 +116,9 @@ describe('powerPlanFromPairs', () => {
   });
   it('has no MDE below 2 clusters and no clusters-needed for a zero margin', () => {
     expect(powerPlanFromPairs({ ...base, clusters: 1, observed: null }).mdePp).toBeNull();
-    expect(powerPlanFromPairs({ ...base, marginPp: 0, clusters: 50, observed: null }).clustersNeededForMargin).toBeNull();
+    expect(
+      powerPlanFromPairs({ ...base, marginPp: 0, clusters: 50, observed: null }).clustersNeededForMargin,
+    ).toBeNull();
     expect(() => powerPlanFromPairs({ ...base, clusters: 50, observed: { sd: -1, clusters: 50 } })).toThrow(RangeError);
   });
 });

@@ -26,8 +26,10 @@ function checkProb(name: string, v: number): void {
  * Source: docs/architecture.md "Statistics of a verdict" (power plan); the usual normal-approximation sample-size relation.
  */
 export function mdePpPaired(o: { sdDiff: number; clusters: number; alphaOneSided: number; power: number }): number {
-  if (!(Number.isFinite(o.sdDiff) && o.sdDiff >= 0)) throw new RangeError(`mdePpPaired: sdDiff must be a finite number >= 0, got ${o.sdDiff}`);
-  if (!(o.clusters >= 1) || !Number.isFinite(o.clusters)) throw new RangeError(`mdePpPaired: clusters must be >= 1, got ${o.clusters}`);
+  if (!(Number.isFinite(o.sdDiff) && o.sdDiff >= 0))
+    throw new RangeError(`mdePpPaired: sdDiff must be a finite number >= 0, got ${o.sdDiff}`);
+  if (!(o.clusters >= 1) || !Number.isFinite(o.clusters))
+    throw new RangeError(`mdePpPaired: clusters must be >= 1, got ${o.clusters}`);
   checkProb('mdePpPaired: alphaOneSided', o.alphaOneSided);
   checkProb('mdePpPaired: power', o.power);
   return (100 * (normPpf(1 - o.alphaOneSided) + normPpf(o.power)) * o.sdDiff) / Math.sqrt(o.clusters);
@@ -63,15 +65,29 @@ export interface PowerPlan {
  * Source: docs/architecture.md "Statistics of a verdict" (power plan); MDE per {@link mdePpPaired}.
  * Defaults: power 0.8.
  */
-export function powerPlan(o: { clusters: number; sdDiff?: number | null; alphaOneSided: number; power?: number; marginPp: number }): PowerPlan {
+export function powerPlan(o: {
+  clusters: number;
+  sdDiff?: number | null;
+  alphaOneSided: number;
+  power?: number;
+  marginPp: number;
+}): PowerPlan {
   const power = o.power ?? 0.8;
-  if (!(Number.isFinite(o.marginPp) && o.marginPp >= 0)) throw new RangeError(`powerPlan: marginPp must be a finite number >= 0, got ${o.marginPp}`);
+  if (!(Number.isFinite(o.marginPp) && o.marginPp >= 0))
+    throw new RangeError(`powerPlan: marginPp must be a finite number >= 0, got ${o.marginPp}`);
   const measured = typeof o.sdDiff === 'number' && Number.isFinite(o.sdDiff) && o.sdDiff > 0;
   const sdDiff = measured ? (o.sdDiff as number) : CONSERVATIVE_SD_DIFF;
   const mdePp = mdePpPaired({ sdDiff, clusters: o.clusters, alphaOneSided: o.alphaOneSided, power });
   const zSum = normPpf(1 - o.alphaOneSided) + normPpf(power);
-  const clustersNeededForMargin = o.marginPp > 0 ? Math.max(1, Math.ceil(((100 * zSum * sdDiff) / o.marginPp) ** 2)) : null;
-  return { mdePp, sdDiff, sdSource: measured ? 'aa_pairs' : 'conservative_prior', clustersNeededForMargin, powered: mdePp <= o.marginPp };
+  const clustersNeededForMargin =
+    o.marginPp > 0 ? Math.max(1, Math.ceil(((100 * zSum * sdDiff) / o.marginPp) ** 2)) : null;
+  return {
+    mdePp,
+    sdDiff,
+    sdSource: measured ? 'aa_pairs' : 'conservative_prior',
+    clustersNeededForMargin,
+    powered: mdePp <= o.marginPp,
+  };
 }
 
 /**
@@ -158,10 +174,14 @@ export function powerPlanFromPairs(o: {
   checkProb('powerPlanFromPairs: alphaOneSided', o.alphaOneSided);
   checkProb('powerPlanFromPairs: power', power);
   checkProb('powerPlanFromPairs: confidence', confidence);
-  if (!(Number.isFinite(o.marginPp) && o.marginPp >= 0)) throw new RangeError(`powerPlanFromPairs: marginPp must be a finite number >= 0, got ${o.marginPp}`);
-  if (!(Number.isFinite(o.clusters) && o.clusters >= 0)) throw new RangeError(`powerPlanFromPairs: clusters must be >= 0, got ${o.clusters}`);
-  if (!(Number.isFinite(deff) && deff >= 1 - 1e-12)) throw new RangeError(`powerPlanFromPairs: designEffect must be >= 1, got ${deff}`);
-  if (o.observed !== null && !(Number.isFinite(o.observed.sd) && o.observed.sd >= 0)) throw new RangeError(`powerPlanFromPairs: observed sd must be a finite number >= 0, got ${o.observed.sd}`);
+  if (!(Number.isFinite(o.marginPp) && o.marginPp >= 0))
+    throw new RangeError(`powerPlanFromPairs: marginPp must be a finite number >= 0, got ${o.marginPp}`);
+  if (!(Number.isFinite(o.clusters) && o.clusters >= 0))
+    throw new RangeError(`powerPlanFromPairs: clusters must be >= 0, got ${o.clusters}`);
+  if (!(Number.isFinite(deff) && deff >= 1 - 1e-12))
+    throw new RangeError(`powerPlanFromPairs: designEffect must be >= 1, got ${deff}`);
+  if (o.observed !== null && !(Number.isFinite(o.observed.sd) && o.observed.sd >= 0))
+    throw new RangeError(`powerPlanFromPairs: observed sd must be a finite number >= 0, got ${o.observed.sd}`);
   const useObserved = o.observed !== null && o.observed.clusters >= Math.max(2, minClusters);
   let sdUpperBound: number | null = null;
   let base: number;
@@ -170,11 +190,13 @@ export function powerPlanFromPairs(o: {
     sdUpperBound = o.observed!.sd * Math.sqrt((m - 1) / chiSquarePpf(1 - confidence, m - 1));
     const ms = o.observed!.meanSquare;
     if (ms !== undefined) {
-      if (!(ms >= 0 && ms <= 1)) throw new RangeError(`powerPlanFromPairs: observed meanSquare must be in [0, 1], got ${ms}`);
+      if (!(ms >= 0 && ms <= 1))
+        throw new RangeError(`powerPlanFromPairs: observed meanSquare must be in [0, 1], got ${ms}`);
       // Wilson-type upper bound on E[d̄_c²] (a mean of [0, 1] values, variance ≤ μ(1 − μ)):
       // few discordant pairs seen is not proof of few discordant pairs
       const z = normPpf(confidence);
-      const wilsonUpper = (ms + (z * z) / (2 * m) + z * Math.sqrt((ms * (1 - ms)) / m + (z * z) / (4 * m * m))) / (1 + (z * z) / m);
+      const wilsonUpper =
+        (ms + (z * z) / (2 * m) + z * Math.sqrt((ms * (1 - ms)) / m + (z * z) / (4 * m * m))) / (1 + (z * z) / m);
       sdUpperBound = Math.max(sdUpperBound, Math.sqrt(Math.min(1, wilsonUpper) * deff));
     }
     base = sdUpperBound;
@@ -182,7 +204,8 @@ export function powerPlanFromPairs(o: {
   const mf = o.marginPp / 100;
   const floor = Math.sqrt(Math.min(0.25, mf * (1 - mf)) * deff);
   const sdDiff = Math.max(base, floor);
-  const mdeAt = (k: number): number => (100 * (studentTPpf(1 - o.alphaOneSided, k - 1) + studentTPpf(power, k - 1)) * sdDiff) / Math.sqrt(k);
+  const mdeAt = (k: number): number =>
+    (100 * (studentTPpf(1 - o.alphaOneSided, k - 1) + studentTPpf(power, k - 1)) * sdDiff) / Math.sqrt(k);
   const mdePp = o.clusters >= 2 ? mdeAt(o.clusters) : null;
   let clustersNeededForMargin: number | null = null;
   if (o.marginPp > 0) {

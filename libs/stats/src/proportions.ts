@@ -23,7 +23,8 @@ export function wilsonInterval(successes: number, n: number, confidence = 0.95):
   assertCount('wilsonInterval: successes', successes);
   if (n < 1) throw new RangeError('wilsonInterval: n must be at least 1 (no trials, no interval)');
   if (successes > n) throw new RangeError(`wilsonInterval: successes (${successes}) exceeds n (${n})`);
-  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`wilsonInterval: confidence must be in (0, 1), got ${confidence}`);
+  if (!(confidence > 0 && confidence < 1))
+    throw new RangeError(`wilsonInterval: confidence must be in (0, 1), got ${confidence}`);
   const z = normPpf(1 - (1 - confidence) / 2);
   const z2 = z * z;
   const denom = n + z2;
@@ -43,7 +44,13 @@ export function wilsonInterval(successes: number, n: number, confidence = 0.95):
  * p = 2·Φ(−|z|) (as statsmodels `proportions_ztest`, scipy `norm.sf`).
  */
 export function twoProportionZ(x1: number, n1: number, x2: number, n2: number): { z: number; pTwoSided: number } {
-  for (const [k, v] of [['x1', x1], ['n1', n1], ['x2', x2], ['n2', n2]] as const) assertCount(`twoProportionZ: ${k}`, v);
+  for (const [k, v] of [
+    ['x1', x1],
+    ['n1', n1],
+    ['x2', x2],
+    ['n2', n2],
+  ] as const)
+    assertCount(`twoProportionZ: ${k}`, v);
   if (n1 < 1 || n2 < 1) throw new RangeError('twoProportionZ: n1 and n2 must be at least 1');
   if (x1 > n1 || x2 > n2) throw new RangeError('twoProportionZ: successes exceed trials');
   const pooled = (x1 + x2) / (n1 + n2);

@@ -89,7 +89,8 @@ export class Xoshiro128ss {
    * Errors: RangeError when k is not an integer in [1, 2²¹] (the product must stay exact in a double).
    */
   nextInt(k: number): number {
-    if (!Number.isInteger(k) || k < 1 || k > MAX_INT_RANGE) throw new RangeError(`rng: range must be an integer in [1, ${MAX_INT_RANGE}], got ${k}`);
+    if (!Number.isInteger(k) || k < 1 || k > MAX_INT_RANGE)
+      throw new RangeError(`rng: range must be an integer in [1, ${MAX_INT_RANGE}], got ${k}`);
     let m = this.nextUint32() * k;
     let l = m % 4294967296;
     if (l < k) {

@@ -24,11 +24,14 @@ describe('pairedScoreIntervals', () => {
       expect(r.qualityDelta.degenerate).toBe(true);
     }
   });
-  it('8 pairs, two in the candidate\'s favour, none against: the lower bound stays far below −5 pp', () => {
+  it("8 pairs, two in the candidate's favour, none against: the lower bound stays far below −5 pp", () => {
     const r = pairedScoreIntervals(binary(8, 0, 2), { level: 0.94 });
     expect(r.qualityDelta.point).toBe(0.25);
     expect(r.qualityDelta.lower).toBeLessThan(-0.05);
-    expect(nonInferiorityDecision({ qualityDelta: r.qualityDelta, costSavings: r.costSavings, marginPp: 5, minSavings: 0.2 }).decision).toBe('inconclusive');
+    expect(
+      nonInferiorityDecision({ qualityDelta: r.qualityDelta, costSavings: r.costSavings, marginPp: 5, minSavings: 0.2 })
+        .decision,
+    ).toBe('inconclusive');
   });
   it('agrees with the normal-theory interval for a large sample with many discordant pairs', () => {
     // 4000 pairs, 600 worse, 560 better: D = −0.01, sd² ≈ (1160/4000 − 0.0001), se = sd/√4000
@@ -40,7 +43,10 @@ describe('pairedScoreIntervals', () => {
   });
   it('widens for unequal cluster weights (Kish design effect) at the same point estimate', () => {
     const even = pairedScoreIntervals(binary(40, 0, 0), { level: 0.9 });
-    const uneven = pairedScoreIntervals(binary(40, 0, 0).map((it, i) => ({ ...it, weight: i % 4 === 0 ? 10 : 1 })), { level: 0.9 });
+    const uneven = pairedScoreIntervals(
+      binary(40, 0, 0).map((it, i) => ({ ...it, weight: i % 4 === 0 ? 10 : 1 })),
+      { level: 0.9 },
+    );
     expect(uneven.designEffect).toBeGreaterThan(1.5);
     expect(uneven.qualityDelta.lower).toBeLessThan(even.qualityDelta.lower);
   });
@@ -63,7 +69,12 @@ describe('pairedScoreIntervals', () => {
     const r = pairedScoreIntervals(constant, { level: 0.9 });
     expect(r.costSavings!.point).toBeCloseTo(0.7, 12);
     expect(r.costSavings!.degenerate).toBe(true);
-    const d = nonInferiorityDecision({ qualityDelta: { lower: 0.01, upper: 0.02 }, costSavings: r.costSavings, marginPp: 5, minSavings: 0.2 });
+    const d = nonInferiorityDecision({
+      qualityDelta: { lower: 0.01, upper: 0.02 },
+      costSavings: r.costSavings,
+      marginPp: 5,
+      minSavings: 0.2,
+    });
     expect(d.decision).toBe('inconclusive');
     expect(d.reasons[0]).toMatch(/^savings_interval_degenerate/);
     const spread = pairedScoreIntervals(binary(50, 0, 0), { level: 0.9 });
@@ -72,9 +83,19 @@ describe('pairedScoreIntervals', () => {
     expect(spread.costSavings!.upper).toBeGreaterThan(spread.costSavings!.point);
   });
   it('returns null savings when a cost is unknown and refuses bad input', () => {
-    expect(pairedScoreIntervals(binary(10, 0, 0).map((it, i) => (i === 3 ? { ...it, costCandidateUsd: Number.NaN } : it)), { level: 0.9 }).costSavings).toBeNull();
+    expect(
+      pairedScoreIntervals(
+        binary(10, 0, 0).map((it, i) => (i === 3 ? { ...it, costCandidateUsd: Number.NaN } : it)),
+        { level: 0.9 },
+      ).costSavings,
+    ).toBeNull();
     expect(() => pairedScoreIntervals([], { level: 0.9 })).toThrow(RangeError);
     expect(() => pairedScoreIntervals(binary(10, 0, 0), { level: 1 })).toThrow(RangeError);
-    expect(() => pairedScoreIntervals(binary(10, 0, 0).map((it) => ({ ...it, weight: 0 })), { level: 0.9 })).toThrow(RangeError);
+    expect(() =>
+      pairedScoreIntervals(
+        binary(10, 0, 0).map((it) => ({ ...it, weight: 0 })),
+        { level: 0.9 },
+      ),
+    ).toThrow(RangeError);
   });
 });

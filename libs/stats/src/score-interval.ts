@@ -53,12 +53,19 @@ export function clusterSums(items: readonly PairedItem[], who: string): ClusterS
   let k = 0;
   for (let i = 0; i < n; i++) {
     const it = items[i]!;
-    if (!(Number.isFinite(it.weight) && it.weight > 0)) throw new RangeError(`${who}: item ${i} weight must be a finite number > 0, got ${it.weight}`);
-    if (!(it.qIncumbent >= 0 && it.qIncumbent <= 1)) throw new RangeError(`${who}: item ${i} qIncumbent must be in [0, 1], got ${it.qIncumbent}`);
-    if (!(it.qCandidate >= 0 && it.qCandidate <= 1)) throw new RangeError(`${who}: item ${i} qCandidate must be in [0, 1], got ${it.qCandidate}`);
-    for (const [name, x] of [['costIncumbentUsd', it.costIncumbentUsd], ['costCandidateUsd', it.costCandidateUsd]] as const) {
+    if (!(Number.isFinite(it.weight) && it.weight > 0))
+      throw new RangeError(`${who}: item ${i} weight must be a finite number > 0, got ${it.weight}`);
+    if (!(it.qIncumbent >= 0 && it.qIncumbent <= 1))
+      throw new RangeError(`${who}: item ${i} qIncumbent must be in [0, 1], got ${it.qIncumbent}`);
+    if (!(it.qCandidate >= 0 && it.qCandidate <= 1))
+      throw new RangeError(`${who}: item ${i} qCandidate must be in [0, 1], got ${it.qCandidate}`);
+    for (const [name, x] of [
+      ['costIncumbentUsd', it.costIncumbentUsd],
+      ['costCandidateUsd', it.costCandidateUsd],
+    ] as const) {
       if (typeof x !== 'number' || Number.isNaN(x)) costKnown = false;
-      else if (x < 0 || x === Number.POSITIVE_INFINITY) throw new RangeError(`${who}: item ${i} ${name} must be a finite number >= 0 (NaN = unknown), got ${x}`);
+      else if (x < 0 || x === Number.POSITIVE_INFINITY)
+        throw new RangeError(`${who}: item ${i} ${name} must be a finite number >= 0 (NaN = unknown), got ${x}`);
     }
     let c = index.get(it.cluster);
     if (c === undefined) {
@@ -113,7 +120,8 @@ export function clusterSums(items: readonly PairedItem[], who: string): ClusterS
  * Sampling Techniques §6.9 (ratio estimator).
  */
 export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: number }): PairedScoreIntervals {
-  if (!(o.level > 0 && o.level < 1)) throw new RangeError(`pairedScoreIntervals: level must be in (0, 1), got ${o.level}`);
+  if (!(o.level > 0 && o.level < 1))
+    throw new RangeError(`pairedScoreIntervals: level must be in (0, 1), got ${o.level}`);
   const s = clusterSums(items, 'pairedScoreIntervals');
   const { k, W, A, X, Y } = s;
   let sw = 0;
@@ -217,7 +225,12 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
     }
     return inside;
   };
-  const qualityDelta: ScoreInterval = { point: D, lower: Math.max(-1, bound(-1)), upper: Math.min(1, bound(1)), degenerate: degenerateD };
+  const qualityDelta: ScoreInterval = {
+    point: D,
+    lower: Math.max(-1, bound(-1)),
+    upper: Math.min(1, bound(1)),
+    degenerate: degenerateD,
+  };
 
   let costSavings: ScoreInterval | null = null;
   if (s.costKnown && sx > 0) {
@@ -231,7 +244,12 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
       }
       const se = k >= 2 ? Math.sqrt((k / (k - 1)) * v) : Number.POSITIVE_INFINITY;
       const degenerate = !(se > 1e-12);
-      costSavings = { point: 1 - R, lower: Number.isFinite(t * se) ? 1 - R * Math.exp(t * se) : Number.NEGATIVE_INFINITY, upper: Number.isFinite(t * se) ? 1 - R * Math.exp(-t * se) : 1, degenerate };
+      costSavings = {
+        point: 1 - R,
+        lower: Number.isFinite(t * se) ? 1 - R * Math.exp(t * se) : Number.NEGATIVE_INFINITY,
+        upper: Number.isFinite(t * se) ? 1 - R * Math.exp(-t * se) : 1,
+        degenerate,
+      };
     }
   }
   return { qualityDelta, costSavings, clusters: k, designEffect: deff, level: o.level };
@@ -246,7 +264,12 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
  * Errors: RangeError as {@link pairedScoreIntervals} on invalid items.
  * Source: Cochran (1977) §6.9 (ratio estimator linearisation); Kish (1965) §11.7.
  */
-export function pairedDifferenceSpread(items: readonly PairedItem[]): { sd: number | null; clusters: number; designEffect: number; meanSquare: number } {
+export function pairedDifferenceSpread(items: readonly PairedItem[]): {
+  sd: number | null;
+  clusters: number;
+  designEffect: number;
+  meanSquare: number;
+} {
   const { k, W, A } = clusterSums(items, 'pairedDifferenceSpread');
   let sw = 0;
   let sa = 0;
@@ -266,5 +289,10 @@ export function pairedDifferenceSpread(items: readonly PairedItem[]): { sd: numb
     const dc = A[c]! / W[c]!;
     ms += dc * dc;
   }
-  return { sd: k >= 2 ? Math.sqrt(v / (k - 1)) : null, clusters: k, designEffect: (k * sw2) / (sw * sw), meanSquare: ms / k };
+  return {
+    sd: k >= 2 ? Math.sqrt(v / (k - 1)) : null,
+    clusters: k,
+    designEffect: (k * sw2) / (sw * sw),
+    meanSquare: ms / k,
+  };
 }

@@ -22,7 +22,13 @@
  * linearised contribution z_c = Σ_{i∈c} w_i(d_i − δ) / E[W_c], W_c = Σ_{i∈c} w_i (delta method for
  * the ratio D = ΣW_c·d̄_c / ΣW_c). {@link effectiveSdDiff} estimates it from 400,000 simulated clusters.
  */
-import { createRng, nonInferiorityDecision, pairedClusterBootstrap, type Decision, type PairedItem } from '@shadowplane/stats';
+import {
+  createRng,
+  nonInferiorityDecision,
+  pairedClusterBootstrap,
+  type Decision,
+  type PairedItem,
+} from '@shadowplane/stats';
 
 /** Knobs of the data-generating process; see the module docstring. */
 export interface SimDesign {
@@ -66,14 +72,22 @@ function drawPair(rng: Rng, d: SimDesign, deltaC: number): [number, number] {
 /** One cluster's items (cluster id `c`) under true delta δ. */
 function simulateCluster(rng: Rng, d: SimDesign, delta: number, c: number, out: PairedItem[]): void {
   const deltaC = delta + (rng() < 0.5 ? -d.clusterShift : d.clusterShift);
-  if (d.discordance < Math.abs(deltaC)) throw new RangeError(`design: discordance ${d.discordance} < |δ_c| ${Math.abs(deltaC)}`);
+  if (d.discordance < Math.abs(deltaC))
+    throw new RangeError(`design: discordance ${d.discordance} < |δ_c| ${Math.abs(deltaC)}`);
   const m = uniformInt(rng, 1, d.maxClusterSize);
   let first: [number, number] | undefined;
   for (let i = 0; i < m; i++) {
     const pair: [number, number] = first !== undefined && rng() < d.copyProb ? first : drawPair(rng, d, deltaC);
     first ??= pair;
     const xi = 0.001 * (0.5 + rng());
-    out.push({ cluster: c, weight: uniformInt(rng, 1, d.maxWeight), qIncumbent: pair[0], qCandidate: pair[1], costIncumbentUsd: xi, costCandidateUsd: 0.3 * xi * (0.8 + 0.4 * rng()) });
+    out.push({
+      cluster: c,
+      weight: uniformInt(rng, 1, d.maxWeight),
+      qIncumbent: pair[0],
+      qCandidate: pair[1],
+      costIncumbentUsd: xi,
+      costCandidateUsd: 0.3 * xi * (0.8 + 0.4 * rng()),
+    });
   }
 }
 
@@ -123,15 +137,33 @@ export interface ScenarioResult {
  * Runs `campaigns` simulated campaigns at true delta δ through pairedClusterBootstrap (B resamples,
  * level 1 − 2α so the lower bound is a one-sided α test) and nonInferiorityDecision.
  */
-export function runScenario(o: { design: SimDesign; delta: number; campaigns: number; seed: number; resamples: number; alphaOneSided: number }): ScenarioResult {
+export function runScenario(o: {
+  design: SimDesign;
+  delta: number;
+  campaigns: number;
+  seed: number;
+  resamples: number;
+  alphaOneSided: number;
+}): ScenarioResult {
   const rng = createRng(o.seed);
   const counts: Record<Decision, number> = { pass: 0, fail: 0, inconclusive: 0 };
   let sumPoint = 0;
   for (let i = 0; i < o.campaigns; i++) {
     const items = simulateCampaign(o.design, o.delta, rng);
-    const b = pairedClusterBootstrap(items, { resamples: o.resamples, seed: o.seed * 1000 + i, level: 1 - 2 * o.alphaOneSided });
+    const b = pairedClusterBootstrap(items, {
+      resamples: o.resamples,
+      seed: o.seed * 1000 + i,
+      level: 1 - 2 * o.alphaOneSided,
+    });
     sumPoint += b.qualityDelta.point;
-    counts[nonInferiorityDecision({ qualityDelta: b.qualityDelta, costSavings: b.costSavings, marginPp: o.design.marginPp, minSavings: o.design.minSavings }).decision]++;
+    counts[
+      nonInferiorityDecision({
+        qualityDelta: b.qualityDelta,
+        costSavings: b.costSavings,
+        marginPp: o.design.marginPp,
+        minSavings: o.design.minSavings,
+      }).decision
+    ]++;
   }
   return { campaigns: o.campaigns, ...counts, meanPoint: sumPoint / o.campaigns };
 }

@@ -34,8 +34,17 @@ describe('calibration by simulation (400 campaigns per scenario, B = 2000)', () 
   const margin = design.marginPp / 100;
 
   it('null: a candidate exactly margin worse passes in at most 5% + MC slack of campaigns (and fails at most as often)', () => {
-    const r = runScenario({ design, delta: -margin, campaigns: CAMPAIGNS, seed: SEED, resamples: 2000, alphaOneSided: ALPHA });
-    console.log(`[calibration] null δ=-${design.marginPp}pp: pass ${r.pass}/${CAMPAIGNS} (${((100 * r.pass) / CAMPAIGNS).toFixed(1)}%), fail ${r.fail}, inconclusive ${r.inconclusive}, mean D ${r.meanPoint.toFixed(4)}`);
+    const r = runScenario({
+      design,
+      delta: -margin,
+      campaigns: CAMPAIGNS,
+      seed: SEED,
+      resamples: 2000,
+      alphaOneSided: ALPHA,
+    });
+    console.log(
+      `[calibration] null δ=-${design.marginPp}pp: pass ${r.pass}/${CAMPAIGNS} (${((100 * r.pass) / CAMPAIGNS).toFixed(1)}%), fail ${r.fail}, inconclusive ${r.inconclusive}, mean D ${r.meanPoint.toFixed(4)}`,
+    );
     expect(Math.abs(r.meanPoint + margin)).toBeLessThan(0.005); // the simulation hits its target δ
     expect(r.pass / CAMPAIGNS).toBeLessThanOrEqual(0.05 + SLACK);
     expect(r.fail / CAMPAIGNS).toBeLessThanOrEqual(0.05 + SLACK);
@@ -48,8 +57,17 @@ describe('calibration by simulation (400 campaigns per scenario, B = 2000)', () 
     sd = effectiveSdDiff(design, -margin + mdePp / 100);
     mdePp = mdePpPaired({ sdDiff: sd, clusters: design.clusters, alphaOneSided: ALPHA, power: 0.8 });
     const delta = -margin + mdePp / 100;
-    const r = runScenario({ design, delta, campaigns: CAMPAIGNS, seed: SEED + 1, resamples: 2000, alphaOneSided: ALPHA });
-    console.log(`[calibration] sd_eff ${sd.toFixed(4)}, MDE ${mdePp.toFixed(2)}pp, δ=${(100 * delta).toFixed(2)}pp: pass ${r.pass}/${CAMPAIGNS} (${((100 * r.pass) / CAMPAIGNS).toFixed(1)}%), fail ${r.fail}, inconclusive ${r.inconclusive}, mean D ${r.meanPoint.toFixed(4)}`);
+    const r = runScenario({
+      design,
+      delta,
+      campaigns: CAMPAIGNS,
+      seed: SEED + 1,
+      resamples: 2000,
+      alphaOneSided: ALPHA,
+    });
+    console.log(
+      `[calibration] sd_eff ${sd.toFixed(4)}, MDE ${mdePp.toFixed(2)}pp, δ=${(100 * delta).toFixed(2)}pp: pass ${r.pass}/${CAMPAIGNS} (${((100 * r.pass) / CAMPAIGNS).toFixed(1)}%), fail ${r.fail}, inconclusive ${r.inconclusive}, mean D ${r.meanPoint.toFixed(4)}`,
+    );
     expect(mdePp).toBeGreaterThan(1); // a meaningful distance, not a degenerate design
     expect(Math.abs(r.meanPoint - delta)).toBeLessThan(0.005);
     expect(r.pass / CAMPAIGNS).toBeGreaterThanOrEqual(0.75);

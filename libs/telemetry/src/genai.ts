@@ -48,7 +48,10 @@ export interface UsageLike {
  * Span attributes for one model call's usage and cost. A null field is left out (OTel has no
  * null; leaving it out keeps "not reported" distinct from 0).
  */
-export function genAiUsageAttributes(usage: UsageLike, cost?: { usd: number | null; basis: string | null }): Record<string, number | string> {
+export function genAiUsageAttributes(
+  usage: UsageLike,
+  cost?: { usd: number | null; basis: string | null },
+): Record<string, number | string> {
   const out: Record<string, number | string> = {};
   const put = (k: string, v: number | null) => {
     if (v !== null) out[k] = v;
@@ -154,4 +157,10 @@ export function endGenAiSpan(span: Span, r: GenAiCallResult): void {
   }
 }
 
-const NO_USAGE: UsageLike = { input_tokens: null, output_tokens: null, cache_read_input_tokens: null, cache_creation_input_tokens: null, reasoning_output_tokens: null };
+const NO_USAGE: UsageLike = {
+  input_tokens: null,
+  output_tokens: null,
+  cache_read_input_tokens: null,
+  cache_creation_input_tokens: null,
+  reasoning_output_tokens: null,
+};

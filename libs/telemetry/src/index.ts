@@ -6,7 +6,16 @@ export type { MetricsRegistryOptions } from './metrics.js';
 export { BoundedLabel } from './bounded-label.js';
 export { startTracing, tracingEnabled, getTracer, TRACER_NAME } from './tracing.js';
 export type { TracingOptions, TracingHandle } from './tracing.js';
-export { inSpan, recordError, linkFromTraceContext, contextFromHeaders, TRACEPARENT_RE, ROOT_CONTEXT, SpanKind, SpanStatusCode } from './spans.js';
+export {
+  inSpan,
+  recordError,
+  linkFromTraceContext,
+  contextFromHeaders,
+  TRACEPARENT_RE,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+} from './spans.js';
 export type { TraceContextCarrier, Span, Link, Attributes } from './spans.js';
 export { GENAI, genAiUsageAttributes, genAiProviderName, startGenAiSpan, endGenAiSpan } from './genai.js';
 export type { GenAiAttribute, GenAiCallStart, GenAiCallResult, UsageLike } from './genai.js';

@@ -17,8 +17,26 @@ export interface LoggerOptions {
   redact?: string[];
 }
 
-const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key', 'openai-api-key', 'x-goog-api-key'];
-const SECRET_KEYS = ['apiKey', 'api_key', 'password', 'secret', 'token', 'accessToken', 'access_token', 'encryptionKey'];
+const SECRET_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'api-key',
+  'openai-api-key',
+  'x-goog-api-key',
+];
+const SECRET_KEYS = [
+  'apiKey',
+  'api_key',
+  'password',
+  'secret',
+  'token',
+  'accessToken',
+  'access_token',
+  'encryptionKey',
+];
 
 /**
  * The paths every Shadowplane logger censors: secret headers wherever a `headers` object is

@@ -31,7 +31,10 @@ export function createMetricsRegistry(opts: MetricsRegistryOptions = {}): Regist
   const labels = { ...(opts.role ? { role: opts.role } : {}), ...opts.labels };
   if (Object.keys(labels).length > 0) registry.setDefaultLabels(labels);
   if (opts.defaultMetrics ?? true) {
-    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: opts.eventLoopMonitoringPrecisionMs ?? 10 });
+    collectDefaultMetrics({
+      register: registry,
+      eventLoopMonitoringPrecision: opts.eventLoopMonitoringPrecisionMs ?? 10,
+    });
   }
   return registry;
 }

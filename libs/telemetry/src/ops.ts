@@ -33,7 +33,8 @@ export async function serveOps(registry: Registry, opts: OpsServerOptions): Prom
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { error: { code: 'method_not_allowed', message: 'GET only' } });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return json(405, { error: { code: 'method_not_allowed', message: 'GET only' } });
     if (path === '/metrics') {
       registry
         .metrics()
@@ -41,7 +42,9 @@ export async function serveOps(registry: Registry, opts: OpsServerOptions): Prom
           res.writeHead(200, { 'content-type': registry.contentType });
           res.end(text);
         })
-        .catch((e: unknown) => json(500, { error: { code: 'internal', message: e instanceof Error ? e.message : String(e) } }));
+        .catch((e: unknown) =>
+          json(500, { error: { code: 'internal', message: e instanceof Error ? e.message : String(e) } }),
+        );
       return;
     }
     if (path === '/healthz') return json(200, { status: 'ok' });

@@ -53,7 +53,11 @@ export function contextFromHeaders(headers: Record<string, string | string[] | u
  * `parent` picks the parent context (default: the active one; pass `ROOT_CONTEXT` for a new
  * trace). With tracing off the span is the API's no-op span and this costs one closure call.
  */
-export async function inSpan<T>(name: string, options: SpanOptions & { parent?: Context }, fn: (span: Span) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  options: SpanOptions & { parent?: Context },
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   const { parent, ...spanOptions } = options;
   const span = getTracer().startSpan(name, spanOptions, parent ?? context.active());
   const ctx = trace.setSpan(parent ?? context.active(), span);

@@ -37,7 +37,12 @@ describe('createLogger', () => {
     const log = createLogger({ service: 't', version: '0', destination: s.stream });
     log.info(
       {
-        headers: { authorization: 'Bearer sk-live-1', 'x-api-key': 'sk-ant-2', cookie: 'sid=3', 'content-type': 'application/json' },
+        headers: {
+          authorization: 'Bearer sk-live-1',
+          'x-api-key': 'sk-ant-2',
+          cookie: 'sid=3',
+          'content-type': 'application/json',
+        },
         req: { headers: { 'api-key': 'azure-4', 'set-cookie': 'a=5' } },
         upstream: { headers: { 'proxy-authorization': 'Basic 6' } },
         provider: { id: 'openai', apiKey: 'sk-7' },
@@ -46,7 +51,8 @@ describe('createLogger', () => {
       'request',
     );
     const text = JSON.stringify(s.lines()[0]);
-    for (const secret of ['sk-live-1', 'sk-ant-2', 'sid=3', 'azure-4', 'a=5', 'Basic 6', 'sk-7', 'sk-8']) expect(text).not.toContain(secret);
+    for (const secret of ['sk-live-1', 'sk-ant-2', 'sid=3', 'azure-4', 'a=5', 'Basic 6', 'sk-7', 'sk-8'])
+      expect(text).not.toContain(secret);
     const line = s.lines()[0] as any;
     expect(line.headers.authorization).toBe('[REDACTED]');
     expect(line.headers['content-type']).toBe('application/json');
@@ -96,12 +102,27 @@ describe('GENAI names', () => {
   it('usage attributes leave out fields that were not reported instead of writing 0', () => {
     expect(
       genAiUsageAttributes(
-        { input_tokens: 10, output_tokens: null, cache_read_input_tokens: 0, cache_creation_input_tokens: null, reasoning_output_tokens: null },
+        {
+          input_tokens: 10,
+          output_tokens: null,
+          cache_read_input_tokens: 0,
+          cache_creation_input_tokens: null,
+          reasoning_output_tokens: null,
+        },
         { usd: null, basis: null },
       ),
     ).toEqual({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.cache_read.input_tokens': 0 });
     expect(
-      genAiUsageAttributes({ input_tokens: 1, output_tokens: 2, cache_read_input_tokens: null, cache_creation_input_tokens: null, reasoning_output_tokens: null }, { usd: 0.5, basis: 'rate_card' }),
+      genAiUsageAttributes(
+        {
+          input_tokens: 1,
+          output_tokens: 2,
+          cache_read_input_tokens: null,
+          cache_creation_input_tokens: null,
+          reasoning_output_tokens: null,
+        },
+        { usd: 0.5, basis: 'rate_card' },
+      ),
     ).toMatchObject({ 'shadowplane.cost.usd': 0.5, 'shadowplane.cost.basis': 'rate_card' });
   });
 });

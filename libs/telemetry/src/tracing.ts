@@ -65,9 +65,15 @@ const truthy = (v: string | undefined) => v !== undefined && v.trim().toLowerCas
  */
 export function startTracing(opts: TracingOptions): TracingHandle {
   const env = opts.env ?? process.env;
-  const off = (reason: string): TracingHandle => ({ enabled: false, disabledReason: reason, tracer: getTracer(), shutdown: async () => {} });
+  const off = (reason: string): TracingHandle => ({
+    enabled: false,
+    disabledReason: reason,
+    tracer: getTracer(),
+    shutdown: async () => {},
+  });
   if (truthy(env['OTEL_SDK_DISABLED'])) return off('sdk_disabled');
-  if ((env['OTEL_TRACES_EXPORTER'] ?? '').split(',').some((s) => s.trim() === 'none')) return off('traces_exporter_none');
+  if ((env['OTEL_TRACES_EXPORTER'] ?? '').split(',').some((s) => s.trim() === 'none'))
+    return off('traces_exporter_none');
   const alias = env['SHADOWPLANE_OTLP_ENDPOINT'];
   if (alias && !env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
     // the SDK reads process.env only, so the alias is handed on there

@@ -7,7 +7,12 @@ import { itemHash, type Envelope } from '@shadowplane/contracts';
  * Body: `{ model: 'gpt-prod', messages: [{ role: 'user', content: prompt }], max_tokens: 200, ...extra }`;
  * `item_hash` is computed from it as the sidecar does.
  */
-export function chatEnvelope(suite: string, callType: string, prompt: string, extra: Record<string, unknown> = {}): Envelope {
+export function chatEnvelope(
+  suite: string,
+  callType: string,
+  prompt: string,
+  extra: Record<string, unknown> = {},
+): Envelope {
   const body = { model: 'gpt-prod', messages: [{ role: 'user', content: prompt }], max_tokens: 200, ...extra };
   return {
     schema: 'shadow.envelope/v1',

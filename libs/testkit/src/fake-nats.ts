@@ -8,7 +8,18 @@ import { createServer, type Server, type Socket } from 'node:net';
  * @returns its `nats://127.0.0.1:<port>` URL and a close function
  */
 export async function startFakeNatsInfo(version: string): Promise<{ url: string; close(): Promise<void> }> {
-  const info = { server_id: 'FAKE', server_name: 'fake', version, proto: 1, go: 'go0', host: '127.0.0.1', port: 0, headers: true, max_payload: 1048576, jetstream: true };
+  const info = {
+    server_id: 'FAKE',
+    server_name: 'fake',
+    version,
+    proto: 1,
+    go: 'go0',
+    host: '127.0.0.1',
+    port: 0,
+    headers: true,
+    max_payload: 1048576,
+    jetstream: true,
+  };
   const sockets = new Set<Socket>();
   const srv: Server = createServer((s) => {
     sockets.add(s);

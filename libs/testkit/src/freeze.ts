@@ -13,7 +13,8 @@ import type { ChildProcess } from 'node:child_process';
  */
 export async function freezeProcess(child: ChildProcess, timeoutMs = 5000): Promise<void> {
   const pid = child.pid;
-  if (pid === undefined || child.exitCode !== null || child.signalCode !== null) throw new Error('freezeProcess: the process is not running');
+  if (pid === undefined || child.exitCode !== null || child.signalCode !== null)
+    throw new Error('freezeProcess: the process is not running');
   child.kill('SIGSTOP');
   const deadline = Date.now() + timeoutMs;
   while (!allThreadsStopped(pid)) {

@@ -38,7 +38,8 @@ export interface JaegerHandle {
  */
 export async function startJaeger(opts: { timeoutMs?: number } = {}): Promise<JaegerHandle> {
   const bin = jaegerBinary();
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: build it with \`make jaeger\` (Go module github.com/jaegertracing/jaeger)`);
+  if (!existsSync(bin))
+    throw new Error(`${bin} is missing: build it with \`make jaeger\` (Go module github.com/jaegertracing/jaeger)`);
   const [otlp, query, queryGrpc, health] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const dir = mkdtempSync(join(tmpdir(), 'jaeger-'));
   const config = join(dir, 'config.yaml');
@@ -104,8 +105,16 @@ exporters:
       await stop();
       throw new Error(`jaeger exited with ${child.exitCode}: ${err.slice(-2000)}`);
     }
-    const ok = await fetch(`http://127.0.0.1:${health}/status`).then((r) => r.ok, () => false);
-    const q = ok && (await fetch(`http://127.0.0.1:${query}/api/services`).then((r) => r.ok, () => false));
+    const ok = await fetch(`http://127.0.0.1:${health}/status`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    const q =
+      ok &&
+      (await fetch(`http://127.0.0.1:${query}/api/services`).then(
+        (r) => r.ok,
+        () => false,
+      ));
     if (q) break;
     if (Date.now() > deadline) {
       await stop();

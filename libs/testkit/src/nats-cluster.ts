@@ -81,7 +81,12 @@ async function waitForReplicatedStreams(url: string, replicas: number): Promise<
     const deadline = Date.now() + 60_000;
     for (;;) {
       try {
-        await jsm.streams.add({ name, subjects: [`sp.cluster.probe.${process.pid}`], storage: StorageType.Memory, num_replicas: replicas });
+        await jsm.streams.add({
+          name,
+          subjects: [`sp.cluster.probe.${process.pid}`],
+          storage: StorageType.Memory,
+          num_replicas: replicas,
+        });
         await jsm.streams.delete(name);
         return;
       } catch (e) {

@@ -35,7 +35,9 @@ const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
  * @throws Error naming every candidate found and its version, with the build command, when none qualifies
  */
 export function natsServerBinary(): string {
-  const candidates = [process.env.NATS_SERVER_BIN, join(REPO_ROOT, '.bin', 'nats-server'), 'nats-server'].filter(Boolean) as string[];
+  const candidates = [process.env.NATS_SERVER_BIN, join(REPO_ROOT, '.bin', 'nats-server'), 'nats-server'].filter(
+    Boolean,
+  ) as string[];
   const tooOld: string[] = [];
   for (const c of candidates) {
     let out: string;
@@ -78,13 +80,25 @@ export interface NatsClusterMemberOptions {
  * @throws Error when the binary is missing, the server exits (e.g. the fixed port is taken), or it
  *   does not listen within 10 s
  */
-export async function startNatsServer(opts: { port?: number; storeDir?: string; cluster?: NatsClusterMemberOptions } = {}): Promise<NatsServerHandle> {
+export async function startNatsServer(
+  opts: { port?: number; storeDir?: string; cluster?: NatsClusterMemberOptions } = {},
+): Promise<NatsServerHandle> {
   const bin = natsServerBinary();
   const storeDir = opts.storeDir ?? mkdtempSync(join(tmpdir(), 'shadowplane-nats-'));
   const portsDir = mkdtempSync(join(tmpdir(), 'shadowplane-nats-ports-'));
   const args = ['-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-js', '-sd', storeDir, '--ports_file_dir', portsDir];
   const c = opts.cluster;
-  if (c) args.push('-n', c.serverName, '--cluster_name', c.clusterName, '--cluster', `nats://127.0.0.1:${c.routePort}`, '--routes', c.routes.join(','));
+  if (c)
+    args.push(
+      '-n',
+      c.serverName,
+      '--cluster_name',
+      c.clusterName,
+      '--cluster',
+      `nats://127.0.0.1:${c.routePort}`,
+      '--routes',
+      c.routes.join(','),
+    );
   const child = spawn(bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
@@ -95,7 +109,8 @@ export async function startNatsServer(opts: { port?: number; storeDir?: string; 
   let port = 0;
   try {
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`nats-server exited with ${child.exitCode ?? child.signalCode}: ${stderr}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`nats-server exited with ${child.exitCode ?? child.signalCode}: ${stderr}`);
       port = listenedPort(portsDir, child.pid!);
       if (port > 0 && (await canConnect(port))) break;
       if (Date.now() > deadline) {

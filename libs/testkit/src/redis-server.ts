@@ -23,14 +23,20 @@ export interface RedisServerHandle {
  * @param opts.choosePort picks the port of each attempt (default: a free one; tests inject a taken one)
  * @throws Error when redis-server is missing, or no start answers within `timeoutMs`
  */
-export async function startRedisServer(opts: { timeoutMs?: number; choosePort?: () => Promise<number> } = {}): Promise<RedisServerHandle> {
+export async function startRedisServer(
+  opts: { timeoutMs?: number; choosePort?: () => Promise<number> } = {},
+): Promise<RedisServerHandle> {
   const timeoutMs = opts.timeoutMs ?? 15_000;
   const choosePort = opts.choosePort ?? freePort;
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await choosePort();
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
     let out = '';
     child.stdout?.on('data', (d: Buffer) => {
       if (out.length < 8192) out += d.toString();
@@ -39,7 +45,10 @@ export async function startRedisServer(opts: { timeoutMs?: number; choosePort?: 
     child.once('error', (e) => (spawnError = e));
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     for (;;) {
-      if (spawnError !== null) throw new Error(`redis-server could not start (${(spawnError as Error).message}): install it (Debian: apt-get install -y redis-server)`);
+      if (spawnError !== null)
+        throw new Error(
+          `redis-server could not start (${(spawnError as Error).message}): install it (Debian: apt-get install -y redis-server)`,
+        );
       if (child.exitCode !== null || child.signalCode !== null) {
         last = `redis-server exited with ${child.exitCode ?? child.signalCode}: ${out.slice(-500)}`;
         break; // most likely the port was taken: try another

@@ -76,7 +76,9 @@ describe('test servers are the processes that listen', () => {
     const taken = (squatter.address() as { port: number }).port;
     const offered: number[] = [];
     try {
-      const r = await startRedisServer({ choosePort: async () => (offered.push(offered.length === 0 ? taken : await freePort()), offered.at(-1)!) });
+      const r = await startRedisServer({
+        choosePort: async () => (offered.push(offered.length === 0 ? taken : await freePort()), offered.at(-1)!),
+      });
       try {
         expect(offered[0]).toBe(taken);
         expect(offered.length).toBe(2);

@@ -74,7 +74,9 @@ export function pair(path, body, m, pick) {
   const b = http.post(`${first ? SIDECAR_URL : DIRECT_URL}${path}`, body, PARAMS);
   const direct = first ? a : b;
   const sidecar = first ? b : a;
-  const ok = check(direct, { 'direct 200': (r) => r.status === 200 }) & check(sidecar, { 'sidecar 200': (r) => r.status === 200, 'same body': (r) => r.body === direct.body });
+  const ok =
+    check(direct, { 'direct 200': (r) => r.status === 200 }) &
+    check(sidecar, { 'sidecar 200': (r) => r.status === 200, 'same body': (r) => r.body === direct.body });
   if (!ok) return;
   const d = pick(direct.timings);
   const s = pick(sidecar.timings);
@@ -90,10 +92,12 @@ export function summary(name, data) {
   for (const [k, v] of Object.entries(data.metrics)) {
     if (!k.startsWith('shadowplane_') || !v.values) continue;
     const vals = v.values;
-    rows.push(`${k.padEnd(40)} ${['med', 'p(90)', 'p(99)', 'count']
-      .filter((q) => vals[q] !== undefined)
-      .map((q) => `${q}=${typeof vals[q] === 'number' ? vals[q].toFixed(q === 'count' ? 0 : 3) : vals[q]}`)
-      .join('  ')}`);
+    rows.push(
+      `${k.padEnd(40)} ${['med', 'p(90)', 'p(99)', 'count']
+        .filter((q) => vals[q] !== undefined)
+        .map((q) => `${q}=${typeof vals[q] === 'number' ? vals[q].toFixed(q === 'count' ? 0 : 3) : vals[q]}`)
+        .join('  ')}`,
+    );
   }
   const failed = Object.entries(data.metrics)
     .filter(([, v]) => v.thresholds && Object.values(v.thresholds).some((t) => !t.ok))

@@ -21,7 +21,8 @@ const NET_CODES: Record<string, string> = {
  */
 export function describeFetchFailure(e: unknown, timeoutMs: number): string {
   const err = e as { name?: string; message?: string; cause?: unknown };
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return `no answer within ${timeoutMs} ms (--timeout-ms)`;
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError')
+    return `no answer within ${timeoutMs} ms (--timeout-ms)`;
   const causes: { code?: string; message?: string }[] = [];
   const walk = (c: unknown, depth: number) => {
     if (!c || typeof c !== 'object' || depth > 3) return;
@@ -80,7 +81,10 @@ export class ControlClient {
         signal: AbortSignal.timeout(this.o.timeoutMs ?? 30_000),
       });
     } catch (e) {
-      throw new CliError(EXIT.unavailable, `cannot reach the control API at ${this.o.url}: ${describeFetchFailure(e, this.o.timeoutMs ?? 30_000)} — is \`shadowplane control\` running there, and are --url / SHADOWPLANE_URL right?`);
+      throw new CliError(
+        EXIT.unavailable,
+        `cannot reach the control API at ${this.o.url}: ${describeFetchFailure(e, this.o.timeoutMs ?? 30_000)} — is \`shadowplane control\` running there, and are --url / SHADOWPLANE_URL right?`,
+      );
     }
     const text = await res.text();
     const r: ApiResponse = {

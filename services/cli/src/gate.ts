@@ -25,15 +25,36 @@ export function evaluateGate(report: unknown, provisional: boolean, candidate?: 
   if (Array.isArray(cts)) {
     for (const ct of cts as { call_type?: string; comparisons?: unknown }[]) {
       if (!Array.isArray(ct.comparisons)) continue;
-      for (const c of ct.comparisons as { candidate_arm_id?: string; state?: string; decision?: GateRow['decision'] }[]) {
+      for (const c of ct.comparisons as {
+        candidate_arm_id?: string;
+        state?: string;
+        decision?: GateRow['decision'];
+      }[]) {
         if (candidate !== undefined && c.candidate_arm_id !== candidate) continue;
-        rows.push({ call_type: String(ct.call_type), candidate_arm_id: String(c.candidate_arm_id), state: String(c.state), decision: c.decision ?? null });
+        rows.push({
+          call_type: String(ct.call_type),
+          candidate_arm_id: String(c.candidate_arm_id),
+          state: String(c.state),
+          decision: c.decision ?? null,
+        });
       }
     }
   }
   if (provisional) return { pass: false, reason: 'the report is provisional', rows };
-  if (rows.length === 0) return { pass: false, reason: candidate ? `no comparison for candidate ${candidate}` : 'the report has no comparisons', rows };
+  if (rows.length === 0)
+    return {
+      pass: false,
+      reason: candidate ? `no comparison for candidate ${candidate}` : 'the report has no comparisons',
+      rows,
+    };
   const bad = rows.filter((r) => r.decision !== 'pass');
-  if (bad.length) return { pass: false, reason: bad.map((r) => `${r.call_type}/${r.candidate_arm_id}: ${r.decision ?? `not measured (${r.state})`}`).join('; '), rows };
+  if (bad.length)
+    return {
+      pass: false,
+      reason: bad
+        .map((r) => `${r.call_type}/${r.candidate_arm_id}: ${r.decision ?? `not measured (${r.state})`}`)
+        .join('; '),
+      rows,
+    };
   return { pass: true, reason: 'every gated comparison passed', rows };
 }

@@ -18,7 +18,10 @@ function readInput(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (e) {
-    throw new CliError(EXIT.noInput, `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new CliError(
+      EXIT.noInput,
+      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
 }
 
@@ -26,7 +29,10 @@ function writeOutput(path: string, text: string): void {
   try {
     writeFileSync(path, text);
   } catch (e) {
-    throw new CliError(EXIT.cantCreate, `cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    throw new CliError(
+      EXIT.cantCreate,
+      `cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
 }
 
@@ -44,7 +50,8 @@ const id = (s: string) => encodeURIComponent(s);
 /** A whole-number option at least `min`, or a usage error (64) naming the option. */
 function intOption(name: string, v: string, min: number): number {
   const n = /^\d{1,12}$/.test(v.trim()) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < min) throw new CliError(EXIT.usage, `${name} must be a whole number ≥ ${min}, got '${v}'`);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new CliError(EXIT.usage, `${name} must be a whole number ≥ ${min}, got '${v}'`);
   return n;
 }
 
@@ -56,7 +63,8 @@ function baseUrl(v: string): string {
   } catch {
     throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
   return v;
 }
 
@@ -67,8 +75,12 @@ function baseUrl(v: string): string {
 function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.WriteStream): Command {
   const p = new Command('shadowctl')
     .description('Operator CLI over the Shadowplane control API')
-    .addOption(new Option('--url <url>', 'control API base URL').env('SHADOWPLANE_URL').default('http://127.0.0.1:8090'))
-    .addOption(new Option('--api-key <key>', 'bearer API key (prefer the env var; never printed)').env('SHADOWPLANE_API_KEY'))
+    .addOption(
+      new Option('--url <url>', 'control API base URL').env('SHADOWPLANE_URL').default('http://127.0.0.1:8090'),
+    )
+    .addOption(
+      new Option('--api-key <key>', 'bearer API key (prefer the env var; never printed)').env('SHADOWPLANE_API_KEY'),
+    )
     .option('--json', 'machine-readable JSON output', false)
     .option('--timeout-ms <ms>', 'per-request timeout, ms', '30000')
     .showHelpAfterError()
@@ -77,11 +89,19 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
   const g = () => p.opts<GlobalOpts>();
   const client = () => {
     const o = g();
-    return new ControlClient({ url: baseUrl(o.url), apiKey: o.apiKey, timeoutMs: intOption('--timeout-ms', o.timeoutMs, 1) });
+    return new ControlClient({
+      url: baseUrl(o.url),
+      apiKey: o.apiKey,
+      timeoutMs: intOption('--timeout-ms', o.timeoutMs, 1),
+    });
   };
-  const print = (value: unknown, text: () => string) => out.write(g().json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
+  const print = (value: unknown, text: () => string) =>
+    out.write(g().json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 
-  const campaign = p.command('campaign').description('launch, list, watch, pause, resume and stop campaigns').exitOverride();
+  const campaign = p
+    .command('campaign')
+    .description('launch, list, watch, pause, resume and stop campaigns')
+    .exitOverride();
   campaign
     .command('create')
     .description('launch a campaign from a spec file (YAML or JSON), or plan it with --dry-run')
@@ -90,17 +110,33 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--require-power', 'refuse if a call type cannot reach the margin at max_items', false)
     .action(async (o: { file: string; dryRun: boolean; requirePower: boolean }) => {
       const spec = parseDoc(o.file);
-      if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) throw new CliError(EXIT.dataError, `${o.file} must hold a mapping (the campaign spec)`);
-      const body = { ...(spec as Record<string, unknown>), ...(o.dryRun ? { dry_run: true } : {}), ...(o.requirePower ? { require_power: true } : {}) };
+      if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
+        throw new CliError(EXIT.dataError, `${o.file} must hold a mapping (the campaign spec)`);
+      const body = {
+        ...(spec as Record<string, unknown>),
+        ...(o.dryRun ? { dry_run: true } : {}),
+        ...(o.requirePower ? { require_power: true } : {}),
+      };
       const r = await client().post<Record<string, unknown>>('/v1/campaigns', body);
       if (o.dryRun) {
-        const d = r as { would_launch: boolean; estimate: { worst_case_total_usd: number | null; max_cost_usd: number; items_affordable: number | null }; dispositions: { call_type: string; disposition: string; reasons: string[]; warnings: string[] }[]; power: { call_type: string; mde_pp: number; margin_pp: number; powered: boolean }[] };
+        const d = r as {
+          would_launch: boolean;
+          estimate: { worst_case_total_usd: number | null; max_cost_usd: number; items_affordable: number | null };
+          dispositions: { call_type: string; disposition: string; reasons: string[]; warnings: string[] }[];
+          power: { call_type: string; mde_pp: number; margin_pp: number; powered: boolean }[];
+        };
         print(r, () =>
           [
             `dry run: ${d.would_launch ? 'would launch' : 'would NOT launch'}`,
             `worst case ${d.estimate.worst_case_total_usd === null ? 'unknown (an arm has no rate card)' : `$${d.estimate.worst_case_total_usd.toFixed(4)}`} (estimate) for budget $${d.estimate.max_cost_usd}; items affordable per call type: ${d.estimate.items_affordable ?? 'unknown'}`,
-            ...d.power.map((x) => `power ${x.call_type}: MDE ${x.mde_pp.toFixed(2)} pp vs margin ${x.margin_pp} pp → ${x.powered ? 'powered' : 'underpowered'}`),
-            ...d.dispositions.map((x) => `${x.call_type}: ${x.disposition}${x.reasons.length ? ` (${x.reasons.join(', ')})` : ''}${x.warnings.length ? ` warnings: ${x.warnings.join(', ')}` : ''}`),
+            ...d.power.map(
+              (x) =>
+                `power ${x.call_type}: MDE ${x.mde_pp.toFixed(2)} pp vs margin ${x.margin_pp} pp → ${x.powered ? 'powered' : 'underpowered'}`,
+            ),
+            ...d.dispositions.map(
+              (x) =>
+                `${x.call_type}: ${x.disposition}${x.reasons.length ? ` (${x.reasons.join(', ')})` : ''}${x.warnings.length ? ` warnings: ${x.warnings.join(', ')}` : ''}`,
+            ),
           ].join('\n'),
         );
       } else {
@@ -113,20 +149,48 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .description('list campaigns, newest first')
     .option('--state <state>', 'only campaigns in this state')
     .action(async (o: { state?: string }) => {
-      const r = await client().get<{ campaigns: { id: string; name: string; state: string; run_index: number; created_at: string; spend: { settled_usd: number; limit_usd: number } | null }[] }>(`/v1/campaigns${o.state ? `?state=${id(o.state)}` : ''}`);
-      print(r, () => (r.campaigns.length ? r.campaigns.map((c) => `${c.id}  ${c.state.padEnd(16)} run ${c.run_index}  ${c.spend ? `$${c.spend.settled_usd.toFixed(4)}/$${c.spend.limit_usd}` : 'no ledger'}  ${c.created_at}  ${c.name}`).join('\n') : 'no campaigns'));
+      const r = await client().get<{
+        campaigns: {
+          id: string;
+          name: string;
+          state: string;
+          run_index: number;
+          created_at: string;
+          spend: { settled_usd: number; limit_usd: number } | null;
+        }[];
+      }>(`/v1/campaigns${o.state ? `?state=${id(o.state)}` : ''}`);
+      print(r, () =>
+        r.campaigns.length
+          ? r.campaigns
+              .map(
+                (c) =>
+                  `${c.id}  ${c.state.padEnd(16)} run ${c.run_index}  ${c.spend ? `$${c.spend.settled_usd.toFixed(4)}/$${c.spend.limit_usd}` : 'no ledger'}  ${c.created_at}  ${c.name}`,
+              )
+              .join('\n')
+          : 'no campaigns',
+      );
     });
   campaign
     .command('get <id>')
     .description('state, progress, spend and per-arm counts of a campaign')
     .action(async (cid: string) => {
-      const r = await client().get<{ campaign: { id: string; state: string; spec: { name: string } }; spend: { settled_usd: number; reserved_usd: number; limit_usd: number } | null; call_types: { call_type: string; items_dispatched: number; items_target: number; items_seen: number }[]; arms: { arm_id: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[] }>(`/v1/campaigns/${id(cid)}`);
+      const r = await client().get<{
+        campaign: { id: string; state: string; spec: { name: string } };
+        spend: { settled_usd: number; reserved_usd: number; limit_usd: number } | null;
+        call_types: { call_type: string; items_dispatched: number; items_target: number; items_seen: number }[];
+        arms: { arm_id: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[];
+      }>(`/v1/campaigns/${id(cid)}`);
       print(r, () =>
         [
           `${r.campaign.id} ${r.campaign.state}  ${r.campaign.spec.name}`,
           `spend: ${r.spend ? `$${r.spend.settled_usd} settled + $${r.spend.reserved_usd} reserved of $${r.spend.limit_usd}` : 'no ledger'}`,
-          ...r.call_types.map((c) => `${c.call_type}: ${c.items_dispatched}/${c.items_target} dispatched, ${c.items_seen} seen`),
-          ...r.arms.map((a) => `${a.arm_id}: ok ${a.calls_ok}, errors ${Object.values(a.calls_error).reduce((x, y) => x + y, 0)}, abandoned ${a.abandoned}`),
+          ...r.call_types.map(
+            (c) => `${c.call_type}: ${c.items_dispatched}/${c.items_target} dispatched, ${c.items_seen} seen`,
+          ),
+          ...r.arms.map(
+            (a) =>
+              `${a.arm_id}: ok ${a.calls_ok}, errors ${Object.values(a.calls_error).reduce((x, y) => x + y, 0)}, abandoned ${a.abandoned}`,
+          ),
         ].join('\n'),
       );
     });
@@ -145,7 +209,9 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
       .command(`${action} <id>`)
       .description(`${action} a campaign`)
       .action(async (cid: string) => {
-        const r = await client().post<{ campaign: { id: string; state: string } }>(`/v1/campaigns/${id(cid)}/${action}`);
+        const r = await client().post<{ campaign: { id: string; state: string } }>(
+          `/v1/campaigns/${id(cid)}/${action}`,
+        );
         print(r, () => `${r.campaign.id} ${r.campaign.state}`);
       });
   }
@@ -157,32 +223,46 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--provisional', 'ask the verdict service for a provisional report first', false)
     .option('--gate', 'exit 0 only if every comparison passed on a final report; 2 otherwise', false)
     .option('--candidate <arm>', 'with --gate: only gate this candidate arm')
-    .action(async (cid: string, o: { html?: string; bundle?: string; provisional: boolean; gate: boolean; candidate?: string }) => {
-      const c = client();
-      const q = o.provisional ? '&provisional=true' : '';
-      const r = await c.get<{
-        report_id: string;
-        provisional: boolean;
-        report: { verdict_text?: string[] };
-        run_record_id?: string | null;
-        run_record?: { campaign_id?: string; campaign_state?: string | null; window?: { first_started_at: string | null; last_ended_at: string | null } } | null;
-      }>(`/v1/campaigns/${id(cid)}/report?format=json${q}`);
-      const run = r.run_record ?? null;
-      if (o.html) writeOutput(o.html, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=html`)).text);
-      if (o.bundle) writeOutput(o.bundle, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=bundle`)).text);
-      const gate = o.gate ? evaluateGate(r.report, r.provisional, o.candidate) : null;
-      print(gate ? { ...r, gate } : r, () =>
-        [
-          `report ${r.report_id}${r.provisional ? ' (provisional)' : ''}`,
-          ...(r.run_record_id && run ? [`run record ${r.run_record_id}: campaign ${run.campaign_id ?? '?'} ${run.campaign_state ?? ''}, window ${run.window?.first_started_at ?? '—'} → ${run.window?.last_ended_at ?? '—'}`] : []),
-          ...(r.report.verdict_text ?? []),
-          ...(o.html ? [`html written to ${o.html}`] : []),
-          ...(o.bundle ? [`bundle written to ${o.bundle}`] : []),
-          ...(gate ? [`gate: ${gate.pass ? 'PASS' : 'FAIL'} — ${gate.reason}`] : []),
-        ].join('\n'),
-      );
-      if (gate && !gate.pass) state.code = EXIT.gateFailed;
-    });
+    .action(
+      async (
+        cid: string,
+        o: { html?: string; bundle?: string; provisional: boolean; gate: boolean; candidate?: string },
+      ) => {
+        const c = client();
+        const q = o.provisional ? '&provisional=true' : '';
+        const r = await c.get<{
+          report_id: string;
+          provisional: boolean;
+          report: { verdict_text?: string[] };
+          run_record_id?: string | null;
+          run_record?: {
+            campaign_id?: string;
+            campaign_state?: string | null;
+            window?: { first_started_at: string | null; last_ended_at: string | null };
+          } | null;
+        }>(`/v1/campaigns/${id(cid)}/report?format=json${q}`);
+        const run = r.run_record ?? null;
+        if (o.html) writeOutput(o.html, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=html`)).text);
+        if (o.bundle)
+          writeOutput(o.bundle, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=bundle`)).text);
+        const gate = o.gate ? evaluateGate(r.report, r.provisional, o.candidate) : null;
+        print(gate ? { ...r, gate } : r, () =>
+          [
+            `report ${r.report_id}${r.provisional ? ' (provisional)' : ''}`,
+            ...(r.run_record_id && run
+              ? [
+                  `run record ${r.run_record_id}: campaign ${run.campaign_id ?? '?'} ${run.campaign_state ?? ''}, window ${run.window?.first_started_at ?? '—'} → ${run.window?.last_ended_at ?? '—'}`,
+                ]
+              : []),
+            ...(r.report.verdict_text ?? []),
+            ...(o.html ? [`html written to ${o.html}`] : []),
+            ...(o.bundle ? [`bundle written to ${o.bundle}`] : []),
+            ...(gate ? [`gate: ${gate.pass ? 'PASS' : 'FAIL'} — ${gate.reason}`] : []),
+          ].join('\n'),
+        );
+        if (gate && !gate.pass) state.code = EXIT.gateFailed;
+      },
+    );
 
   p.command('verify <bundle>')
     .description('verify an evidence bundle offline: recompute its statistics and hashes')
@@ -197,7 +277,17 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
       // loaded on demand: the fold and bootstrap code is only needed here, and shadowctl should start fast
       const { verifyBundle } = await import('@shadowplane/evidence');
       const v = verifyBundle(bundle);
-      print(v, () => (v.ok ? `${file}: OK — every recomputed value matches` : [`${file}: ${v.problems.length} problem(s)`, ...v.problems.map((x) => `  ${x.path}: ${x.message} (expected ${JSON.stringify(x.expected)}, got ${JSON.stringify(x.actual)})`)].join('\n')));
+      print(v, () =>
+        v.ok
+          ? `${file}: OK — every recomputed value matches`
+          : [
+              `${file}: ${v.problems.length} problem(s)`,
+              ...v.problems.map(
+                (x) =>
+                  `  ${x.path}: ${x.message} (expected ${JSON.stringify(x.expected)}, got ${JSON.stringify(x.actual)})`,
+              ),
+            ].join('\n'),
+      );
       if (!v.ok) state.code = EXIT.gateFailed;
     });
 
@@ -214,21 +304,34 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--arm <id>', 'arm id')
     .option('--closes-task', 'this outcome closes the task (counts for cost per task)', false)
     .option('--at <iso>', 'when it happened (ISO 8601)')
-    .action(async (o: { result: string; source: string; score?: string; campaign?: string; itemHash?: string; envelopeId?: string; arm?: string; closesTask: boolean; at?: string }) => {
-      const body: Record<string, unknown> = { result: o.result, source: o.source, closes_task: o.closesTask };
-      if (o.score !== undefined) {
-        const x = o.score.trim() === '' ? NaN : Number(o.score);
-        if (!Number.isFinite(x)) throw new CliError(EXIT.usage, `--score must be a number in [0, 1], got '${o.score}'`);
-        body['score'] = x;
-      }
-      if (o.campaign) body['campaign_id'] = o.campaign;
-      if (o.itemHash) body['item_hash'] = o.itemHash;
-      if (o.envelopeId) body['envelope_id'] = o.envelopeId;
-      if (o.arm) body['arm_id'] = o.arm;
-      if (o.at) body['at'] = o.at;
-      const r = await client().post<{ outcome_id: string; duplicate: boolean }>('/v1/outcomes', body);
-      print(r, () => `outcome ${r.outcome_id}${r.duplicate ? ' (already recorded)' : ' recorded'}`);
-    });
+    .action(
+      async (o: {
+        result: string;
+        source: string;
+        score?: string;
+        campaign?: string;
+        itemHash?: string;
+        envelopeId?: string;
+        arm?: string;
+        closesTask: boolean;
+        at?: string;
+      }) => {
+        const body: Record<string, unknown> = { result: o.result, source: o.source, closes_task: o.closesTask };
+        if (o.score !== undefined) {
+          const x = o.score.trim() === '' ? NaN : Number(o.score);
+          if (!Number.isFinite(x))
+            throw new CliError(EXIT.usage, `--score must be a number in [0, 1], got '${o.score}'`);
+          body['score'] = x;
+        }
+        if (o.campaign) body['campaign_id'] = o.campaign;
+        if (o.itemHash) body['item_hash'] = o.itemHash;
+        if (o.envelopeId) body['envelope_id'] = o.envelopeId;
+        if (o.arm) body['arm_id'] = o.arm;
+        if (o.at) body['at'] = o.at;
+        const r = await client().post<{ outcome_id: string; duplicate: boolean }>('/v1/outcomes', body);
+        print(r, () => `outcome ${r.outcome_id}${r.duplicate ? ' (already recorded)' : ' recorded'}`);
+      },
+    );
 
   p.command('flags')
     .description('operator flags')
@@ -237,13 +340,27 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--reason <text>', 'why (kept with the flag)')
     .action(async (value: string | undefined, o: { reason?: string }) => {
       const c = client();
-      let r: { enabled: boolean; state: string; flag: { updated_by: string; updated_at: string; reason?: string } | null };
+      let r: {
+        enabled: boolean;
+        state: string;
+        flag: { updated_by: string; updated_at: string; reason?: string } | null;
+      };
       if (value === undefined) r = await c.get('/v1/admin/flags/paid_dispatch');
       else {
-        if (value !== 'on' && value !== 'off') throw new CliError(EXIT.usage, `flags paid-dispatch: expected on or off, got ${value}`);
-        r = (await c.request('PUT', '/v1/admin/flags/paid_dispatch', { enabled: value === 'on', ...(o.reason ? { reason: o.reason } : {}) })).json();
+        if (value !== 'on' && value !== 'off')
+          throw new CliError(EXIT.usage, `flags paid-dispatch: expected on or off, got ${value}`);
+        r = (
+          await c.request('PUT', '/v1/admin/flags/paid_dispatch', {
+            enabled: value === 'on',
+            ...(o.reason ? { reason: o.reason } : {}),
+          })
+        ).json();
       }
-      print(r, () => `paid_dispatch ${r.state}${r.flag ? ` (by ${r.flag.updated_by} at ${r.flag.updated_at}${r.flag.reason ? `: ${r.flag.reason}` : ''})` : ''}`);
+      print(
+        r,
+        () =>
+          `paid_dispatch ${r.state}${r.flag ? ` (by ${r.flag.updated_by} at ${r.flag.updated_at}${r.flag.reason ? `: ${r.flag.reason}` : ''})` : ''}`,
+      );
     });
 
   const keys = p.command('keys').description('API keys for the control API keys file');
@@ -257,19 +374,36 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     });
   keys
     .command('new')
-    .description('generate a random key and print it with its hash (store the key as a secret, the hash in the keys file)')
+    .description(
+      'generate a random key and print it with its hash (store the key as a secret, the hash in the keys file)',
+    )
     .option('--id <id>', 'key id for the keys file line', 'ops')
     .option('--scopes <list>', `comma-separated scopes (${KEY_SCOPES.join(', ')})`, 'campaign:read')
     .action(async (o: { id: string; scopes: string }) => {
-      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(o.id)) throw new CliError(EXIT.usage, `keys new: --id must be 1–64 of [A-Za-z0-9_.-], got '${o.id}'`);
-      const scopes = [...new Set(o.scopes.split(',').map((s) => s.trim()).filter(Boolean))];
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(o.id))
+        throw new CliError(EXIT.usage, `keys new: --id must be 1–64 of [A-Za-z0-9_.-], got '${o.id}'`);
+      const scopes = [
+        ...new Set(
+          o.scopes
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ];
       const unknown = scopes.filter((s) => !(KEY_SCOPES as readonly string[]).includes(s));
-      if (unknown.length || scopes.length === 0) throw new CliError(EXIT.usage, `keys new: --scopes takes ${KEY_SCOPES.join(', ')}; got '${o.scopes}'`);
+      if (unknown.length || scopes.length === 0)
+        throw new CliError(EXIT.usage, `keys new: --scopes takes ${KEY_SCOPES.join(', ')}; got '${o.scopes}'`);
       const k = generateKey();
       const entry = { id: o.id, hash: hashKey(k), scopes };
       // the keys file (SHADOWPLANE_CONTROL_API_KEYS_FILE) is a YAML list: print a list item to append
       print({ key: k, entry, keys_file_yaml: keysFileYaml([entry]) }, () =>
-        [`key: ${k}`, '(store the key as a secret; it is not shown again)', '', `# append to the keys file (SHADOWPLANE_CONTROL_API_KEYS_FILE), a YAML list:`, keysFileYaml([entry]).trimEnd()].join('\n'),
+        [
+          `key: ${k}`,
+          '(store the key as a secret; it is not shown again)',
+          '',
+          `# append to the keys file (SHADOWPLANE_CONTROL_API_KEYS_FILE), a YAML list:`,
+          keysFileYaml([entry]).trimEnd(),
+        ].join('\n'),
       );
     });
   return p;
@@ -279,7 +413,10 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
  * Entry point of shadowctl. Exit codes: see services/cli/README.md and exit-codes.ts.
  * @param argv arguments after the binary name
  */
-export async function main(argv: string[], io: { out?: NodeJS.WriteStream; err?: NodeJS.WriteStream } = {}): Promise<number> {
+export async function main(
+  argv: string[],
+  io: { out?: NodeJS.WriteStream; err?: NodeJS.WriteStream } = {},
+): Promise<number> {
   const out = io.out ?? process.stdout;
   const err = io.err ?? process.stderr;
   const state = { code: EXIT.ok as number };
@@ -289,12 +426,17 @@ export async function main(argv: string[], io: { out?: NodeJS.WriteStream; err?:
     return state.code;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version') return EXIT.ok;
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.help' || e.code === 'commander.version')
+        return EXIT.ok;
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (e instanceof CliError) {
       const json = argv.includes('--json');
-      err.write(json ? `${JSON.stringify({ error: { exit_code: e.exitCode, message: e.message, body: e.body ?? null } })}\n` : `shadowctl: ${e.message}\n`);
+      err.write(
+        json
+          ? `${JSON.stringify({ error: { exit_code: e.exitCode, message: e.message, body: e.body ?? null } })}\n`
+          : `shadowctl: ${e.message}\n`,
+      );
       return e.exitCode;
     }
     err.write(`shadowctl: ${(e as Error).stack ?? String(e)}\n`);

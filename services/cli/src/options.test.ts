@@ -20,7 +20,10 @@ class Sink extends Writable {
 const run = async (...args: string[]) => {
   const out = new Sink();
   const err = new Sink();
-  const code = await main(['--api-key', 'sp_test', ...args], { out: out as unknown as NodeJS.WriteStream, err: err as unknown as NodeJS.WriteStream });
+  const code = await main(['--api-key', 'sp_test', ...args], {
+    out: out as unknown as NodeJS.WriteStream,
+    err: err as unknown as NodeJS.WriteStream,
+  });
   return { code, out: out.text, err: err.text };
 };
 const CLOSED = ['--url', 'http://127.0.0.1:9'];
@@ -41,7 +44,10 @@ describe('shadowctl option and file checks', () => {
       [['--timeout-ms', '0', 'campaign', 'list'], '--timeout-ms'],
       [['campaign', 'watch', 'cmp_0123456789abcdef', '--interval-ms', '0'], '--interval-ms'],
       [['campaign', 'watch', 'cmp_0123456789abcdef', '--report-timeout-s', 'soon'], '--report-timeout-s'],
-      [['outcome', 'add', '--result', 'score', '--score', 'high', '--source', 's', '--item-hash', 'a'.repeat(64)], '--score'],
+      [
+        ['outcome', 'add', '--result', 'score', '--score', 'high', '--source', 's', '--item-hash', 'a'.repeat(64)],
+        '--score',
+      ],
     ];
     for (const [args, name] of cases) {
       const r = await run(...CLOSED, ...args);
@@ -54,7 +60,8 @@ describe('shadowctl option and file checks', () => {
   it('a YAML alias bomb, an empty spec and a truncated bundle → 65; a directory → 66', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shadowctl-opts-'));
     const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
-    for (const [i, n] of ['b', 'c', 'd', 'e', 'f', 'g', 'h'].entries()) levels.push(`${n}: &${n} [${Array(9).fill(`*${'abcdefg'[i]}`).join(',')}]`);
+    for (const [i, n] of ['b', 'c', 'd', 'e', 'f', 'g', 'h'].entries())
+      levels.push(`${n}: &${n} [${Array(9).fill(`*${'abcdefg'[i]}`).join(',')}]`);
     writeFileSync(join(dir, 'bomb.yaml'), `${levels.join('\n')}\n`);
     writeFileSync(join(dir, 'empty.yaml'), '\n');
     writeFileSync(join(dir, 'trunc.json'), '{"bundle":');

@@ -7,7 +7,15 @@ export interface StatusWire {
   campaign: { id: string; state: string; state_reason: string | null; spec: { name: string } };
   terminal: boolean;
   spend: { limit_micro_usd: number; reserved_micro_usd: number; settled_micro_usd: number; exhausted: boolean } | null;
-  call_types: { call_type: string; items_target: number; items_seen: number; items_unique: number; items_dispatched: number; items_excluded: Record<string, number>; duplicates: number }[];
+  call_types: {
+    call_type: string;
+    items_target: number;
+    items_seen: number;
+    items_unique: number;
+    items_dispatched: number;
+    items_excluded: Record<string, number>;
+    duplicates: number;
+  }[];
   arms: { arm_id: string; role: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[];
   progress_updated_at: string | null;
 }
@@ -43,13 +51,24 @@ async function finalReport(client: ControlClient, id: string): Promise<{ reportI
  * call type's items, the spend, each arm. Without a TTY, watch prints a line only when it changed.
  */
 export function plainLines(s: StatusWire, reportId: string | null): string[] {
-  const lines = [`${s.campaign.id} (${s.campaign.spec.name}): state ${s.campaign.state}${s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''}; report ${reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet')}`];
+  const lines = [
+    `${s.campaign.id} (${s.campaign.spec.name}): state ${s.campaign.state}${s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''}; report ${reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet')}`,
+  ];
   for (const ct of s.call_types) {
     const excluded = Object.values(ct.items_excluded).reduce((a, b) => a + b, 0);
-    lines.push(`${ct.call_type}: ${ct.items_dispatched}/${ct.items_target} items  seen ${ct.items_seen}  unique ${ct.items_unique}  dups ${ct.duplicates}  excluded ${excluded}`);
+    lines.push(
+      `${ct.call_type}: ${ct.items_dispatched}/${ct.items_target} items  seen ${ct.items_seen}  unique ${ct.items_unique}  dups ${ct.duplicates}  excluded ${excluded}`,
+    );
   }
-  lines.push(s.spend ? `spend: ${usd(s.spend.settled_micro_usd)} settled + ${usd(s.spend.reserved_micro_usd)} reserved of ${usd(s.spend.limit_micro_usd)}` : 'spend: no ledger');
-  for (const a of s.arms) lines.push(`arm ${a.arm_id}${a.role === 'incumbent' ? ' (incumbent)' : ''}: ok ${a.calls_ok}  errors ${errText(a.calls_error)}  abandoned ${a.abandoned}`);
+  lines.push(
+    s.spend
+      ? `spend: ${usd(s.spend.settled_micro_usd)} settled + ${usd(s.spend.reserved_micro_usd)} reserved of ${usd(s.spend.limit_micro_usd)}`
+      : 'spend: no ledger',
+  );
+  for (const a of s.arms)
+    lines.push(
+      `arm ${a.arm_id}${a.role === 'incumbent' ? ' (incumbent)' : ''}: ok ${a.calls_ok}  errors ${errText(a.calls_error)}  abandoned ${a.abandoned}`,
+    );
   return lines;
 }
 
@@ -90,32 +109,93 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
         if (changed.length) out.write(`${changed.join('\n')}\n`);
         printed = now;
       } else if (o.json) {
-        out.write(`${JSON.stringify({ event: 'progress', at: new Date().toISOString(), state: s.campaign.state, terminal: s.terminal, report_id: reportId, spend: s.spend, call_types: s.call_types, arms: s.arms })}\n`);
+        out.write(
+          `${JSON.stringify({ event: 'progress', at: new Date().toISOString(), state: s.campaign.state, terminal: s.terminal, report_id: reportId, spend: s.spend, call_types: s.call_types, arms: s.arms })}\n`,
+        );
       } else {
         if (!multi) {
           multi = new cliProgress.MultiBar(
-            { stream: out, clearOnComplete: false, hideCursor: true, barsize: 30, noTTYOutput: !out.isTTY, notTTYSchedule: 1000, forceRedraw: true, autopadding: true, format: '{name} |{bar}| {value}/{total}' },
+            {
+              stream: out,
+              clearOnComplete: false,
+              hideCursor: true,
+              barsize: 30,
+              noTTYOutput: !out.isTTY,
+              notTTYSchedule: 1000,
+              forceRedraw: true,
+              autopadding: true,
+              format: '{name} |{bar}| {value}/{total}',
+            },
             cliProgress.Presets.shades_classic,
           );
           header = multi.create(1, 0, {}, { format: '{name}  state: {state}  report: {report}' });
-          for (const ct of s.call_types) ctBars.set(ct.call_type, multi.create(ct.items_target, 0, {}, { format: '{name} |{bar}| {value}/{total} items  seen {seen}  unique {unique}  dups {dups}  excluded {excluded}' }));
-          spendBar = multi.create(s.spend?.limit_micro_usd ?? 1, 0, {}, { format: '{name} |{bar}| {settled} settled + {reserved} reserved of {limit}' });
-          for (const a of s.arms) armBars.set(a.arm_id, multi.create(1, 0, {}, { format: '{name}  ok {ok}  errors {errors}  abandoned {abandoned}' }));
+          for (const ct of s.call_types)
+            ctBars.set(
+              ct.call_type,
+              multi.create(
+                ct.items_target,
+                0,
+                {},
+                {
+                  format:
+                    '{name} |{bar}| {value}/{total} items  seen {seen}  unique {unique}  dups {dups}  excluded {excluded}',
+                },
+              ),
+            );
+          spendBar = multi.create(
+            s.spend?.limit_micro_usd ?? 1,
+            0,
+            {},
+            { format: '{name} |{bar}| {settled} settled + {reserved} reserved of {limit}' },
+          );
+          for (const a of s.arms)
+            armBars.set(
+              a.arm_id,
+              multi.create(1, 0, {}, { format: '{name}  ok {ok}  errors {errors}  abandoned {abandoned}' }),
+            );
         }
-        header!.update(0, { name: `${s.campaign.id} (${s.campaign.spec.name})`, state: s.campaign.state + (s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''), report: reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet') });
+        header!.update(0, {
+          name: `${s.campaign.id} (${s.campaign.spec.name})`,
+          state: s.campaign.state + (s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''),
+          report: reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet'),
+        });
         for (const ct of s.call_types) {
           const excluded = Object.values(ct.items_excluded).reduce((a, b) => a + b, 0);
-          ctBars.get(ct.call_type)?.update(ct.items_dispatched, { name: ct.call_type.padEnd(12), seen: ct.items_seen, unique: ct.items_unique, dups: ct.duplicates, excluded });
+          ctBars
+            .get(ct.call_type)
+            ?.update(ct.items_dispatched, {
+              name: ct.call_type.padEnd(12),
+              seen: ct.items_seen,
+              unique: ct.items_unique,
+              dups: ct.duplicates,
+              excluded,
+            });
         }
         if (s.spend) {
           spendBar!.setTotal(Math.max(1, s.spend.limit_micro_usd));
-          spendBar!.update(s.spend.settled_micro_usd + s.spend.reserved_micro_usd, { name: 'spend'.padEnd(12), settled: usd(s.spend.settled_micro_usd), reserved: usd(s.spend.reserved_micro_usd), limit: usd(s.spend.limit_micro_usd) });
+          spendBar!.update(s.spend.settled_micro_usd + s.spend.reserved_micro_usd, {
+            name: 'spend'.padEnd(12),
+            settled: usd(s.spend.settled_micro_usd),
+            reserved: usd(s.spend.reserved_micro_usd),
+            limit: usd(s.spend.limit_micro_usd),
+          });
         } else spendBar!.update(0, { name: 'spend'.padEnd(12), settled: '?', reserved: '?', limit: 'no ledger' });
-        for (const a of s.arms) armBars.get(a.arm_id)?.update(0, { name: `${a.role === 'incumbent' ? '*' : ' '} ${a.arm_id}`.padEnd(12), ok: a.calls_ok, errors: errText(a.calls_error), abandoned: a.abandoned });
+        for (const a of s.arms)
+          armBars
+            .get(a.arm_id)
+            ?.update(0, {
+              name: `${a.role === 'incumbent' ? '*' : ' '} ${a.arm_id}`.padEnd(12),
+              ok: a.calls_ok,
+              errors: errText(a.calls_error),
+              abandoned: a.abandoned,
+            });
       }
       if (s.terminal && reportId) break;
       if (terminalSince !== null && Date.now() - terminalSince > o.reportTimeoutS * 1000) {
-        throw new CliError(EXIT.unavailable, `campaign ${id} is ${s.campaign.state} but no final report appeared within ${o.reportTimeoutS} s (is the verdict service running?)`);
+        throw new CliError(
+          EXIT.unavailable,
+          `campaign ${id} is ${s.campaign.state} but no final report appeared within ${o.reportTimeoutS} s (is the verdict service running?)`,
+        );
       }
       await new Promise((r) => setTimeout(r, o.intervalMs));
     }

@@ -29,7 +29,10 @@ describe('shadowctl against a live control API', () => {
   const run = async (key: string | null, ...args: string[]) => {
     const out = new Sink();
     const err = new Sink();
-    const code = await main(['--url', url, ...(key ? ['--api-key', key] : []), ...args], { out: out as unknown as NodeJS.WriteStream, err: err as unknown as NodeJS.WriteStream });
+    const code = await main(['--url', url, ...(key ? ['--api-key', key] : []), ...args], {
+      out: out as unknown as NodeJS.WriteStream,
+      err: err as unknown as NodeJS.WriteStream,
+    });
     return { code, out: out.text, err: err.text };
   };
   beforeAll(async () => {
@@ -80,7 +83,10 @@ describe('shadowctl against a live control API', () => {
     expect((await run(null, 'campaign', 'list')).code).toBe(77);
     expect((await run(KEYS.read, 'campaign', 'frobnicate')).code).toBe(64);
     const out = new Sink();
-    const unreachable = await main(['--url', 'http://127.0.0.1:1', '--api-key', KEYS.read, 'campaign', 'list'], { out: out as unknown as NodeJS.WriteStream, err: out as unknown as NodeJS.WriteStream });
+    const unreachable = await main(['--url', 'http://127.0.0.1:1', '--api-key', KEYS.read, 'campaign', 'list'], {
+      out: out as unknown as NodeJS.WriteStream,
+      err: out as unknown as NodeJS.WriteStream,
+    });
     expect(unreachable).toBe(69);
     expect(out.text).toContain('cannot reach the control API at http://127.0.0.1:1: bad port'); // fetch refuses port 1 itself
     // a port nobody listens on: said in words with the system code, never as the bare "(TypeError)" of fetch
@@ -89,7 +95,12 @@ describe('shadowctl against a live control API', () => {
     const closed = `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
     await new Promise((r) => srv.close(r));
     const refused = new Sink();
-    expect(await main(['--url', closed, '--api-key', KEYS.read, 'campaign', 'list'], { out: refused as unknown as NodeJS.WriteStream, err: refused as unknown as NodeJS.WriteStream })).toBe(69);
+    expect(
+      await main(['--url', closed, '--api-key', KEYS.read, 'campaign', 'list'], {
+        out: refused as unknown as NodeJS.WriteStream,
+        err: refused as unknown as NodeJS.WriteStream,
+      }),
+    ).toBe(69);
     expect(refused.text).toContain(`cannot reach the control API at ${closed}: connection refused (ECONNREFUSED)`);
     expect(refused.text).toContain('is `shadowplane control` running there');
     expect(refused.text + out.text).not.toContain('TypeError');
@@ -103,12 +114,38 @@ describe('shadowctl against a live control API', () => {
   });
 
   it('outcome add records once, reports a retry as already recorded, and refuses a score without a value (65)', async () => {
-    const id = JSON.parse((await run(KEYS.write, '--json', 'campaign', 'create', '-f', join(dir, 'spec.yaml'))).out).campaign.id as string;
-    const args = ['outcome', 'add', '--campaign', id, '--item-hash', 'e'.repeat(64), '--arm', 'medium', '--result', 'score', '--score', '0.7', '--source', 'ci:eval'];
+    const id = JSON.parse((await run(KEYS.write, '--json', 'campaign', 'create', '-f', join(dir, 'spec.yaml'))).out)
+      .campaign.id as string;
+    const args = [
+      'outcome',
+      'add',
+      '--campaign',
+      id,
+      '--item-hash',
+      'e'.repeat(64),
+      '--arm',
+      'medium',
+      '--result',
+      'score',
+      '--score',
+      '0.7',
+      '--source',
+      'ci:eval',
+    ];
     const first = await run(KEYS.outcome, ...args);
     expect([first.code, first.out]).toEqual([0, expect.stringMatching(/^outcome [0-9a-f]{64} recorded/)]);
     expect((await run(KEYS.outcome, ...args)).out).toMatch(/already recorded/);
-    const noScore = await run(KEYS.outcome, 'outcome', 'add', '--item-hash', 'e'.repeat(64), '--result', 'score', '--source', 'ci');
+    const noScore = await run(
+      KEYS.outcome,
+      'outcome',
+      'add',
+      '--item-hash',
+      'e'.repeat(64),
+      '--result',
+      'score',
+      '--source',
+      'ci',
+    );
     expect([noScore.code, noScore.err]).toEqual([65, expect.stringMatching(/invalid_request/)]);
     expect((await run(KEYS.outcome, 'outcome', 'add', '--result', 'maybe', '--source', 'ci')).code).toBe(64);
   });
@@ -123,11 +160,16 @@ describe('shadowctl against a live control API', () => {
     const entries = loadApiKeys(file); // the control API's own loader
     expect(entries).toEqual([{ id: 'ci', hash: hashApiKey(key), scopes: ['campaign:read', 'admin'] }]);
     const bad = await run(null, 'keys', 'new', '--scopes', 'campaign:read,root');
-    expect([bad.code, bad.err]).toEqual([64, expect.stringMatching(/--scopes takes campaign:read, campaign:write, outcome:write, admin/)]);
+    expect([bad.code, bad.err]).toEqual([
+      64,
+      expect.stringMatching(/--scopes takes campaign:read, campaign:write, outcome:write, admin/),
+    ]);
   });
 
   it('keys new prints a key whose hash keys hash reproduces', async () => {
-    const made = JSON.parse((await run(null, '--json', 'keys', 'new', '--id', 'ci', '--scopes', 'campaign:read,outcome:write')).out);
+    const made = JSON.parse(
+      (await run(null, '--json', 'keys', 'new', '--id', 'ci', '--scopes', 'campaign:read,outcome:write')).out,
+    );
     expect(made.entry).toMatchObject({ id: 'ci', scopes: ['campaign:read', 'outcome:write'] });
     expect((await run(null, 'keys', 'hash', made.key)).out.trim()).toBe(made.entry.hash);
   });
@@ -136,12 +178,18 @@ describe('shadowctl against a live control API', () => {
     // async spawn: the control API runs in this process and must keep serving meanwhile
     const exec = (key: string, ...args: string[]) =>
       new Promise<{ status: number | null; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: key }, stdio: ['ignore', 'pipe', 'ignore'] });
+        const child = spawn(process.execPath, [BIN, ...args], {
+          env: { ...process.env, SHADOWPLANE_URL: url, SHADOWPLANE_API_KEY: key },
+          stdio: ['ignore', 'pipe', 'ignore'],
+        });
         let stdout = '';
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
         child.once('exit', (status) => resolve({ status, stdout }));
       });
-    const [denied, ok] = await Promise.all([exec(KEYS.write, 'campaign', 'list'), exec(KEYS.read, '--json', 'campaign', 'list')]);
+    const [denied, ok] = await Promise.all([
+      exec(KEYS.write, 'campaign', 'list'),
+      exec(KEYS.read, '--json', 'campaign', 'list'),
+    ]);
     expect(denied.status).toBe(77); // a campaign:write key cannot read
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).campaigns.length).toBeGreaterThan(0);

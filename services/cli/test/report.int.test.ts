@@ -29,14 +29,24 @@ describe('shadowctl report and verify on a real folded report', () => {
   const run = async (...args: string[]) => {
     const out = new Sink();
     const err = new Sink();
-    const code = await main(['--url', url, '--api-key', KEYS.read, ...args], { out: out as unknown as NodeJS.WriteStream, err: err as unknown as NodeJS.WriteStream });
+    const code = await main(['--url', url, '--api-key', KEYS.read, ...args], {
+      out: out as unknown as NodeJS.WriteStream,
+      err: err as unknown as NodeJS.WriteStream,
+    });
     return { code, out: out.text, err: err.text };
   };
   beforeAll(async () => {
     f = await fixture({ flag: true });
     url = await f.app.listen({ host: '127.0.0.1', port: 0 });
     dir = mkdtempSync(join(tmpdir(), 'shadowctl-report-'));
-    id = (await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: validSpec() })).json().campaign.id;
+    id = (
+      await f.app.inject({
+        method: 'POST',
+        url: '/v1/campaigns',
+        headers: { ...auth(KEYS.write), 'content-type': 'application/json' },
+        payload: validSpec(),
+      })
+    ).json().campaign.id;
   });
   afterAll(async () => f.close());
 
@@ -46,20 +56,42 @@ describe('shadowctl report and verify on a real folded report', () => {
   });
 
   it('--gate: exit 0 for the candidate that passes, 2 for the one that fails and for the whole report; --html and --bundle write the files; verify accepts the bundle and rejects a tampered one', async () => {
-    const folded = foldReport({ campaign: { campaign_id: id, spec: synthSpec(['same', 'bad']), run_index: 1, state: 'completed' }, messages: synthCampaign(id, 300, 0.9, { same: 'same', bad: 0.4 }), provisional: false });
-    await writeReport(f.bus, { campaignId: id, reportId: folded.reportId, reportJson: folded.reportJson, runRecordId: folded.runRecordId, runRecordJson: folded.runRecordJson, provisional: false, html: '<!doctype html><p>report</p>', bundle: folded.bundle, datasetCards: folded.datasetCards });
+    const folded = foldReport({
+      campaign: { campaign_id: id, spec: synthSpec(['same', 'bad']), run_index: 1, state: 'completed' },
+      messages: synthCampaign(id, 300, 0.9, { same: 'same', bad: 0.4 }),
+      provisional: false,
+    });
+    await writeReport(f.bus, {
+      campaignId: id,
+      reportId: folded.reportId,
+      reportJson: folded.reportJson,
+      runRecordId: folded.runRecordId,
+      runRecordJson: folded.runRecordJson,
+      provisional: false,
+      html: '<!doctype html><p>report</p>',
+      bundle: folded.bundle,
+      datasetCards: folded.datasetCards,
+    });
 
     const same = await run('report', id, '--gate', '--candidate', 'same');
     expect(same.code, same.out + same.err).toBe(0);
     expect(same.out).toMatch(/gate: PASS/);
     // the run record of the run is named beside the reproducible report id (synth times: 2026-11-01)
-    expect(same.out).toContain(`report ${folded.reportId}\nrun record ${folded.runRecordId}: campaign ${id} completed, window 2026-11-01T12:00:00.000Z → `);
+    expect(same.out).toContain(
+      `report ${folded.reportId}\nrun record ${folded.runRecordId}: campaign ${id} completed, window 2026-11-01T12:00:00.000Z → `,
+    );
     const bad = await run('report', id, '--gate', '--candidate', 'bad');
     expect(bad.code).toBe(2);
     expect(bad.out).toMatch(/gate: FAIL — math\/bad: fail/);
     expect((await run('report', id, '--gate')).code).toBe(2);
     const json = JSON.parse((await run('--json', 'report', id, '--gate', '--candidate', 'same')).out);
-    expect(json).toMatchObject({ report_id: folded.reportId, provisional: false, gate: { pass: true }, run_record_id: folded.runRecordId, run_record: { campaign_id: id, report_id: folded.reportId } });
+    expect(json).toMatchObject({
+      report_id: folded.reportId,
+      provisional: false,
+      gate: { pass: true },
+      run_record_id: folded.runRecordId,
+      run_record: { campaign_id: id, report_id: folded.reportId },
+    });
 
     const html = join(dir, 'r.html');
     const bundle = join(dir, 'b.json');

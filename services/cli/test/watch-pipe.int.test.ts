@@ -19,8 +19,19 @@ class Pipe extends Writable {
 }
 
 const progress = (dispatched: number) => ({
-  call_types: { solve: { items_seen: dispatched + 5, items_unique: dispatched + 2, items_dispatched: dispatched, items_excluded: {}, duplicates: 0 } },
-  arms: { large: { calls_ok: dispatched, calls_error: {}, abandoned: 0 }, medium: { calls_ok: dispatched, calls_error: {}, abandoned: 0 } },
+  call_types: {
+    solve: {
+      items_seen: dispatched + 5,
+      items_unique: dispatched + 2,
+      items_dispatched: dispatched,
+      items_excluded: {},
+      duplicates: 0,
+    },
+  },
+  arms: {
+    large: { calls_ok: dispatched, calls_error: {}, abandoned: 0 },
+    medium: { calls_ok: dispatched, calls_error: {}, abandoned: 0 },
+  },
 });
 
 async function until(pred: () => boolean, timeoutMs = 30_000): Promise<void> {
@@ -38,16 +49,27 @@ describe('shadowctl campaign watch without a terminal', () => {
   beforeAll(async () => {
     f = await fixture({ flag: true });
     url = await f.app.listen({ host: '127.0.0.1', port: 0 });
-    id = (await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: validSpec({ name: 'piped' }) })).json().campaign.id;
+    id = (
+      await f.app.inject({
+        method: 'POST',
+        url: '/v1/campaigns',
+        headers: { ...auth(KEYS.write), 'content-type': 'application/json' },
+        payload: validSpec({ name: 'piped' }),
+      })
+    ).json().campaign.id;
   });
   afterAll(async () => f.close());
 
   it('prints each status line once, then again only when it changes', async () => {
     await seedProgress(f.bus, id, progress(3));
     // the watcher's polls, counted from the control API's request log
-    const pollsOf = () => f.logs.lines.filter((l) => l.includes('"route":"/v1/campaigns/{id}"') && l.includes('"method":"GET"')).length;
+    const pollsOf = () =>
+      f.logs.lines.filter((l) => l.includes('"route":"/v1/campaigns/{id}"') && l.includes('"method":"GET"')).length;
     const out = new Pipe();
-    const done = main(['--url', url, '--api-key', KEYS.read, 'campaign', 'watch', id, '--interval-ms', '20'], { out: out as unknown as NodeJS.WriteStream, err: out as unknown as NodeJS.WriteStream });
+    const done = main(['--url', url, '--api-key', KEYS.read, 'campaign', 'watch', id, '--interval-ms', '20'], {
+      out: out as unknown as NodeJS.WriteStream,
+      err: out as unknown as NodeJS.WriteStream,
+    });
     await until(() => out.text.includes('solve: 3/200 items'));
     const seen = pollsOf();
     await until(() => pollsOf() >= seen + 10); // ten more polls of an unchanged campaign
@@ -61,7 +83,15 @@ describe('shadowctl campaign watch without a terminal', () => {
 
     const kv = await openKv(f.bus, f.bus.names.buckets.campaigns);
     const c = Campaign.parse(JSON.parse((await kv.get(id))!.string()));
-    await kv.put(id, JSON.stringify({ ...c, state: 'completed', state_reason: 'max_items reached', updated_at: new Date().toISOString() }));
+    await kv.put(
+      id,
+      JSON.stringify({
+        ...c,
+        state: 'completed',
+        state_reason: 'max_items reached',
+        updated_at: new Date().toISOString(),
+      }),
+    );
     await until(() => out.text.includes('waiting for the verdict service'));
     await seedReport(f.bus, id);
     expect(await done).toBe(0);

@@ -28,8 +28,19 @@ async function waitForScreen(pred: (s: string) => boolean, timeoutMs = 30_000): 
 
 function progress(dispatched: number, ok: number, errors: Record<string, number>) {
   return {
-    call_types: { solve: { items_seen: dispatched + 5, items_unique: dispatched + 2, items_dispatched: dispatched, items_excluded: { pii_uncertain: 1 }, duplicates: 3 } },
-    arms: { large: { calls_ok: ok, calls_error: {}, abandoned: 0 }, medium: { calls_ok: ok - 1, calls_error: errors, abandoned: 1 } },
+    call_types: {
+      solve: {
+        items_seen: dispatched + 5,
+        items_unique: dispatched + 2,
+        items_dispatched: dispatched,
+        items_excluded: { pii_uncertain: 1 },
+        duplicates: 3,
+      },
+    },
+    arms: {
+      large: { calls_ok: ok, calls_error: {}, abandoned: 0 },
+      medium: { calls_ok: ok - 1, calls_error: errors, abandoned: 1 },
+    },
   };
 }
 
@@ -40,7 +51,12 @@ describe('shadowctl campaign watch in a terminal', () => {
   beforeAll(async () => {
     f = await fixture({ flag: true });
     url = await f.app.listen({ host: '127.0.0.1', port: 0 });
-    const res = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: validSpec({ name: 'watch demo' }) });
+    const res = await f.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { ...auth(KEYS.write), 'content-type': 'application/json' },
+      payload: validSpec({ name: 'watch demo' }),
+    });
     id = res.json().campaign.id;
   });
   afterAll(async () => {
@@ -52,41 +68,81 @@ describe('shadowctl campaign watch in a terminal', () => {
     await f.close();
   });
 
-  it('draws progress that updates while the campaign runs, then exits 0 when the final report is written', { timeout: 240_000 }, async () => {
-    const budget = await openKv(f.bus, f.bus.names.buckets.budget);
-    await seedProgress(f.bus, id, progress(3, 3, {}));
-    await budget.put(id, JSON.stringify({ limit_micro_usd: 12_500_000, reserved_micro_usd: 30_000, settled_micro_usd: 20_000, exhausted: false }));
-    tmux(
-      'new-session', '-d', '-s', 'watch', '-x', '120', '-y', '30',
-      '-e', `SHADOWPLANE_URL=${url}`, '-e', `SHADOWPLANE_API_KEY=${KEYS.read}`, '-e', 'TERM=xterm-256color',
-      `${process.execPath} ${BIN} campaign watch ${id} --interval-ms 200; echo "EXIT=$?"; sleep 60`,
-    );
-    const first = await waitForScreen((s) => s.includes('3/200 items') && s.includes('$0.0200 settled'), 120_000); // process start-up (tsx) is slow on a loaded machine
-    expect(first).toContain(`${id} (watch demo)  state: running`);
-    expect(first).toMatch(/solve\s+\|[█░]+\| 3\/200 items {2}seen 8 {2}unique 5 {2}dups 3 {2}excluded 1/);
-    expect(first).toMatch(/spend\s+\|[█░]+\| \$0\.0200 settled \+ \$0\.0300 reserved of \$12\.50/);
-    expect(first).toMatch(/\* large\s+ok 3 {2}errors 0 {2}abandoned 0/);
+  it(
+    'draws progress that updates while the campaign runs, then exits 0 when the final report is written',
+    { timeout: 240_000 },
+    async () => {
+      const budget = await openKv(f.bus, f.bus.names.buckets.budget);
+      await seedProgress(f.bus, id, progress(3, 3, {}));
+      await budget.put(
+        id,
+        JSON.stringify({
+          limit_micro_usd: 12_500_000,
+          reserved_micro_usd: 30_000,
+          settled_micro_usd: 20_000,
+          exhausted: false,
+        }),
+      );
+      tmux(
+        'new-session',
+        '-d',
+        '-s',
+        'watch',
+        '-x',
+        '120',
+        '-y',
+        '30',
+        '-e',
+        `SHADOWPLANE_URL=${url}`,
+        '-e',
+        `SHADOWPLANE_API_KEY=${KEYS.read}`,
+        '-e',
+        'TERM=xterm-256color',
+        `${process.execPath} ${BIN} campaign watch ${id} --interval-ms 200; echo "EXIT=$?"; sleep 60`,
+      );
+      const first = await waitForScreen((s) => s.includes('3/200 items') && s.includes('$0.0200 settled'), 120_000); // process start-up (tsx) is slow on a loaded machine
+      expect(first).toContain(`${id} (watch demo)  state: running`);
+      expect(first).toMatch(/solve\s+\|[█░]+\| 3\/200 items {2}seen 8 {2}unique 5 {2}dups 3 {2}excluded 1/);
+      expect(first).toMatch(/spend\s+\|[█░]+\| \$0\.0200 settled \+ \$0\.0300 reserved of \$12\.50/);
+      expect(first).toMatch(/\* large\s+ok 3 {2}errors 0 {2}abandoned 0/);
 
-    await seedProgress(f.bus, id, progress(57, 60, { rate_limited: 2, upstream_5xx: 1 }));
-    await budget.put(id, JSON.stringify({ limit_micro_usd: 12_500_000, reserved_micro_usd: 40_000, settled_micro_usd: 910_000, exhausted: false }));
-    const second = await waitForScreen((s) => s.includes('57/200 items') && s.includes('$0.9100 settled'));
-    expect(second).not.toEqual(first);
-    expect(second).toMatch(/solve\s+\|[█░]+\| 57\/200 items {2}seen 62/);
-    expect(second).toMatch(/\$0\.9100 settled \+ \$0\.0400 reserved of \$12\.50/);
-    expect(second).toMatch(/ {2}medium\s+ok 59 {2}errors 3 \(rate_limited 2, upstream_5xx 1\) {2}abandoned 1/);
-    const dispatched = (s: string) => Number(/(\d+)\/200 items/.exec(s)![1]);
-    expect(dispatched(second)).toBeGreaterThan(dispatched(first));
-    process.stdout.write(`--- capture 1 ---\n${first}\n--- capture 2 ---\n${second}\n`);
+      await seedProgress(f.bus, id, progress(57, 60, { rate_limited: 2, upstream_5xx: 1 }));
+      await budget.put(
+        id,
+        JSON.stringify({
+          limit_micro_usd: 12_500_000,
+          reserved_micro_usd: 40_000,
+          settled_micro_usd: 910_000,
+          exhausted: false,
+        }),
+      );
+      const second = await waitForScreen((s) => s.includes('57/200 items') && s.includes('$0.9100 settled'));
+      expect(second).not.toEqual(first);
+      expect(second).toMatch(/solve\s+\|[█░]+\| 57\/200 items {2}seen 62/);
+      expect(second).toMatch(/\$0\.9100 settled \+ \$0\.0400 reserved of \$12\.50/);
+      expect(second).toMatch(/ {2}medium\s+ok 59 {2}errors 3 \(rate_limited 2, upstream_5xx 1\) {2}abandoned 1/);
+      const dispatched = (s: string) => Number(/(\d+)\/200 items/.exec(s)![1]);
+      expect(dispatched(second)).toBeGreaterThan(dispatched(first));
+      process.stdout.write(`--- capture 1 ---\n${first}\n--- capture 2 ---\n${second}\n`);
 
-    // the duplicator completes the campaign; watch keeps waiting until the verdict service writes the final report
-    const kv = await openKv(f.bus, f.bus.names.buckets.campaigns);
-    const c = Campaign.parse(JSON.parse((await kv.get(id))!.string()));
-    await kv.put(id, JSON.stringify({ ...c, state: 'completed', state_reason: 'max_items reached', updated_at: new Date().toISOString() }));
-    await waitForScreen((s) => s.includes('waiting for the verdict service'));
-    expect(screen()).not.toContain('EXIT=');
-    await seedReport(f.bus, id);
-    const done = await waitForScreen((s) => s.includes('EXIT='));
-    expect(done).toMatch(/EXIT=0/);
-    expect(done).toMatch(new RegExp(`campaign ${id} completed; report [0-9a-f]{64}`));
-  });
+      // the duplicator completes the campaign; watch keeps waiting until the verdict service writes the final report
+      const kv = await openKv(f.bus, f.bus.names.buckets.campaigns);
+      const c = Campaign.parse(JSON.parse((await kv.get(id))!.string()));
+      await kv.put(
+        id,
+        JSON.stringify({
+          ...c,
+          state: 'completed',
+          state_reason: 'max_items reached',
+          updated_at: new Date().toISOString(),
+        }),
+      );
+      await waitForScreen((s) => s.includes('waiting for the verdict service'));
+      expect(screen()).not.toContain('EXIT=');
+      await seedReport(f.bus, id);
+      const done = await waitForScreen((s) => s.includes('EXIT='));
+      expect(done).toMatch(/EXIT=0/);
+      expect(done).toMatch(new RegExp(`campaign ${id} completed; report [0-9a-f]{64}`));
+    },
+  );
 });

@@ -19,11 +19,15 @@ const KEY = 'sp_bench_key_0000000000000000000000000000';
 const nats = await startNatsServer();
 const bus = await connectBus({ url: nats.url, name: 'ctl-bench', prefix: 'bench' });
 await provision(bus, { storage: 'memory' });
-await (await openKv(bus, bus.names.buckets.flags)).put(FLAG_PAID_DISPATCH, JSON.stringify({ enabled: true, updated_at: new Date().toISOString(), updated_by: 'bench' }));
+await (
+  await openKv(bus, bus.names.buckets.flags)
+).put(FLAG_PAID_DISPATCH, JSON.stringify({ enabled: true, updated_at: new Date().toISOString(), updated_by: 'bench' }));
 const app = await buildControlApp({
   bus,
   providers: [{ id: 'sim-openai', base_url: 'http://127.0.0.1:9/v1', api: 'openai.chat' }],
-  apiKeys: [{ id: 'bench', hash: hashApiKey(KEY), scopes: ['campaign:read', 'campaign:write', 'outcome:write', 'admin'] }],
+  apiKeys: [
+    { id: 'bench', hash: hashApiKey(KEY), scopes: ['campaign:read', 'campaign:write', 'outcome:write', 'admin'] },
+  ],
   reports: reportsLib,
   logger: pino({ level: 'silent' }),
   registry: createMetricsRegistry({ defaultMetrics: false }),
@@ -45,14 +49,30 @@ let n = 0;
 const arms: { name: string; opts: autocannon.Options }[] = [
   { name: 'GET /healthz (baseline)', opts: { url: `${url}/healthz` } },
   { name: 'GET /v1/campaigns/{id}', opts: { url: `${url}/v1/campaigns/${id}`, headers } },
-  { name: 'POST /v1/campaigns dry_run', opts: { url: `${url}/v1/campaigns?dry_run=true`, method: 'POST', headers, body: JSON.stringify(spec) } },
+  {
+    name: 'POST /v1/campaigns dry_run',
+    opts: { url: `${url}/v1/campaigns?dry_run=true`, method: 'POST', headers, body: JSON.stringify(spec) },
+  },
   {
     name: 'POST /v1/outcomes',
     opts: {
       url: `${url}/v1/outcomes`,
       method: 'POST',
       headers,
-      requests: [{ setupRequest: (req) => ({ ...req, body: JSON.stringify({ campaign_id: id, item_hash: 'a'.repeat(64), result: 'score', score: 0.5, source: `bench-${n++}` }) }) }],
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({
+              campaign_id: id,
+              item_hash: 'a'.repeat(64),
+              result: 'score',
+              score: 0.5,
+              source: `bench-${n++}`,
+            }),
+          }),
+        },
+      ],
     },
   },
   { name: 'GET /v1/campaigns/{id} no key (401)', opts: { url: `${url}/v1/campaigns/${id}` } },
@@ -81,7 +101,9 @@ const rows = [...results].map(([name, e]) => ({
   'vs baseline': (med(e.rps) / base).toFixed(3),
   'non-2xx': e.non2xx,
 }));
-process.stdout.write(`control API bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ROUNDS} interleaved rounds × ${DURATION_S} s, 10 connections\n`);
+process.stdout.write(
+  `control API bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ROUNDS} interleaved rounds × ${DURATION_S} s, 10 connections\n`,
+);
 console.table(rows);
 await app.close();
 await bus.close();

@@ -1,6 +1,12 @@
 import { Readable } from 'node:stream';
 import { registerHttpTelemetry, requestId } from './http-telemetry.js';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -90,7 +96,10 @@ export function frameworkError(err: { code?: string }, url: string): Shadowplane
 function isDependencyError(e: unknown): boolean {
   const name = (e as { name?: string })?.name ?? '';
   const msg = String((e as Error)?.message ?? '');
-  return /Timeout|ClosedConnection|NoResponders|RequestError|Connection/i.test(name) || /TIMEOUT|CONNECTION_CLOSED|connection closed|no responders|timeout/i.test(msg);
+  return (
+    /Timeout|ClosedConnection|NoResponders|RequestError|Connection/i.test(name) ||
+    /TIMEOUT|CONNECTION_CLOSED|connection closed|no responders|timeout/i.test(msg)
+  );
 }
 
 /**
@@ -103,7 +112,11 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
   const metrics = new ControlMetrics(deps.registry);
   const keys = new ApiKeyStore(deps.apiKeys);
   const names = deps.bus.names;
-  const [campaignsKv, budgetKv, flagsKv]: [KV, KV, KV] = await Promise.all([openKv(deps.bus, names.buckets.campaigns), openKv(deps.bus, names.buckets.budget), openKv(deps.bus, names.buckets.flags)]);
+  const [campaignsKv, budgetKv, flagsKv]: [KV, KV, KV] = await Promise.all([
+    openKv(deps.bus, names.buckets.campaigns),
+    openKv(deps.bus, names.buckets.budget),
+    openKv(deps.bus, names.buckets.flags),
+  ]);
   const svc = new CampaignService({
     bus: deps.bus,
     campaignsKv,
@@ -152,20 +165,37 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     try {
       done(null, JSON.parse(text));
     } catch (e) {
-      done(new ShadowplaneError('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`, { details: { issues: [{ path: '(body)', message: 'not valid JSON' }] } }), undefined);
+      done(
+        new ShadowplaneError('invalid_json', `the request body is not valid JSON: ${(e as Error).message}`, {
+          details: { issues: [{ path: '(body)', message: 'not valid JSON' }] },
+        }),
+        undefined,
+      );
     }
   };
   for (const type of ['application/json', /^application\/[a-z0-9.+-]*\+json$/i]) {
-    app.addContentTypeParser(type, { parseAs: 'string', bodyLimit }, (_req, body, done) => parseJson(typeof body === 'string' ? body : body.toString('utf8'), done));
+    app.addContentTypeParser(type, { parseAs: 'string', bodyLimit }, (_req, body, done) =>
+      parseJson(typeof body === 'string' ? body : body.toString('utf8'), done),
+    );
   }
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     const sent = req.headers['content-type'];
     done(
-      new ShadowplaneError('unsupported_media_type', sent ? `the request body is ${sent}; send it as JSON with Content-Type: application/json` : 'the request body has no Content-Type; send it as JSON with Content-Type: application/json', {
-        details: { content_type: sent ?? null, accepted: ['application/json'], issues: [{ path: '(body)', message: 'not application/json' }] },
-      }),
+      new ShadowplaneError(
+        'unsupported_media_type',
+        sent
+          ? `the request body is ${sent}; send it as JSON with Content-Type: application/json`
+          : 'the request body has no Content-Type; send it as JSON with Content-Type: application/json',
+        {
+          details: {
+            content_type: sent ?? null,
+            accepted: ['application/json'],
+            issues: [{ path: '(body)', message: 'not application/json' }],
+          },
+        },
+      ),
       undefined,
     );
   });
@@ -178,12 +208,20 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     if (!principal) {
       metrics.authFailures.inc({ reason: 'unauthenticated' });
       const presented = req.headers.authorization !== undefined;
-      reply.header('www-authenticate', presented ? 'Bearer realm="shadowplane", error="invalid_token"' : 'Bearer realm="shadowplane"');
-      throw new ShadowplaneError('unauthenticated', presented ? 'the bearer key is not recognised' : 'an Authorization: Bearer <key> header is required');
+      reply.header(
+        'www-authenticate',
+        presented ? 'Bearer realm="shadowplane", error="invalid_token"' : 'Bearer realm="shadowplane"',
+      );
+      throw new ShadowplaneError(
+        'unauthenticated',
+        presented ? 'the bearer key is not recognised' : 'an Authorization: Bearer <key> header is required',
+      );
     }
     if (!principal.scopes.has(scope)) {
       metrics.authFailures.inc({ reason: 'forbidden' });
-      throw new ShadowplaneError('forbidden', `this route needs the ${scope} scope`, { details: { required_scope: scope, key_id: principal.id } });
+      throw new ShadowplaneError('forbidden', `this route needs the ${scope} scope`, {
+        details: { required_scope: scope, key_id: principal.id },
+      });
     }
     req.principal = principal;
   });
@@ -193,17 +231,32 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
     metrics.requests.inc({ method: req.method, route, status: `${Math.floor(reply.statusCode / 100)}xx` });
     metrics.duration.observe({ method: req.method, route }, seconds);
-    req.log.info({ method: req.method, route, statusCode: reply.statusCode, durationMs: Math.round(seconds * 1e4) / 10, keyId: req.principal?.id ?? null }, 'request');
+    req.log.info(
+      {
+        method: req.method,
+        route,
+        statusCode: reply.statusCode,
+        durationMs: Math.round(seconds * 1e4) / 10,
+        keyId: req.principal?.id ?? null,
+      },
+      'request',
+    );
   });
 
   app.setErrorHandler(async (err: unknown, req, reply) => {
     let e: ShadowplaneError;
     const fe = err as { code?: string; statusCode?: number; message?: string };
     if (isShadowplaneError(err)) e = err as ShadowplaneError;
-    else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') e = new ShadowplaneError('payload_too_large', `the request body is larger than ${bodyLimit} bytes`, { details: { limit_bytes: bodyLimit, issues: [{ path: '(body)', message: `larger than ${bodyLimit} bytes` }] } });
-    else if (fe.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') e = new ShadowplaneError('invalid_request', fe.message ?? 'bad request body');
-    else if (isDependencyError(err)) e = new ShadowplaneError('dependency_unavailable', 'NATS is not reachable; try again', { cause: err });
-    else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) e = new ShadowplaneError('invalid_request', fe.message ?? 'bad request');
+    else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+      e = new ShadowplaneError('payload_too_large', `the request body is larger than ${bodyLimit} bytes`, {
+        details: { limit_bytes: bodyLimit, issues: [{ path: '(body)', message: `larger than ${bodyLimit} bytes` }] },
+      });
+    else if (fe.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY')
+      e = new ShadowplaneError('invalid_request', fe.message ?? 'bad request body');
+    else if (isDependencyError(err))
+      e = new ShadowplaneError('dependency_unavailable', 'NATS is not reachable; try again', { cause: err });
+    else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
+      e = new ShadowplaneError('invalid_request', fe.message ?? 'bad request');
     else e = new ShadowplaneError('internal', 'an unexpected error; see the logs', { cause: err });
     if (e.code === 'internal') req.log.error({ err, code: e.code }, 'request failed');
     else if (e.httpStatus >= 500) req.log.warn({ code: e.code, message: e.message }, 'request refused');
@@ -215,7 +268,13 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     const allowed = ROUTES.filter((r) => pathRegex(r.path).test(path)).map((r) => r.method);
     if (allowed.length) {
       reply.header('allow', [...new Set(allowed)].join(', '));
-      return reply.status(405).send(new ShadowplaneError('method_not_allowed', `${req.method} is not allowed on ${path}`, { details: { allow: allowed } }).toBody());
+      return reply
+        .status(405)
+        .send(
+          new ShadowplaneError('method_not_allowed', `${req.method} is not allowed on ${path}`, {
+            details: { allow: allowed },
+          }).toBody(),
+        );
     }
     return reply.status(404).send(new ShadowplaneError('not_found', `no route ${req.method} ${path}`).toBody());
   });
@@ -244,7 +303,9 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       try {
         spec = svc.validateSpec(specInput);
       } catch (e) {
-        metrics.launches.inc({ outcome: isShadowplaneError(e) && e.code === 'unknown_provider' ? 'unknown_provider' : 'invalid' });
+        metrics.launches.inc({
+          outcome: isShadowplaneError(e) && e.code === 'unknown_provider' ? 'unknown_provider' : 'invalid',
+        });
         throw e;
       }
       if (opts.dryRun) {
@@ -256,16 +317,22 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
         const c = await svc.launch(spec, opts);
         metrics.launches.inc({ outcome: 'launched' });
         req.log.info({ campaignId: c.id, runIndex: c.run_index, keyId: req.principal?.id }, 'campaign launched');
-        return reply.status(201).header('location', `/v1/campaigns/${c.id}`).send(await svc.status(c.id));
+        return reply
+          .status(201)
+          .header('location', `/v1/campaigns/${c.id}`)
+          .send(await svc.status(c.id));
       } catch (e) {
         const code = isShadowplaneError(e) ? e.code : 'error';
-        metrics.launches.inc({ outcome: code === 'underpowered' || code === 'paid_dispatch_disabled' ? code : 'error' });
+        metrics.launches.inc({
+          outcome: code === 'underpowered' || code === 'paid_dispatch_disabled' ? code : 'error',
+        });
         throw e;
       }
     },
     listCampaigns: async (req) => {
       const q = req.query as Record<string, unknown>;
-      const state = q['state'] === undefined ? undefined : parseOr400(CampaignSummary.shape.state, q['state'], ['state']);
+      const state =
+        q['state'] === undefined ? undefined : parseOr400(CampaignSummary.shape.state, q['state'], ['state']);
       const all = (await svc.list()).filter((c) => state === undefined || c.state === state);
       const campaigns = await Promise.all(
         all.map(async (c) => ({
@@ -293,26 +360,48 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       await svc.get(id);
       const q = req.query as Record<string, unknown>;
       const format = q['format'] === undefined ? 'json' : q['format'];
-      if (format !== 'json' && format !== 'html' && format !== 'bundle') throw invalidRequest([{ path: 'format', message: 'must be json, html or bundle' }]);
-      if (queryFlag(req, 'provisional')) await deps.reports.requestReport(deps.bus, id, { timeoutMs: deps.reportRequestTimeoutMs ?? 15_000 });
+      if (format !== 'json' && format !== 'html' && format !== 'bundle')
+        throw invalidRequest([{ path: 'format', message: 'must be json, html or bundle' }]);
+      if (queryFlag(req, 'provisional'))
+        await deps.reports.requestReport(deps.bus, id, { timeoutMs: deps.reportRequestTimeoutMs ?? 15_000 });
       const latest = await deps.reports.readLatestReport(deps.bus, id);
-      if (!latest) throw new ShadowplaneError('report_not_ready', `no report for ${id} yet`, { details: { campaign_id: id } });
-      reply.header('x-shadow-report-id', latest.reportId).header('x-shadow-report-provisional', String(latest.provisional));
+      if (!latest)
+        throw new ShadowplaneError('report_not_ready', `no report for ${id} yet`, { details: { campaign_id: id } });
+      reply
+        .header('x-shadow-report-id', latest.reportId)
+        .header('x-shadow-report-provisional', String(latest.provisional));
       if (latest.runRecordId) reply.header('x-shadow-run-record-id', latest.runRecordId);
       if (format === 'html') {
-        if (!latest.html) throw new ShadowplaneError('report_not_ready', `report ${latest.reportId} has no HTML rendering`);
+        if (!latest.html)
+          throw new ShadowplaneError('report_not_ready', `report ${latest.reportId} has no HTML rendering`);
         return reply.type('text/html; charset=utf-8').send(latest.html);
       }
       if (format === 'bundle') return reply.type('application/json').send(JSON.stringify(latest.bundle));
-      return { report_id: latest.reportId, provisional: latest.provisional, report: latest.report, run_record_id: latest.runRecordId, run_record: latest.runRecord ?? null };
+      return {
+        report_id: latest.reportId,
+        provisional: latest.provisional,
+        report: latest.report,
+        run_record_id: latest.runRecordId,
+        run_record: latest.runRecord ?? null,
+      };
     },
     exportObservations: async (req, reply) => {
       const id = (req.params as { id: string }).id;
       await svc.get(id);
       const outputs = queryFlag(req, 'outputs');
-      if (outputs && !req.principal?.scopes.has('admin')) throw new ShadowplaneError('forbidden', 'exporting outputs needs the admin scope too', { details: { required_scope: 'admin' } });
-      if (outputs && deps.keyring === undefined) throw invalidRequest([{ path: 'outputs', message: 'no artifact keyring is configured on this control instance' }]);
-      const iter = deps.reports.exportObservations(deps.bus, id, outputs && deps.keyring ? { keyring: deps.keyring } : {});
+      if (outputs && !req.principal?.scopes.has('admin'))
+        throw new ShadowplaneError('forbidden', 'exporting outputs needs the admin scope too', {
+          details: { required_scope: 'admin' },
+        });
+      if (outputs && deps.keyring === undefined)
+        throw invalidRequest([
+          { path: 'outputs', message: 'no artifact keyring is configured on this control instance' },
+        ]);
+      const iter = deps.reports.exportObservations(
+        deps.bus,
+        id,
+        outputs && deps.keyring ? { keyring: deps.keyring } : {},
+      );
       async function* lines() {
         for await (const m of iter) yield `${JSON.stringify(m)}\n`;
       }
@@ -320,9 +409,14 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     },
     addOutcome: async (req, reply) => {
       const o = parseOr400(Outcome, req.body);
-      if (o.campaign_id !== undefined) await svc.get(o.campaign_id).catch((e: unknown) => {
-        throw isShadowplaneError(e) && e.code === 'not_found' ? new ShadowplaneError('not_found', `no campaign ${o.campaign_id}`, { details: { issues: [{ path: 'campaign_id', message: 'no such campaign' }] } }) : e;
-      });
+      if (o.campaign_id !== undefined)
+        await svc.get(o.campaign_id).catch((e: unknown) => {
+          throw isShadowplaneError(e) && e.code === 'not_found'
+            ? new ShadowplaneError('not_found', `no campaign ${o.campaign_id}`, {
+                details: { issues: [{ path: 'campaign_id', message: 'no such campaign' }] },
+              })
+            : e;
+        });
       const outcome_id = contentHash(o);
       const record = OutcomeRecord.parse({
         schema: 'shadow.outcome/v1',
@@ -343,7 +437,8 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     },
     getDatasetCard: async (req) => {
       const hash = (req.params as { hash: string }).hash;
-      if (!/^[0-9a-f]{64}$/.test(hash)) throw invalidRequest([{ path: 'hash', message: 'must be 64 lowercase hex characters' }]);
+      if (!/^[0-9a-f]{64}$/.test(hash))
+        throw invalidRequest([{ path: 'hash', message: 'must be 64 lowercase hex characters' }]);
       const card = await deps.reports.readDatasetCard(deps.bus, hash);
       if (!card) throw new ShadowplaneError('not_found', `no dataset card ${hash}`, { details: { field: 'hash' } });
       return card;
@@ -365,7 +460,10 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       c = await svc.transition(id, action, req.principal?.id ?? 'unknown');
       metrics.transitions.inc({ action, outcome: c.state === before ? 'unchanged' : 'changed' });
     } catch (e) {
-      metrics.transitions.inc({ action, outcome: isShadowplaneError(e) ? (e.code === 'conflict' ? 'conflict' : 'refused') : 'error' });
+      metrics.transitions.inc({
+        action,
+        outcome: isShadowplaneError(e) ? (e.code === 'conflict' ? 'conflict' : 'refused') : 'error',
+      });
       throw e;
     }
     // the state this change produced (or found), not a later concurrent change's
@@ -375,7 +473,12 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
   for (const r of ROUTES) {
     const handler = handlers[r.operationId];
     if (!handler) throw new Error(`no handler for ${r.operationId}`);
-    app.route({ method: r.method, url: fastifyPath(r.path), config: { scope: r.scope, routePath: r.path }, handler: handler as (req: FastifyRequest, reply: FastifyReply) => Promise<unknown> });
+    app.route({
+      method: r.method,
+      url: fastifyPath(r.path),
+      config: { scope: r.scope, routePath: r.path },
+      handler: handler as (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>,
+    });
   }
   return app;
 }

@@ -30,7 +30,9 @@ describe('API keys', () => {
     const b = generateApiKey();
     expect(a).toMatch(/^sp_[A-Za-z0-9_-]{43}$/);
     expect(a).not.toBe(b);
-    expect(new ApiKeyStore([{ id: 'x', hash: hashApiKey(a), scopes: ['admin'] }]).authenticate(`Bearer ${a}`)?.id).toBe('x');
+    expect(new ApiKeyStore([{ id: 'x', hash: hashApiKey(a), scopes: ['admin'] }]).authenticate(`Bearer ${a}`)?.id).toBe(
+      'x',
+    );
   });
 
   it('loads a YAML keys file and names the bad entry of an invalid one', () => {
@@ -38,9 +40,18 @@ describe('API keys', () => {
     const good = join(dir, 'keys.yaml');
     writeFileSync(good, `keys:\n  - id: ci\n    hash: "${hashApiKey('k')}"\n    scopes: [campaign:read]\n`);
     expect(loadApiKeys(good)).toEqual([{ id: 'ci', hash: hashApiKey('k'), scopes: ['campaign:read'] }]);
-    expect(() => parseApiKeys([{ id: 'ci', hash: 'plaintext-key', scopes: ['campaign:read'] }])).toThrow(/SHADOWPLANE_CONTROL_API_KEYS_FILE\[0\.hash\]/);
-    expect(() => parseApiKeys([{ id: 'ci', hash: hashApiKey('k'), scopes: ['root'] }])).toThrow(/SHADOWPLANE_CONTROL_API_KEYS_FILE\[0\.scopes\.0\]/);
-    expect(() => parseApiKeys([{ id: 'a', hash: hashApiKey('k'), scopes: ['admin'] }, { id: 'a', hash: hashApiKey('j'), scopes: ['admin'] }])).toThrow(/duplicate key id/);
+    expect(() => parseApiKeys([{ id: 'ci', hash: 'plaintext-key', scopes: ['campaign:read'] }])).toThrow(
+      /SHADOWPLANE_CONTROL_API_KEYS_FILE\[0\.hash\]/,
+    );
+    expect(() => parseApiKeys([{ id: 'ci', hash: hashApiKey('k'), scopes: ['root'] }])).toThrow(
+      /SHADOWPLANE_CONTROL_API_KEYS_FILE\[0\.scopes\.0\]/,
+    );
+    expect(() =>
+      parseApiKeys([
+        { id: 'a', hash: hashApiKey('k'), scopes: ['admin'] },
+        { id: 'a', hash: hashApiKey('j'), scopes: ['admin'] },
+      ]),
+    ).toThrow(/duplicate key id/);
     expect(() => loadApiKeys(join(dir, 'missing.yaml'))).toThrow(/SHADOWPLANE_CONTROL_API_KEYS_FILE/);
   });
 });

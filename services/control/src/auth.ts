@@ -48,12 +48,20 @@ export function generateApiKey(): string {
  * @throws ConfigError naming the bad entry (`SHADOWPLANE_CONTROL_API_KEYS_FILE[i.field]`)
  */
 export function parseApiKeys(doc: unknown): ApiKeyEntry[] {
-  const list = doc && typeof doc === 'object' && !Array.isArray(doc) && 'keys' in doc ? (doc as { keys: unknown }).keys : doc;
+  const list =
+    doc && typeof doc === 'object' && !Array.isArray(doc) && 'keys' in doc ? (doc as { keys: unknown }).keys : doc;
   const r = ApiKeysFile.safeParse(list);
-  if (!r.success) throw new ConfigError(r.error.issues.map((i) => ({ key: `SHADOWPLANE_CONTROL_API_KEYS_FILE[${i.path.join('.')}]`, message: i.message })));
+  if (!r.success)
+    throw new ConfigError(
+      r.error.issues.map((i) => ({
+        key: `SHADOWPLANE_CONTROL_API_KEYS_FILE[${i.path.join('.')}]`,
+        message: i.message,
+      })),
+    );
   const seen = new Set<string>();
   for (const k of r.data) {
-    if (seen.has(k.id)) throw new ConfigError([{ key: `SHADOWPLANE_CONTROL_API_KEYS_FILE[${k.id}]`, message: 'duplicate key id' }]);
+    if (seen.has(k.id))
+      throw new ConfigError([{ key: `SHADOWPLANE_CONTROL_API_KEYS_FILE[${k.id}]`, message: 'duplicate key id' }]);
     seen.add(k.id);
   }
   return r.data;
@@ -68,7 +76,9 @@ export function loadApiKeys(path: string): ApiKeyEntry[] {
   try {
     doc = parseYaml(readFileSync(path, 'utf8'));
   } catch (e) {
-    throw new ConfigError([{ key: 'SHADOWPLANE_CONTROL_API_KEYS_FILE', message: `cannot read ${path}: ${(e as Error).message}` }]);
+    throw new ConfigError([
+      { key: 'SHADOWPLANE_CONTROL_API_KEYS_FILE', message: `cannot read ${path}: ${(e as Error).message}` },
+    ]);
   }
   return parseApiKeys(doc);
 }
@@ -82,7 +92,11 @@ export class ApiKeyStore {
   private readonly entries: { id: string; digest: Buffer; scopes: ReadonlySet<Scope> }[];
 
   constructor(entries: ApiKeyEntry[]) {
-    this.entries = entries.map((e) => ({ id: e.id, digest: Buffer.from(e.hash.slice('sha256:'.length), 'hex'), scopes: new Set(e.scopes) }));
+    this.entries = entries.map((e) => ({
+      id: e.id,
+      digest: Buffer.from(e.hash.slice('sha256:'.length), 'hex'),
+      scopes: new Set(e.scopes),
+    }));
   }
 
   /**

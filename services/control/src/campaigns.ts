@@ -35,7 +35,8 @@ export function withCatalogueRateCards(spec: CampaignSpec): CampaignSpec {
 }
 
 /** How to turn the kill switch on, named in every paid_dispatch_disabled refusal (admin scope). */
-export const PAID_DISPATCH_HINT = "An operator with the admin scope turns it on with `shadowctl flags paid-dispatch on --reason '<why>'` (PUT /v1/admin/flags/paid_dispatch {\"enabled\": true, \"reason\": \"<why>\"}).";
+export const PAID_DISPATCH_HINT =
+  'An operator with the admin scope turns it on with `shadowctl flags paid-dispatch on --reason \'<why>\'` (PUT /v1/admin/flags/paid_dispatch {"enabled": true, "reason": "<why>"}).';
 
 /** Largest rate-card price a launch accepts, USD per million tokens ($1 per token). */
 export const MAX_PRICE_USD_PER_MTOK = 1_000_000;
@@ -63,8 +64,15 @@ export function newCampaignId(): string {
  */
 export function comparisonKey(spec: CampaignSpec): string {
   const pm = (a: { provider: string; model: string }) => ({ provider: a.provider, model: a.model });
-  const cands = spec.candidates.map(pm).sort((a, b) => (a.provider + '\u0000' + a.model).localeCompare(b.provider + '\u0000' + b.model));
-  return contentHash({ suite: spec.suite, call_types: [...spec.call_types].sort(), incumbent: pm(spec.incumbent), candidates: cands });
+  const cands = spec.candidates
+    .map(pm)
+    .sort((a, b) => (a.provider + '\u0000' + a.model).localeCompare(b.provider + '\u0000' + b.model));
+  return contentHash({
+    suite: spec.suite,
+    call_types: [...spec.call_types].sort(),
+    incumbent: pm(spec.incumbent),
+    candidates: cands,
+  });
 }
 
 /**
@@ -129,35 +137,48 @@ export class CampaignService {
     // spending the budget for nothing).
     const bad: FieldIssue[] = [];
     spec.call_types.forEach((ct, i) => {
-      if (spec.call_types.indexOf(ct) !== i) bad.push({ path: `call_types.${i}`, message: `duplicate call type ${JSON.stringify(ct)}` });
+      if (spec.call_types.indexOf(ct) !== i)
+        bad.push({ path: `call_types.${i}`, message: `duplicate call type ${JSON.stringify(ct)}` });
     });
     spec.scorers.forEach((s, i) => {
       if (s.kind !== 'regex') return;
       try {
         new RegExp(s.pattern);
       } catch (e) {
-        bad.push({ path: `scorers.${i}.pattern`, message: `not a valid JavaScript regular expression: ${(e as Error).message}` });
+        bad.push({
+          path: `scorers.${i}.pattern`,
+          message: `not a valid JavaScript regular expression: ${(e as Error).message}`,
+        });
       }
     });
     // A price above $1 per token is a typo (a per-token price entered per million, a wrong unit),
     // and at 1e300 the worst-case reservation is not even a finite number.
-    const arms = [['incumbent', spec.incumbent] as const, ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const)];
+    const arms = [
+      ['incumbent', spec.incumbent] as const,
+      ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const),
+    ];
     for (const [path, arm] of arms) {
       for (const [k, v] of Object.entries(arm.rate_card ?? {})) {
-        if (typeof v === 'number' && v > MAX_PRICE_USD_PER_MTOK) bad.push({ path: `${path}.rate_card.${k}`, message: `must be at most ${MAX_PRICE_USD_PER_MTOK} USD per million tokens` });
+        if (typeof v === 'number' && v > MAX_PRICE_USD_PER_MTOK)
+          bad.push({
+            path: `${path}.rate_card.${k}`,
+            message: `must be at most ${MAX_PRICE_USD_PER_MTOK} USD per million tokens`,
+          });
       }
     }
     if (bad.length) throw invalidRequest(bad);
     const issues: FieldIssue[] = [];
     const check = (path: string, id: string) => {
-      if (!this.providerIds.has(id)) issues.push({ path, message: `provider ${JSON.stringify(id)} is not on the operator allowlist` });
+      if (!this.providerIds.has(id))
+        issues.push({ path, message: `provider ${JSON.stringify(id)} is not on the operator allowlist` });
     };
     check('incumbent.provider', spec.incumbent.provider);
     spec.candidates.forEach((c, i) => check(`candidates.${i}.provider`, c.provider));
     spec.scorers.forEach((s, i) => {
       if (s.kind === 'llm_judge') check(`scorers.${i}.provider`, s.provider);
     });
-    if (issues.length) throw invalidRequest(issues, 'unknown_provider', `unknown provider id: ${issues.map((i) => i.path).join(', ')}`);
+    if (issues.length)
+      throw invalidRequest(issues, 'unknown_provider', `unknown provider id: ${issues.map((i) => i.path).join(', ')}`);
     return withCatalogueRateCards(spec);
   }
 
@@ -224,9 +245,24 @@ export class CampaignService {
       ...spec.candidates.map((arm) => ({ arm, role: 'candidate' as const })),
     ].map(({ arm, role }) => {
       const a = progress?.arms[arm.id];
-      return { arm_id: arm.id, role, provider: arm.provider, model: arm.model, calls_ok: a?.calls_ok ?? 0, calls_error: { ...(a?.calls_error ?? {}) }, abandoned: a?.abandoned ?? 0 };
+      return {
+        arm_id: arm.id,
+        role,
+        provider: arm.provider,
+        model: arm.model,
+        calls_ok: a?.calls_ok ?? 0,
+        calls_error: { ...(a?.calls_error ?? {}) },
+        abandoned: a?.abandoned ?? 0,
+      };
     });
-    return { campaign, terminal: TERMINAL_STATES.has(campaign.state), spend, call_types, arms, progress_updated_at: progress?.updated_at ?? null };
+    return {
+      campaign,
+      terminal: TERMINAL_STATES.has(campaign.state),
+      spend,
+      call_types,
+      arms,
+      progress_updated_at: progress?.updated_at ?? null,
+    };
   }
 
   /**
@@ -236,10 +272,17 @@ export class CampaignService {
   async plan(spec: CampaignSpec, opts: LaunchOptions): Promise<DryRunResult> {
     const key = comparisonKey(spec);
     const [runIndex, flag] = await Promise.all([this.nextRunIndex(key), readPaidDispatch(this.deps.flagsKv)]);
-    const { alphaAdjusted } = intervalLevel({ alphaOneSided: spec.alpha, candidates: spec.candidates.length, runIndex });
+    const { alphaAdjusted } = intervalLevel({
+      alphaOneSided: spec.alpha,
+      candidates: spec.candidates.length,
+      runIndex,
+    });
     const estimates: DryRunResult['estimate']['call_types'] = [];
     for (const ct of spec.call_types) {
-      const sample = spec.source === 'live' ? await sampleCaptureTail(this.deps.bus, spec.suite, ct, this.deps.captureSample) : { envelopes: 0, promptCharsMax: null };
+      const sample =
+        spec.source === 'live'
+          ? await sampleCaptureTail(this.deps.bus, spec.suite, ct, this.deps.captureSample)
+          : { envelopes: 0, promptCharsMax: null };
       const chars = sample.promptCharsMax ?? ASSUMED_PROMPT_CHARS;
       const wc = itemWorstCase(spec, chars);
       estimates.push({
@@ -262,9 +305,15 @@ export class CampaignService {
     const judge = judgeWorstCase(spec, this.deps.providers, Math.max(...estimates.map((e) => e.prompt_chars_max)));
     const anyUnknown = estimates.some((e) => e.per_item_worst_case_usd === null);
     const perItemAll = anyUnknown ? null : estimates.reduce((s, e) => s + (e.per_item_worst_case_usd ?? 0), 0);
-    const itemsAffordable = perItemAll === null ? null : perItemAll === 0 ? spec.max_items : Math.floor(spec.max_cost_usd / perItemAll);
+    const itemsAffordable =
+      perItemAll === null ? null : perItemAll === 0 ? spec.max_items : Math.floor(spec.max_cost_usd / perItemAll);
     const power = spec.call_types.map((ct) => {
-      const p = powerPlan({ clusters: spec.max_items, sdDiff: null, alphaOneSided: alphaAdjusted, marginPp: spec.margins.noninferiority_pp });
+      const p = powerPlan({
+        clusters: spec.max_items,
+        sdDiff: null,
+        alphaOneSided: alphaAdjusted,
+        marginPp: spec.margins.noninferiority_pp,
+      });
       return {
         call_type: ct,
         clusters: spec.max_items,
@@ -283,13 +332,29 @@ export class CampaignService {
       const est = estimates[i]!;
       if (!flag.enabled) reasons.push('paid_dispatch_disabled');
       if (!power[i]!.powered) (opts.requirePower ? reasons : warnings).push('underpowered');
-      if (est.per_item_worst_case_usd !== null && est.per_item_worst_case_usd > spec.max_cost_usd) reasons.push('budget_below_one_item');
-      else if (judge && judge.call_types.includes(ct) && est.per_item_worst_case_usd !== null && judge.per_item_worst_case_usd !== null && est.per_item_worst_case_usd + judge.per_item_worst_case_usd > spec.max_cost_usd) reasons.push('judge_phase_unaffordable');
-      if (judge && judge.per_item_worst_case_usd === null && judge.call_types.includes(ct)) reasons.push('judge_no_rate_card');
-      if (est.source === 'assumption') warnings.push(spec.source === 'live' ? 'no_recent_captures' : 'frozen_source_not_sampled');
+      if (est.per_item_worst_case_usd !== null && est.per_item_worst_case_usd > spec.max_cost_usd)
+        reasons.push('budget_below_one_item');
+      else if (
+        judge &&
+        judge.call_types.includes(ct) &&
+        est.per_item_worst_case_usd !== null &&
+        judge.per_item_worst_case_usd !== null &&
+        est.per_item_worst_case_usd + judge.per_item_worst_case_usd > spec.max_cost_usd
+      )
+        reasons.push('judge_phase_unaffordable');
+      if (judge && judge.per_item_worst_case_usd === null && judge.call_types.includes(ct))
+        reasons.push('judge_no_rate_card');
+      if (est.source === 'assumption')
+        warnings.push(spec.source === 'live' ? 'no_recent_captures' : 'frozen_source_not_sampled');
       if (est.per_item_worst_case_usd === null) warnings.push('cost_unknown_no_rate_card');
-      if (itemsAffordable !== null && itemsAffordable < spec.max_items && !reasons.includes('budget_below_one_item')) warnings.push('budget_covers_fewer_items');
-      return { call_type: ct, disposition: reasons.length ? ('not_runnable' as const) : ('runnable' as const), reasons, warnings };
+      if (itemsAffordable !== null && itemsAffordable < spec.max_items && !reasons.includes('budget_below_one_item'))
+        warnings.push('budget_covers_fewer_items');
+      return {
+        call_type: ct,
+        disposition: reasons.length ? ('not_runnable' as const) : ('runnable' as const),
+        reasons,
+        warnings,
+      };
     });
     return {
       dry_run: true,
@@ -330,48 +395,115 @@ export class CampaignService {
     // The duplicator reserves each arm's worst case at its rate card before any call; an arm
     // without one cannot be bounded, would never be dispatched, and would silently be missing
     // from the report. Refuse it here, naming the arm, before anything is written.
-    const unpriced = [['incumbent', spec.incumbent] as const, ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const)].filter(([, a]) => a.rate_card === undefined);
+    const unpriced = [
+      ['incumbent', spec.incumbent] as const,
+      ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const),
+    ].filter(([, a]) => a.rate_card === undefined);
     if (unpriced.length > 0) {
-      throw new ShadowplaneError('invalid_request', `every arm needs a rate_card to bound its spend: ${unpriced.map(([p, a]) => `${p}.rate_card (model ${a.model} is not in price catalogue ${priceCatalogue().version})`).join(', ')}`, {
-        details: { issues: unpriced.map(([p, a]) => ({ path: `${p}.rate_card`, message: `required for a live launch: the budget reserves each call at its rate card, and model ${JSON.stringify(a.model)} is not in price catalogue ${priceCatalogue().version}` })) },
-      });
+      throw new ShadowplaneError(
+        'invalid_request',
+        `every arm needs a rate_card to bound its spend: ${unpriced.map(([p, a]) => `${p}.rate_card (model ${a.model} is not in price catalogue ${priceCatalogue().version})`).join(', ')}`,
+        {
+          details: {
+            issues: unpriced.map(([p, a]) => ({
+              path: `${p}.rate_card`,
+              message: `required for a live launch: the budget reserves each call at its rate card, and model ${JSON.stringify(a.model)} is not in price catalogue ${priceCatalogue().version}`,
+            })),
+          },
+        },
+      );
     }
     const judgeSpec = spec.scorers.findIndex((s) => s.kind === 'llm_judge');
-    if (judgeSpec >= 0 && spec.scorers[judgeSpec]!.kind === 'llm_judge' && (spec.scorers[judgeSpec] as { rate_card?: unknown }).rate_card === undefined) {
-      throw new ShadowplaneError('invalid_request', `the llm_judge scorer needs a rate_card to bound its spend: scorers.${judgeSpec}.rate_card`, {
-        details: { issues: [{ path: `scorers.${judgeSpec}.rate_card`, message: 'required for a live launch: the budget reserves each judge call at its rate card' }] },
-      });
+    if (
+      judgeSpec >= 0 &&
+      spec.scorers[judgeSpec]!.kind === 'llm_judge' &&
+      (spec.scorers[judgeSpec] as { rate_card?: unknown }).rate_card === undefined
+    ) {
+      throw new ShadowplaneError(
+        'invalid_request',
+        `the llm_judge scorer needs a rate_card to bound its spend: scorers.${judgeSpec}.rate_card`,
+        {
+          details: {
+            issues: [
+              {
+                path: `scorers.${judgeSpec}.rate_card`,
+                message: 'required for a live launch: the budget reserves each judge call at its rate card',
+              },
+            ],
+          },
+        },
+      );
     }
     if (judgeSpec >= 0) {
       // the cap must cover an item's arms and its judge phase together, before any arm spends
       const dry = await this.plan(spec, opts);
       const short = dry.dispositions.filter((d) => d.reasons.includes('judge_phase_unaffordable'));
       if (short.length > 0) {
-        throw new ShadowplaneError('judge_phase_unaffordable', `max_cost_usd ${spec.max_cost_usd} cannot cover one item's arms and judge calls at their worst case (judge per item ${dry.judge?.per_item_worst_case_usd} USD)`, {
-          details: { call_types: short.map((d) => d.call_type), max_cost_usd: spec.max_cost_usd, judge_per_item_worst_case_usd: dry.judge?.per_item_worst_case_usd ?? null, arm_per_item_worst_case_usd: dry.estimate.call_types.filter((e) => short.some((d) => d.call_type === e.call_type)).map((e) => e.per_item_worst_case_usd) },
-        });
+        throw new ShadowplaneError(
+          'judge_phase_unaffordable',
+          `max_cost_usd ${spec.max_cost_usd} cannot cover one item's arms and judge calls at their worst case (judge per item ${dry.judge?.per_item_worst_case_usd} USD)`,
+          {
+            details: {
+              call_types: short.map((d) => d.call_type),
+              max_cost_usd: spec.max_cost_usd,
+              judge_per_item_worst_case_usd: dry.judge?.per_item_worst_case_usd ?? null,
+              arm_per_item_worst_case_usd: dry.estimate.call_types
+                .filter((e) => short.some((d) => d.call_type === e.call_type))
+                .map((e) => e.per_item_worst_case_usd),
+            },
+          },
+        );
       }
     }
     const key = comparisonKey(spec);
     const runIndex = await this.nextRunIndex(key);
     if (opts.requirePower) {
-      const { alphaAdjusted } = intervalLevel({ alphaOneSided: spec.alpha, candidates: spec.candidates.length, runIndex });
-      const p = powerPlan({ clusters: spec.max_items, sdDiff: null, alphaOneSided: alphaAdjusted, marginPp: spec.margins.noninferiority_pp });
+      const { alphaAdjusted } = intervalLevel({
+        alphaOneSided: spec.alpha,
+        candidates: spec.candidates.length,
+        runIndex,
+      });
+      const p = powerPlan({
+        clusters: spec.max_items,
+        sdDiff: null,
+        alphaOneSided: alphaAdjusted,
+        marginPp: spec.margins.noninferiority_pp,
+      });
       if (!p.powered) {
-        throw new ShadowplaneError('underpowered', `call types ${spec.call_types.join(', ')} cannot reach a ${spec.margins.noninferiority_pp} pp margin with max_items ${spec.max_items}`, {
-          details: {
-            call_types: spec.call_types.map((ct) => ({ call_type: ct, mde_pp: p.mdePp, margin_pp: spec.margins.noninferiority_pp, clusters: spec.max_items, clusters_needed_for_margin: p.clustersNeededForMargin, sd_source: p.sdSource })),
+        throw new ShadowplaneError(
+          'underpowered',
+          `call types ${spec.call_types.join(', ')} cannot reach a ${spec.margins.noninferiority_pp} pp margin with max_items ${spec.max_items}`,
+          {
+            details: {
+              call_types: spec.call_types.map((ct) => ({
+                call_type: ct,
+                mde_pp: p.mdePp,
+                margin_pp: spec.margins.noninferiority_pp,
+                clusters: spec.max_items,
+                clusters_needed_for_margin: p.clustersNeededForMargin,
+                sd_source: p.sdSource,
+              })),
+            },
           },
-        });
+        );
       }
     }
     const flag = await readPaidDispatch(this.deps.flagsKv);
     if (!flag.enabled) {
-      throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: no campaign may launch. ${PAID_DISPATCH_HINT}`, { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } });
+      throw new ShadowplaneError(
+        'paid_dispatch_disabled',
+        `paid_dispatch is ${flag.state}: no campaign may launch. ${PAID_DISPATCH_HINT}`,
+        { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } },
+      );
     }
     const id = newCampaignId();
     const now = new Date().toISOString();
-    const ledger: BudgetLedger = { limit_micro_usd: limitMicroUsd(spec.max_cost_usd), reserved_micro_usd: 0, settled_micro_usd: 0, exhausted: false };
+    const ledger: BudgetLedger = {
+      limit_micro_usd: limitMicroUsd(spec.max_cost_usd),
+      reserved_micro_usd: 0,
+      settled_micro_usd: 0,
+      exhausted: false,
+    };
     const campaign: Campaign = Campaign.parse({
       schema: 'shadow.campaign/v1',
       id,
@@ -384,8 +516,10 @@ export class CampaignService {
       created_at: now,
       updated_at: now,
     });
-    if ((await this.budget.create(id, ledger)) === null) throw new ShadowplaneError('internal', `budget ledger ${id} already exists`);
-    if ((await this.campaigns.create(id, campaign)) === null) throw new ShadowplaneError('internal', `campaign ${id} already exists`);
+    if ((await this.budget.create(id, ledger)) === null)
+      throw new ShadowplaneError('internal', `budget ledger ${id} already exists`);
+    if ((await this.campaigns.create(id, campaign)) === null)
+      throw new ShadowplaneError('internal', `campaign ${id} already exists`);
     return campaign;
   }
 
@@ -401,7 +535,12 @@ export class CampaignService {
     await this.get(id);
     if (action === 'resume') {
       const flag = await readPaidDispatch(this.deps.flagsKv);
-      if (!flag.enabled) throw new ShadowplaneError('paid_dispatch_disabled', `paid_dispatch is ${flag.state}: a campaign cannot resume. ${PAID_DISPATCH_HINT}`, { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } });
+      if (!flag.enabled)
+        throw new ShadowplaneError(
+          'paid_dispatch_disabled',
+          `paid_dispatch is ${flag.state}: a campaign cannot resume. ${PAID_DISPATCH_HINT}`,
+          { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } },
+        );
     }
     const target: CampaignState = action === 'pause' ? 'paused' : action === 'resume' ? 'running' : 'stopped';
     let refused: CampaignState | null = null;
@@ -415,7 +554,10 @@ export class CampaignService {
       }
       return { ...cur, state: target, state_reason: `${action} by ${by}`, updated_at: new Date().toISOString() };
     });
-    if (refused !== null) throw new ShadowplaneError('conflict', `campaign ${id} is ${refused}; it cannot ${action}`, { details: { state: refused, action } });
+    if (refused !== null)
+      throw new ShadowplaneError('conflict', `campaign ${id} is ${refused}; it cannot ${action}`, {
+        details: { state: refused, action },
+      });
     if (!r.value) throw new ShadowplaneError('not_found', `no campaign ${id}`, { details: { field: 'id', id } });
     return r.value;
   }

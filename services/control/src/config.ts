@@ -17,7 +17,9 @@ export const ControlEnv = CommonEnv.extend({
   SHADOWPLANE_CONTROL_API_KEYS_FILE: z
     .string()
     .min(1)
-    .describe('YAML/JSON list of API keys [{id, hash: "sha256:<hex>", scopes: [campaign:read|campaign:write|outcome:write|admin]}]; required'),
+    .describe(
+      'YAML/JSON list of API keys [{id, hash: "sha256:<hex>", scopes: [campaign:read|campaign:write|outcome:write|admin]}]; required',
+    ),
   SHADOWPLANE_PROVIDERS_FILE: z
     .string()
     .min(1)
@@ -35,12 +37,17 @@ export const ControlEnv = CommonEnv.extend({
     .min(0)
     .max(10_000)
     .default(200)
-    .describe('how many recent CAPTURE envelopes per call type a dry run reads to estimate the cost per item (default 200)'),
+    .describe(
+      'how many recent CAPTURE envelopes per call type a dry run reads to estimate the cost per item (default 200)',
+    ),
   SHADOWPLANE_ARTIFACT_KEYS_FILE: z
     .string()
     .optional()
     .describe('artifact keyring file; when set, admins may export observations with decrypted outputs (?outputs=1)'),
-  SHADOWPLANE_ARTIFACT_KEY_FILE: z.string().optional().describe('single artifact key file (alternative to SHADOWPLANE_ARTIFACT_KEYS_FILE)'),
+  SHADOWPLANE_ARTIFACT_KEY_FILE: z
+    .string()
+    .optional()
+    .describe('single artifact key file (alternative to SHADOWPLANE_ARTIFACT_KEYS_FILE)'),
   SHADOWPLANE_CONTROL_STORAGE: z
     .enum(['file', 'memory'])
     .default('file')

@@ -26,7 +26,11 @@ export function zodIssues(error: z.ZodError, prefix: (string | number)[] = []): 
 }
 
 /** A 400 `invalid_request` (or another code) naming the offending fields in `details.issues`. */
-export function invalidRequest(issues: FieldIssue[], code: ErrorCode = 'invalid_request', message?: string): ShadowplaneError {
+export function invalidRequest(
+  issues: FieldIssue[],
+  code: ErrorCode = 'invalid_request',
+  message?: string,
+): ShadowplaneError {
   const names = issues.map((i) => i.path).join(', ');
   return new ShadowplaneError(code, message ?? `invalid request: ${names}`, { details: { issues } });
 }
@@ -35,7 +39,11 @@ export function invalidRequest(issues: FieldIssue[], code: ErrorCode = 'invalid_
  * Parses `input` with `schema` or throws a 400 `invalid_request` naming every offending field.
  * @throws ShadowplaneError invalid_request
  */
-export function parseOr400<S extends z.ZodType>(schema: S, input: unknown, prefix: (string | number)[] = []): z.infer<S> {
+export function parseOr400<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  prefix: (string | number)[] = [],
+): z.infer<S> {
   const r = schema.safeParse(input);
   if (r.success) return r.data as z.infer<S>;
   throw invalidRequest(zodIssues(r.error, prefix));

@@ -23,7 +23,12 @@ export interface CaptureSample {
  * upper bound). Uses an ordered (ephemeral, no-ack) consumer: reading leaves no state behind.
  * Bounded by {@link TAIL_READ_BUDGET_MS}; unparsable messages are skipped.
  */
-export async function sampleCaptureTail(bus: Bus, suite: string, callType: string, limit: number): Promise<CaptureSample> {
+export async function sampleCaptureTail(
+  bus: Bus,
+  suite: string,
+  callType: string,
+  limit: number,
+): Promise<CaptureSample> {
   if (limit <= 0) return { envelopes: 0, promptCharsMax: null };
   const subject = bus.names.captureSubject(suite, callType);
   const info = await bus.jsm.streams.info(bus.names.streams.capture, { subjects_filter: subject });
@@ -87,15 +92,37 @@ function armWorstCase(arm: Arm, promptChars: number): { usd: number | null; reas
 }
 
 /** Per-item worst case of a spec for one prompt size: every arm once, plus the A-A share of a second incumbent call. */
-export function itemWorstCase(spec: CampaignSpec, promptChars: number): { arms: { arm_id: string; role: 'incumbent' | 'candidate' | 'incumbent_aa'; worst_case_usd: number | null; reason?: string }[]; total: number | null } {
-  const arms: { arm_id: string; role: 'incumbent' | 'candidate' | 'incumbent_aa'; worst_case_usd: number | null; reason?: string }[] = [];
+export function itemWorstCase(
+  spec: CampaignSpec,
+  promptChars: number,
+): {
+  arms: {
+    arm_id: string;
+    role: 'incumbent' | 'candidate' | 'incumbent_aa';
+    worst_case_usd: number | null;
+    reason?: string;
+  }[];
+  total: number | null;
+} {
+  const arms: {
+    arm_id: string;
+    role: 'incumbent' | 'candidate' | 'incumbent_aa';
+    worst_case_usd: number | null;
+    reason?: string;
+  }[] = [];
   const push = (arm: Arm, role: 'incumbent' | 'candidate' | 'incumbent_aa', factor: number) => {
     const { usd, reason } = armWorstCase(arm, promptChars);
-    arms.push(usd === null ? { arm_id: arm.id, role, worst_case_usd: null, reason: reason ?? 'no_rate_card' } : { arm_id: arm.id, role, worst_case_usd: usd * factor });
+    arms.push(
+      usd === null
+        ? { arm_id: arm.id, role, worst_case_usd: null, reason: reason ?? 'no_rate_card' }
+        : { arm_id: arm.id, role, worst_case_usd: usd * factor },
+    );
   };
   push(spec.incumbent, 'incumbent', 1);
   for (const c of spec.candidates) push(c, 'candidate', 1);
   if (spec.aa_share > 0) push(spec.incumbent, 'incumbent_aa', spec.aa_share);
-  const total = arms.some((a) => a.worst_case_usd === null) ? null : arms.reduce((s, a) => s + (a.worst_case_usd ?? 0), 0);
+  const total = arms.some((a) => a.worst_case_usd === null)
+    ? null
+    : arms.reduce((s, a) => s + (a.worst_case_usd ?? 0), 0);
   return { arms, total };
 }

@@ -8,7 +8,8 @@ import type { FlagView } from './views.js';
  */
 export async function readPaidDispatch(flags: KV): Promise<FlagView> {
   const e = await flags.get(FLAG_PAID_DISPATCH);
-  if (!e || e.operation !== 'PUT' || e.length === 0) return { name: 'paid_dispatch', enabled: false, state: 'unknown', flag: null };
+  if (!e || e.operation !== 'PUT' || e.length === 0)
+    return { name: 'paid_dispatch', enabled: false, state: 'unknown', flag: null };
   let parsed: PaidDispatchFlag | null = null;
   try {
     const r = PaidDispatchFlag.safeParse(e.json());
@@ -21,8 +22,18 @@ export async function readPaidDispatch(flags: KV): Promise<FlagView> {
 }
 
 /** Writes the `paid_dispatch` flag (unconditional put; the KV keeps history). */
-export async function writePaidDispatch(flags: KV, enabled: boolean, updatedBy: string, reason?: string): Promise<FlagView> {
-  const flag: PaidDispatchFlag = PaidDispatchFlag.parse({ enabled, updated_at: new Date().toISOString(), updated_by: updatedBy, ...(reason === undefined ? {} : { reason }) });
+export async function writePaidDispatch(
+  flags: KV,
+  enabled: boolean,
+  updatedBy: string,
+  reason?: string,
+): Promise<FlagView> {
+  const flag: PaidDispatchFlag = PaidDispatchFlag.parse({
+    enabled,
+    updated_at: new Date().toISOString(),
+    updated_by: updatedBy,
+    ...(reason === undefined ? {} : { reason }),
+  });
   await flags.put(FLAG_PAID_DISPATCH, JSON.stringify(flag));
   return { name: 'paid_dispatch', enabled, state: enabled ? 'on' : 'off', flag };
 }

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { SpanKind, SpanStatusCode, contextFromHeaders, getTracer, tracingEnabled, type Span } from '@shadowplane/telemetry';
+import {
+  SpanKind,
+  SpanStatusCode,
+  contextFromHeaders,
+  getTracer,
+  tracingEnabled,
+  type Span,
+} from '@shadowplane/telemetry';
 
 /** A caller's `x-request-id` we keep: 1–128 visible ASCII characters; anything else is replaced. */
 const REQUEST_ID_RE = /^[\x21-\x7e]{1,128}$/;
@@ -34,7 +41,12 @@ export function registerHttpTelemetry(app: FastifyInstance): void {
       `${req.method} ${route}`,
       {
         kind: SpanKind.SERVER,
-        attributes: { 'http.request.method': req.method, 'http.route': route, 'url.path': req.url.split('?')[0] ?? '/', 'shadowplane.request_id': req.id },
+        attributes: {
+          'http.request.method': req.method,
+          'http.route': route,
+          'url.path': req.url.split('?')[0] ?? '/',
+          'shadowplane.request_id': req.id,
+        },
       },
       contextFromHeaders(req.headers),
     );

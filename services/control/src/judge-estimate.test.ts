@@ -7,7 +7,13 @@ const providers: ProviderEntry[] = [
   { id: 'judgep', base_url: 'http://127.0.0.1:2', api: 'openai.chat', family: 'judgefam' },
   { id: 'other', base_url: 'http://127.0.0.1:3', api: 'openai.chat', family: 'judgefam' },
 ];
-const arm = (id: string, provider = 'sim') => ({ id, provider, model: `m-${id}`, rate_card: { input: 1, output: 2 }, max_output_tokens: 512 });
+const arm = (id: string, provider = 'sim') => ({
+  id,
+  provider,
+  model: `m-${id}`,
+  rate_card: { input: 1, output: 2 },
+  max_output_tokens: 512,
+});
 const spec = (mode: 'pointwise' | 'pairwise', candProvider = 'sim') =>
   CampaignSpec.parse({
     name: 'n',
@@ -17,7 +23,18 @@ const spec = (mode: 'pointwise' | 'pairwise', candProvider = 'sim') =>
     candidates: [arm('c1'), arm('c2', candProvider)],
     max_items: 10,
     max_cost_usd: 1,
-    scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'judgep', model: 'j', mode, rate_card: { input: 0.2, output: 0.8 }, max_output_tokens: 64, call_types: ['b'] }],
+    scorers: [
+      { kind: 'expectations' },
+      {
+        kind: 'llm_judge',
+        provider: 'judgep',
+        model: 'j',
+        mode,
+        rate_card: { input: 0.2, output: 0.8 },
+        max_output_tokens: 64,
+        call_types: ['b'],
+      },
+    ],
   });
 
 describe('judgeWorstCase', () => {
@@ -39,7 +56,9 @@ describe('judgeWorstCase', () => {
 
   it('lists a candidate of the judge family as a refused pair and does not price it', () => {
     const j = judgeWorstCase(spec('pairwise', 'other'), providers, 4000)!;
-    expect(j.refused_pairs).toEqual([{ candidate_arm_id: 'c2', reason: 'same_family: judge family judgefam equals the family of c2' }]);
+    expect(j.refused_pairs).toEqual([
+      { candidate_arm_id: 'c2', reason: 'same_family: judge family judgefam equals the family of c2' },
+    ]);
     expect(j.calls_per_item).toBe(2);
   });
 });

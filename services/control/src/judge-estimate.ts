@@ -28,7 +28,11 @@ export interface JudgeEstimate {
  * tokens). Same-family pairs (allowlist `family`, else the provider id) are listed and cost nothing.
  * Returns null when the spec has no judge.
  */
-export function judgeWorstCase(spec: CampaignSpec, providers: readonly ProviderEntry[], promptChars: number): JudgeEstimate | null {
+export function judgeWorstCase(
+  spec: CampaignSpec,
+  providers: readonly ProviderEntry[],
+  promptChars: number,
+): JudgeEstimate | null {
   const j = spec.scorers.find((s): s is LlmJudgeSpec => s.kind === 'llm_judge');
   if (!j) return null;
   const family = (id: string) => providers.find((p) => p.id === id)?.family ?? id;
@@ -36,7 +40,10 @@ export function judgeWorstCase(spec: CampaignSpec, providers: readonly ProviderE
   const incFam = family(spec.incumbent.provider);
   const refused = spec.candidates
     .filter((c) => jf === incFam || jf === family(c.provider))
-    .map((c) => ({ candidate_arm_id: c.id, reason: `same_family: judge family ${jf} equals the family of ${jf === incFam ? spec.incumbent.id : c.id}` }));
+    .map((c) => ({
+      candidate_arm_id: c.id,
+      reason: `same_family: judge family ${jf} equals the family of ${jf === incFam ? spec.incumbent.id : c.id}`,
+    }));
   const allowed = spec.candidates.filter((c) => !refused.some((r) => r.candidate_arm_id === c.id));
   const outChars = (a: { max_output_tokens: number }) => a.max_output_tokens * 4;
   const calls: number[] = []; // input chars of each judge call for one item
@@ -44,7 +51,9 @@ export function judgeWorstCase(spec: CampaignSpec, providers: readonly ProviderE
     if (allowed.length > 0) calls.push(promptChars + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
     for (const c of allowed) calls.push(promptChars + outChars(c) + JUDGE_TEMPLATE_CHARS);
   } else {
-    for (const c of allowed) for (let k = 0; k < 2; k++) calls.push(promptChars + outChars(c) + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
+    for (const c of allowed)
+      for (let k = 0; k < 2; k++)
+        calls.push(promptChars + outChars(c) + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
   }
   let perItem: number | null = 0;
   for (const chars of calls) {

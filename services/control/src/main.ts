@@ -27,11 +27,15 @@ export interface ControlHandle {
  * see config.ts): parses config, connects and provisions NATS, listens.
  * @throws ConfigError (config_invalid) for bad configuration; connection errors as thrown by NATS
  */
-export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestination?: { write(msg: string): void } } = {}): Promise<ControlHandle> {
+export async function startControl(
+  env: NodeJS.ProcessEnv,
+  opts: { logDestination?: { write(msg: string): void } } = {},
+): Promise<ControlHandle> {
   const cfg = loadControlConfig(env);
   const apiKeys = loadApiKeys(cfg.env.SHADOWPLANE_CONTROL_API_KEYS_FILE);
   const providers = loadProviderAllowlist(cfg.env.SHADOWPLANE_PROVIDERS_FILE);
-  const keyring = cfg.env.SHADOWPLANE_ARTIFACT_KEYS_FILE || cfg.env.SHADOWPLANE_ARTIFACT_KEY_FILE ? loadKeyring(env) : undefined;
+  const keyring =
+    cfg.env.SHADOWPLANE_ARTIFACT_KEYS_FILE || cfg.env.SHADOWPLANE_ARTIFACT_KEY_FILE ? loadKeyring(env) : undefined;
   const logger = createLogger({
     service: 'control',
     version: VERSION,
@@ -39,7 +43,12 @@ export async function startControl(env: NodeJS.ProcessEnv, opts: { logDestinatio
     destination: opts.logDestination ?? process.stderr,
   });
   const registry = createMetricsRegistry({ role: 'control' });
-  const bus = await connectBus({ url: cfg.env.SHADOWPLANE_NATS_URL, name: 'shadowplane-control', prefix: cfg.env.SHADOWPLANE_NATS_PREFIX, replicas: cfg.env.SHADOWPLANE_NATS_REPLICAS });
+  const bus = await connectBus({
+    url: cfg.env.SHADOWPLANE_NATS_URL,
+    name: 'shadowplane-control',
+    prefix: cfg.env.SHADOWPLANE_NATS_PREFIX,
+    replicas: cfg.env.SHADOWPLANE_NATS_REPLICAS,
+  });
   try {
     assertCasSafeServer(bus.serverVersion); // campaign state and the budget ledger rest on compare-and-set
   } catch (e) {
@@ -124,7 +133,10 @@ export async function main(argv: string[]): Promise<number> {
   try {
     handle = await startControl(process.env);
   } catch (e) {
-    if (e instanceof ConfigError || (isShadowplaneError(e) && (e.code === 'nats_server_unsupported' || e.code === 'nats_replicas_mismatch'))) {
+    if (
+      e instanceof ConfigError ||
+      (isShadowplaneError(e) && (e.code === 'nats_server_unsupported' || e.code === 'nats_replicas_mismatch'))
+    ) {
       process.stderr.write(`shadowplane control: ${(e as Error).message}\n`);
       return EXIT_CONFIG;
     }

@@ -13,7 +13,12 @@ export class ControlMetrics {
   readonly transitions: Counter<'action' | 'outcome'>;
 
   constructor(registry: Registry) {
-    this.requests = new Counter({ name: 'shadowplane_control_http_requests_total', help: 'HTTP requests answered, by route pattern and status class', labelNames: ['method', 'route', 'status'], registers: [registry] });
+    this.requests = new Counter({
+      name: 'shadowplane_control_http_requests_total',
+      help: 'HTTP requests answered, by route pattern and status class',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    });
     this.duration = new Histogram({
       name: 'shadowplane_control_http_request_duration_seconds',
       help: 'HTTP request duration, seconds',
@@ -27,7 +32,17 @@ export class ControlMetrics {
       labelNames: ['outcome'],
       registers: [registry],
     });
-    this.authFailures = new Counter({ name: 'shadowplane_control_auth_failures_total', help: 'requests refused by auth: unauthenticated or forbidden', labelNames: ['reason'], registers: [registry] });
-    this.transitions = new Counter({ name: 'shadowplane_control_campaign_transitions_total', help: 'pause/resume/stop requests by outcome (changed, unchanged, conflict, refused)', labelNames: ['action', 'outcome'], registers: [registry] });
+    this.authFailures = new Counter({
+      name: 'shadowplane_control_auth_failures_total',
+      help: 'requests refused by auth: unauthenticated or forbidden',
+      labelNames: ['reason'],
+      registers: [registry],
+    });
+    this.transitions = new Counter({
+      name: 'shadowplane_control_campaign_transitions_total',
+      help: 'pause/resume/stop requests by outcome (changed, unchanged, conflict, refused)',
+      labelNames: ['action', 'outcome'],
+      registers: [registry],
+    });
   }
 }

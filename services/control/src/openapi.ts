@@ -43,13 +43,26 @@ export function buildOpenApi(version: string): Json {
   for (const r of ROUTES) {
     const responses: Json = {};
     for (const [status, res] of Object.entries(r.responses)) {
-      const content: Json = { [res.mediaType ?? (res.schema ? 'application/json' : 'text/plain')]: res.schema ? { schema: jsonSchema(res.schema) } : { schema: { type: 'string' } } };
-      for (const [mediaType, alt] of Object.entries(res.alternatives ?? {})) content[mediaType] = { schema: { ...(alt.schema ? jsonSchema(alt.schema) : { type: 'string' }), ...(alt.description ? { description: alt.description } : {}) } };
+      const content: Json = {
+        [res.mediaType ?? (res.schema ? 'application/json' : 'text/plain')]: res.schema
+          ? { schema: jsonSchema(res.schema) }
+          : { schema: { type: 'string' } },
+      };
+      for (const [mediaType, alt] of Object.entries(res.alternatives ?? {}))
+        content[mediaType] = {
+          schema: {
+            ...(alt.schema ? jsonSchema(alt.schema) : { type: 'string' }),
+            ...(alt.description ? { description: alt.description } : {}),
+          },
+        };
       responses[status] = { description: res.description, content };
     }
     const errs = new Set([...r.errors, 500, 503, ...(r.scope ? [401, 403] : []), ...(r.body ? [415] : [])]);
     for (const status of [...errs].sort()) {
-      responses[String(status)] = { description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      responses[String(status)] = {
+        description: ERROR_DESCRIPTIONS[status] ?? 'error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     }
     const op: Json = {
       operationId: r.operationId,
@@ -60,10 +73,20 @@ export function buildOpenApi(version: string): Json {
     };
     if (r.scope) op['x-required-scope'] = r.scope;
     if (r.params?.length) {
-      op['parameters'] = r.params.map((p) => ({ name: p.name, in: p.in, description: p.description, required: p.in === 'path' ? true : (p.required ?? false), schema: jsonSchema(p.schema, 'input') }));
+      op['parameters'] = r.params.map((p) => ({
+        name: p.name,
+        in: p.in,
+        description: p.description,
+        required: p.in === 'path' ? true : (p.required ?? false),
+        schema: jsonSchema(p.schema, 'input'),
+      }));
     }
     if (r.body) {
-      op['requestBody'] = { required: true, description: r.bodyDescription, content: { 'application/json': { schema: requestBodySchema(r) } } };
+      op['requestBody'] = {
+        required: true,
+        description: r.bodyDescription,
+        content: { 'application/json': { schema: requestBodySchema(r) } },
+      };
       if (r.bodyDescription === undefined) delete (op['requestBody'] as Json)['description'];
     }
     paths[r.path] = { ...(paths[r.path] ?? {}), [r.method.toLowerCase()]: op };
@@ -81,7 +104,13 @@ export function buildOpenApi(version: string): Json {
     paths,
     components: {
       schemas: { Error: jsonSchema(ErrorBody) },
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'API key (scopes: campaign:read, campaign:write, outcome:write, admin)' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'API key (scopes: campaign:read, campaign:write, outcome:write, admin)',
+        },
+      },
     },
   };
 }

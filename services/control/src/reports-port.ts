@@ -16,11 +16,23 @@ export interface ReportsPort {
   readLatestReport(
     bus: Bus,
     campaignId: string,
-  ): Promise<{ reportId: string; report: unknown; provisional: boolean; runRecordId: string | null; runRecord: unknown; html: string; bundle: unknown } | null>;
+  ): Promise<{
+    reportId: string;
+    report: unknown;
+    provisional: boolean;
+    runRecordId: string | null;
+    runRecord: unknown;
+    html: string;
+    bundle: unknown;
+  } | null>;
   readProgress(bus: Bus, campaignId: string): Promise<ProgressLike | null>;
   readDatasetCard(bus: Bus, hash: string): Promise<unknown>;
   exportObservations(bus: Bus, campaignId: string, opts: { keyring?: Keyring }): AsyncIterable<ObsMessage>;
-  requestReport(bus: Bus, campaignId: string, opts: { timeoutMs: number }): Promise<{ reportId: string; runRecordId: string | null } | null>;
+  requestReport(
+    bus: Bus,
+    campaignId: string,
+    opts: { timeoutMs: number },
+  ): Promise<{ reportId: string; runRecordId: string | null } | null>;
 }
 
 /** The progress fields the control API reads (the `CampaignProgress` contract satisfies it). */

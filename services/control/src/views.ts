@@ -91,10 +91,16 @@ export const CallTypeEstimate = z.object({
   basis: z.literal('estimate'),
   source: z.enum(['capture_tail', 'assumption']),
   envelopes_sampled: z.number().int(),
-  prompt_chars_max: z.number().int().describe('largest prompt (characters) among the sampled envelopes, or the assumption'),
+  prompt_chars_max: z
+    .number()
+    .int()
+    .describe('largest prompt (characters) among the sampled envelopes, or the assumption'),
   assumption: z.string().nullable(),
   arms: z.array(ArmEstimate),
-  per_item_worst_case_usd: z.number().nullable().describe('all arms once (A-A share included), one attempt each; null when an arm has no rate card'),
+  per_item_worst_case_usd: z
+    .number()
+    .nullable()
+    .describe('all arms once (A-A share included), one attempt each; null when an arm has no rate card'),
   items_target: z.number().int(),
   worst_case_total_usd: z.number().nullable(),
 });
@@ -116,8 +122,12 @@ export const CallTypePower = z.object({
 export const Disposition = z.object({
   call_type: z.string(),
   disposition: z.enum(['runnable', 'not_runnable']),
-  reasons: z.array(z.string()).describe('why not runnable: paid_dispatch_disabled, underpowered (with require_power), budget_below_one_item'),
-  warnings: z.array(z.string()).describe('e.g. underpowered, no_recent_captures, cost_unknown_no_rate_card, budget_covers_fewer_items'),
+  reasons: z
+    .array(z.string())
+    .describe('why not runnable: paid_dispatch_disabled, underpowered (with require_power), budget_below_one_item'),
+  warnings: z
+    .array(z.string())
+    .describe('e.g. underpowered, no_recent_captures, cost_unknown_no_rate_card, budget_covers_fewer_items'),
 });
 
 /** The result of a dry run (POST /v1/campaigns with dry_run): nothing was written. */
@@ -134,7 +144,11 @@ export const DryRunResult = z.object({
     call_types: z.array(CallTypeEstimate),
     worst_case_total_usd: z.number().nullable(),
     max_cost_usd: z.number(),
-    items_affordable: z.number().int().nullable().describe('items per call type the budget covers at the worst case, all call types together'),
+    items_affordable: z
+      .number()
+      .int()
+      .nullable()
+      .describe('items per call type the budget covers at the worst case, all call types together'),
   }),
   judge: z
     .object({
@@ -144,7 +158,10 @@ export const DryRunResult = z.object({
       call_types: z.array(z.string()),
       calls_per_item: z.number().int(),
       per_item_worst_case_usd: z.number().nullable(),
-      judge_worst_case_usd: z.number().nullable().describe('the LLM judge worst case, USD, shown apart from the arm estimate and never summed into it'),
+      judge_worst_case_usd: z
+        .number()
+        .nullable()
+        .describe('the LLM judge worst case, USD, shown apart from the arm estimate and never summed into it'),
       refused_pairs: z.array(z.object({ candidate_arm_id: z.string(), reason: z.string() })),
     })
     .nullable()
@@ -203,13 +220,21 @@ export const EvidenceBundleView = z
         report: Report,
         run_record: RunRecord,
         dataset_cards: z.array(z.unknown()),
-        run_spec: z.object({ campaign_id: z.string(), run_index: z.number().int(), spec_hash: z.string(), spec: z.unknown() }).passthrough(),
+        run_spec: z
+          .object({ campaign_id: z.string(), run_index: z.number().int(), spec_hash: z.string(), spec: z.unknown() })
+          .passthrough(),
         cost_evidence: z.array(z.unknown()),
         paired: z.array(z.unknown()),
         stats: z.array(z.unknown()),
         aa: z.array(z.unknown()),
         outcomes: z.array(z.unknown()),
-        lineage: z.object({ envelope_ids: z.array(z.string()), observation_ids: z.array(z.string()), outcome_ids: z.array(z.string()) }).passthrough(),
+        lineage: z
+          .object({
+            envelope_ids: z.array(z.string()),
+            observation_ids: z.array(z.string()),
+            outcome_ids: z.array(z.string()),
+          })
+          .passthrough(),
       })
       .passthrough(),
     hashes: z.record(z.string(), Hex64).describe('part name → sha256 of its canonical JSON'),

@@ -26,7 +26,9 @@ describe('kill switch: paid_dispatch off stops provider calls within 1 s', () =>
   let publisher: Promise<void> = Promise.resolve();
   beforeAll(async () => {
     sim = await startProviderSim({ datasetPath: '', seed: 11 });
-    const providers: ProviderEntry[] = [{ id: 'sim-openai', base_url: `${sim.url}/v1`, api: 'openai.chat', api_key_env: 'SIM_KEY' }];
+    const providers: ProviderEntry[] = [
+      { id: 'sim-openai', base_url: `${sim.url}/v1`, api: 'openai.chat', api_key_env: 'SIM_KEY' },
+    ];
     const prefix = randomPrefix('ks');
     f = await fixture({ flag: false, providers, prefix });
     worker = await startDuplicator(
@@ -48,7 +50,11 @@ describe('kill switch: paid_dispatch off stops provider calls within 1 s', () =>
         provision: false,
         storage: 'memory',
       },
-      { providers, env: { SIM_KEY: 'sk-sim', SHADOWPLANE_ARTIFACT_KEY: generateKey() }, logger: pino({ level: 'warn' }, pino.destination(2)) },
+      {
+        providers,
+        env: { SIM_KEY: 'sk-sim', SHADOWPLANE_ARTIFACT_KEY: generateKey() },
+        logger: pino({ level: 'warn' }, pino.destination(2)),
+      },
     );
   });
   afterAll(async () => {
@@ -61,19 +67,43 @@ describe('kill switch: paid_dispatch off stops provider calls within 1 s', () =>
 
   it('stops every new provider call within 1 s of the flip, and refuses a new launch with 503 writing nothing', async () => {
     const flip = (enabled: boolean) =>
-      f.app.inject({ method: 'PUT', url: '/v1/admin/flags/paid_dispatch', headers: { ...auth(KEYS.admin), 'content-type': 'application/json' }, payload: { enabled, reason: 'kill-switch test' } });
+      f.app.inject({
+        method: 'PUT',
+        url: '/v1/admin/flags/paid_dispatch',
+        headers: { ...auth(KEYS.admin), 'content-type': 'application/json' },
+        payload: { enabled, reason: 'kill-switch test' },
+      });
     expect((await flip(true)).statusCode).toBe(200);
     const spec = {
       name: 'kill switch',
       suite: 'ks',
       call_types: ['math'],
-      incumbent: { id: 'large', provider: 'sim-openai', model: 'sim-large', rate_card: { input: 2.5, cached_input: 1.25, output: 10 }, max_output_tokens: 64 },
-      candidates: [{ id: 'small', provider: 'sim-openai', model: 'sim-small', rate_card: { input: 0.1, cached_input: 0.025, output: 0.4 }, max_output_tokens: 64 }],
+      incumbent: {
+        id: 'large',
+        provider: 'sim-openai',
+        model: 'sim-large',
+        rate_card: { input: 2.5, cached_input: 1.25, output: 10 },
+        max_output_tokens: 64,
+      },
+      candidates: [
+        {
+          id: 'small',
+          provider: 'sim-openai',
+          model: 'sim-small',
+          rate_card: { input: 0.1, cached_input: 0.025, output: 0.4 },
+          max_output_tokens: 64,
+        },
+      ],
       max_items: 5000,
       max_cost_usd: 50,
       aa_share: 0,
     };
-    const launched = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: spec });
+    const launched = await f.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { ...auth(KEYS.write), 'content-type': 'application/json' },
+      payload: spec,
+    });
     expect(launched.statusCode).toBe(201);
 
     // live traffic: a new envelope every 10 ms for as long as the test runs
@@ -101,11 +131,18 @@ describe('kill switch: paid_dispatch off stops provider calls within 1 s', () =>
     const late = sim.calls().filter((c) => c.startedAtMs > tOff + 1000);
     const after = sim.calls().filter((c) => c.startedAtMs >= tOff);
     const lastStartMs = Math.max(...sim.calls().map((c) => c.startedAtMs)) - tOff;
-    process.stdout.write(`kill switch: ${callsBeforeFlip.length} calls before the flip, ${after.length} started after it (last ${lastStartMs} ms after), ${late.length} later than 1 s; ${published} envelopes published\n`);
+    process.stdout.write(
+      `kill switch: ${callsBeforeFlip.length} calls before the flip, ${after.length} started after it (last ${lastStartMs} ms after), ${late.length} later than 1 s; ${published} envelopes published\n`,
+    );
     expect(late).toEqual([]);
 
     const before = await f.snapshot();
-    const refused = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: { ...spec, name: 'after the flip' } });
+    const refused = await f.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { ...auth(KEYS.write), 'content-type': 'application/json' },
+      payload: { ...spec, name: 'after the flip' },
+    });
     expect([refused.statusCode, refused.json().error.code]).toEqual([503, 'paid_dispatch_disabled']);
     expect(await f.snapshot()).toEqual(before);
   });

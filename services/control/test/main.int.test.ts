@@ -12,7 +12,11 @@ const BIN = fileURLToPath(new URL('../../shadowplane/bin/shadowplane.mjs', impor
 describe('shadowplane control (the process)', () => {
   it('exits 78 naming the offending variable when configuration is bad', { timeout: 150_000 }, () => {
     const r = spawnSync(process.execPath, [BIN, 'control'], {
-      env: { PATH: process.env.PATH, SHADOWPLANE_PROVIDERS_FILE: tempFile('p.yaml', toYaml(PROVIDERS)), SHADOWPLANE_CONTROL_LISTEN: 'not-a-port' },
+      env: {
+        PATH: process.env.PATH,
+        SHADOWPLANE_PROVIDERS_FILE: tempFile('p.yaml', toYaml(PROVIDERS)),
+        SHADOWPLANE_CONTROL_LISTEN: 'not-a-port',
+      },
       encoding: 'utf8',
       timeout: 120_000,
     });
@@ -31,7 +35,10 @@ describe('shadowplane control (the process)', () => {
         SHADOWPLANE_CONTROL_STORAGE: 'memory',
         SHADOWPLANE_CONTROL_LISTEN: '127.0.0.1:0',
         SHADOWPLANE_PROVIDERS_FILE: tempFile('p.yaml', toYaml(PROVIDERS)),
-        SHADOWPLANE_CONTROL_API_KEYS_FILE: tempFile('k.yaml', toYaml({ keys: [{ id: 'ci', hash: hashApiKey(key), scopes: ['campaign:read'] }] })),
+        SHADOWPLANE_CONTROL_API_KEYS_FILE: tempFile(
+          'k.yaml',
+          toYaml({ keys: [{ id: 'ci', hash: hashApiKey(key), scopes: ['campaign:read'] }] }),
+        ),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -43,12 +50,18 @@ describe('shadowplane control (the process)', () => {
       child.once('exit', () => reject(new Error(`exited early: ${stderr}`)));
     });
     const ev = JSON.parse(first) as { event: string; role: string; url: string };
-    expect(ev).toMatchObject({ event: 'listening', role: 'control', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(ev).toMatchObject({
+      event: 'listening',
+      role: 'control',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+    });
     expect((await fetch(`${ev.url}/readyz`)).status).toBe(200);
     const list = await fetch(`${ev.url}/v1/campaigns`, { headers: { authorization: `Bearer ${key}` } });
     expect([list.status, await list.json()]).toEqual([200, { campaigns: [] }]);
     const metrics = await (await fetch(`${ev.url}/metrics`)).text();
-    expect(metrics).toMatch(/shadowplane_control_http_requests_total\{method="GET",route="\/v1\/campaigns",status="2xx",role="control"\} 1/);
+    expect(metrics).toMatch(
+      /shadowplane_control_http_requests_total\{method="GET",route="\/v1\/campaigns",status="2xx",role="control"\} 1/,
+    );
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
     expect(stderr).not.toContain(key);

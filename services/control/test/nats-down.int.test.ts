@@ -18,7 +18,14 @@ describe('control API when NATS goes away', () => {
     nats = await startNatsServer();
     bus = await connectBus({ url: nats.url, name: 'ctl-down', prefix: 'down' });
     await provision(bus, { storage: 'file' });
-    app = await buildControlApp({ bus, providers: PROVIDERS, apiKeys: KEY_ENTRIES, reports: reportsLib, logger: pino({ level: 'silent' }), registry: createMetricsRegistry({ defaultMetrics: false }) });
+    app = await buildControlApp({
+      bus,
+      providers: PROVIDERS,
+      apiKeys: KEY_ENTRIES,
+      reports: reportsLib,
+      logger: pino({ level: 'silent' }),
+      registry: createMetricsRegistry({ defaultMetrics: false }),
+    });
     await app.ready();
   });
   afterAll(async () => {
@@ -28,21 +35,32 @@ describe('control API when NATS goes away', () => {
     rmSync(nats.storeDir, { recursive: true, force: true }); // a restarted server keeps a store it did not create
   });
 
-  it('answers /readyz 503 and API calls 503 dependency_unavailable while NATS is down, and recovers when it is back', { timeout: 90_000 }, async () => {
-    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-    await nats.stop({ keepStore: true });
-    const deadline = Date.now() + 10_000;
-    while ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode !== 503 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'not_ready' });
-    const down = await app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.write), 'content-type': 'application/json' }, payload: validSpec() });
-    expect([down.statusCode, down.json().error.code]).toEqual([503, 'dependency_unavailable']);
-    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200); // alive, just not ready
+  it(
+    'answers /readyz 503 and API calls 503 dependency_unavailable while NATS is down, and recovers when it is back',
+    { timeout: 90_000 },
+    async () => {
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await nats.stop({ keepStore: true });
+      const deadline = Date.now() + 10_000;
+      while ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode !== 503 && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 100));
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).json()).toEqual({ status: 'not_ready' });
+      const down = await app.inject({
+        method: 'POST',
+        url: '/v1/campaigns',
+        headers: { ...auth(KEYS.write), 'content-type': 'application/json' },
+        payload: validSpec(),
+      });
+      expect([down.statusCode, down.json().error.code]).toEqual([503, 'dependency_unavailable']);
+      expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200); // alive, just not ready
 
-    nats = await startNatsServer({ port: nats.port, storeDir: nats.storeDir });
-    const back = Date.now() + 20_000;
-    while ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode !== 200 && Date.now() < back) await new Promise((r) => setTimeout(r, 200));
-    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
-    const list = await app.inject({ method: 'GET', url: '/v1/campaigns', headers: auth(KEYS.read) });
-    expect([list.statusCode, list.json()]).toEqual([200, { campaigns: [] }]);
-  });
+      nats = await startNatsServer({ port: nats.port, storeDir: nats.storeDir });
+      const back = Date.now() + 20_000;
+      while ((await app.inject({ method: 'GET', url: '/readyz' })).statusCode !== 200 && Date.now() < back)
+        await new Promise((r) => setTimeout(r, 200));
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      const list = await app.inject({ method: 'GET', url: '/v1/campaigns', headers: auth(KEYS.read) });
+      expect([list.statusCode, list.json()]).toEqual([200, { campaigns: [] }]);
+    },
+  );
 });

@@ -8,8 +8,18 @@ import { seedReport } from '../testing/seed.js';
 
 // Keys for the scope matrix: for each scope, a key holding ONLY that scope (right key) and a key
 // holding EVERY OTHER scope (wrong key) — so a 403 cannot come from a missing unrelated scope.
-const SCOPE_KEY: Record<string, string> = { 'campaign:read': KEYS.read, 'campaign:write': KEYS.write, 'outcome:write': KEYS.outcome, admin: KEYS.admin };
-const ALL_BUT: Record<string, string> = { 'campaign:read': KEYS.allButRead, 'campaign:write': KEYS.allButWrite, 'outcome:write': KEYS.allButOutcome, admin: KEYS.allButAdmin };
+const SCOPE_KEY: Record<string, string> = {
+  'campaign:read': KEYS.read,
+  'campaign:write': KEYS.write,
+  'outcome:write': KEYS.outcome,
+  admin: KEYS.admin,
+};
+const ALL_BUT: Record<string, string> = {
+  'campaign:read': KEYS.allButRead,
+  'campaign:write': KEYS.allButWrite,
+  'outcome:write': KEYS.allButOutcome,
+  admin: KEYS.allButAdmin,
+};
 
 interface Ctx {
   campaignId: string;
@@ -19,7 +29,17 @@ interface Ctx {
 function request(r: RouteDef, ctx: Ctx): { url: string; payload?: string } {
   const url = r.path.replace('{id}', ctx.campaignId).replace('{hash}', ctx.datasetHash);
   if (r.operationId === 'createCampaign') return { url, payload: JSON.stringify(validSpec()) };
-  if (r.operationId === 'addOutcome') return { url, payload: JSON.stringify({ campaign_id: ctx.campaignId, item_hash: 'd'.repeat(64), result: 'score', score: 0.5, source: `matrix-${Math.random()}` }) };
+  if (r.operationId === 'addOutcome')
+    return {
+      url,
+      payload: JSON.stringify({
+        campaign_id: ctx.campaignId,
+        item_hash: 'd'.repeat(64),
+        result: 'score',
+        score: 0.5,
+        source: `matrix-${Math.random()}`,
+      }),
+    };
   if (r.operationId === 'setPaidDispatch') return { url, payload: JSON.stringify({ enabled: true }) };
   return { url };
 }
@@ -27,10 +47,20 @@ function request(r: RouteDef, ctx: Ctx): { url: string; payload?: string } {
 describe('control API routes', () => {
   let f: Fixture;
   let ctx: Ctx;
-  let doc: { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>> };
+  let doc: {
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+    >;
+  };
   beforeAll(async () => {
     f = await fixture({ flag: true });
-    const launched = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.all), 'content-type': 'application/json' }, payload: validSpec() });
+    const launched = await f.app.inject({
+      method: 'POST',
+      url: '/v1/campaigns',
+      headers: { ...auth(KEYS.all), 'content-type': 'application/json' },
+      payload: validSpec(),
+    });
     const campaignId = launched.json().campaign.id as string;
     ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId) };
     doc = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json();
@@ -45,7 +75,9 @@ describe('control API routes', () => {
   });
 
   it('documents exactly the routes the server serves', () => {
-    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort();
+    const documented = Object.entries(doc.paths)
+      .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
+      .sort();
     expect(documented).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
     expect(documented.length).toBe(16);
   });
@@ -53,10 +85,17 @@ describe('control API routes', () => {
   it('every documented route answers 2xx with a body valid against its documented schema', async () => {
     const ajv = new Ajv2020.default({ strict: false, allErrors: true });
     addFormats.default(ajv);
-    const order = [...ROUTES].sort((a, b) => Number(a.operationId === 'stopCampaign') - Number(b.operationId === 'stopCampaign'));
+    const order = [...ROUTES].sort(
+      (a, b) => Number(a.operationId === 'stopCampaign') - Number(b.operationId === 'stopCampaign'),
+    );
     for (const r of order) {
       const { url, payload } = request(r, ctx);
-      const res = await f.app.inject({ method: r.method, url, headers: { ...auth(KEYS.all), ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload } : {}) });
+      const res = await f.app.inject({
+        method: r.method,
+        url,
+        headers: { ...auth(KEYS.all), ...(payload ? { 'content-type': 'application/json' } : {}) },
+        ...(payload ? { payload } : {}),
+      });
       expect.soft(res.statusCode, `${r.method} ${r.path}: ${res.body.slice(0, 300)}`).toBeGreaterThanOrEqual(200);
       expect.soft(res.statusCode, `${r.method} ${r.path}: ${res.body.slice(0, 300)}`).toBeLessThan(300);
       const documented = doc.paths[r.path]![r.method.toLowerCase()]!.responses[String(res.statusCode)];
@@ -75,17 +114,30 @@ describe('control API routes', () => {
     const content = doc.paths['/v1/campaigns/{id}/report']!.get!.responses['200']!.content!;
     expect(Object.keys(content).sort()).toEqual(['application/json', 'text/html']);
     for (const format of ['json', 'bundle']) {
-      const res = await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report?format=${format}`, headers: auth(KEYS.all) });
+      const res = await f.app.inject({
+        method: 'GET',
+        url: `/v1/campaigns/${ctx.campaignId}/report?format=${format}`,
+        headers: auth(KEYS.all),
+      });
       expect(res.statusCode).toBe(200);
-      expect(ajv.validate(content['application/json']!.schema, res.json()), `${format}: ${ajv.errorsText()}`).toBe(true);
+      expect(ajv.validate(content['application/json']!.schema, res.json()), `${format}: ${ajv.errorsText()}`).toBe(
+        true,
+      );
     }
     // the bundle is not accepted as the JSON view and vice versa: the union is not vacuous
-    const view = (await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report`, headers: auth(KEYS.all) })).json() as Record<string, unknown>;
+    const view = (
+      await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report`, headers: auth(KEYS.all) })
+    ).json() as Record<string, unknown>;
     expect(ajv.validate(content['application/json']!.schema, { ...view, report: { schema: 'nope' } })).toBe(false);
-    const html = await f.app.inject({ method: 'GET', url: `/v1/campaigns/${ctx.campaignId}/report?format=html`, headers: auth(KEYS.all) });
+    const html = await f.app.inject({
+      method: 'GET',
+      url: `/v1/campaigns/${ctx.campaignId}/report?format=html`,
+      headers: auth(KEYS.all),
+    });
     expect(String(html.headers['content-type'])).toMatch(/^text\/html/);
     // every route with a body documents the 415
-    for (const r of ROUTES.filter((x) => x.body)) expect(doc.paths[r.path]![r.method.toLowerCase()]!.responses['415'], r.operationId).toBeDefined();
+    for (const r of ROUTES.filter((x) => x.body))
+      expect(doc.paths[r.path]![r.method.toLowerCase()]!.responses['415'], r.operationId).toBeDefined();
   });
 
   it('answers 405 method_not_allowed with Allow for a known path and 404 not_found for an unknown one', async () => {
@@ -98,14 +150,25 @@ describe('control API routes', () => {
   describe('scope matrix: every route × {no key, wrong-scope key, right key}', () => {
     beforeAll(async () => {
       // a fresh running campaign, so pause → resume → stop (route order) each succeed with the right key
-      const launched = await f.app.inject({ method: 'POST', url: '/v1/campaigns', headers: { ...auth(KEYS.all), 'content-type': 'application/json' }, payload: validSpec({ name: 'matrix' }) });
+      const launched = await f.app.inject({
+        method: 'POST',
+        url: '/v1/campaigns',
+        headers: { ...auth(KEYS.all), 'content-type': 'application/json' },
+        payload: validSpec({ name: 'matrix' }),
+      });
       ctx = { ...ctx, campaignId: launched.json().campaign.id as string };
       await seedReport(f.bus, ctx.campaignId);
     });
     for (const r of ROUTES) {
       it(`${r.method} ${r.path} (${r.scope ?? 'public'})`, async () => {
         const { url, payload } = request(r, ctx);
-        const send = (headers: Record<string, string>) => f.app.inject({ method: r.method, url, headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) }, ...(payload ? { payload } : {}) });
+        const send = (headers: Record<string, string>) =>
+          f.app.inject({
+            method: r.method,
+            url,
+            headers: { ...headers, ...(payload ? { 'content-type': 'application/json' } : {}) },
+            ...(payload ? { payload } : {}),
+          });
         if (r.scope === null) {
           expect((await send({})).statusCode).toBe(200);
           return;
@@ -114,9 +177,16 @@ describe('control API routes', () => {
         expect([none.statusCode, none.json().error.code]).toEqual([401, 'unauthenticated']);
         expect(none.headers['www-authenticate']).toMatch(/^Bearer realm="shadowplane"/);
         const unknown = await send(auth('sp_not_a_key_at_all_000000000000000'));
-        expect([unknown.statusCode, unknown.headers['www-authenticate']]).toEqual([401, 'Bearer realm="shadowplane", error="invalid_token"']);
+        expect([unknown.statusCode, unknown.headers['www-authenticate']]).toEqual([
+          401,
+          'Bearer realm="shadowplane", error="invalid_token"',
+        ]);
         const wrong = await send(auth(ALL_BUT[r.scope]!));
-        expect([wrong.statusCode, wrong.json().error.code, wrong.json().error.details.required_scope]).toEqual([403, 'forbidden', r.scope]);
+        expect([wrong.statusCode, wrong.json().error.code, wrong.json().error.details.required_scope]).toEqual([
+          403,
+          'forbidden',
+          r.scope,
+        ]);
         const right = await send(auth(SCOPE_KEY[r.scope]!));
         expect(right.statusCode, right.body.slice(0, 300)).toBeGreaterThanOrEqual(200);
         expect(right.statusCode).toBeLessThan(300);

@@ -33,7 +33,11 @@ export const KEY_ENTRIES: ApiKeyEntry[] = [
   { id: 'all-but-read', hash: hashApiKey(KEYS.allButRead), scopes: ['campaign:write', 'outcome:write', 'admin'] },
   { id: 'all-but-write', hash: hashApiKey(KEYS.allButWrite), scopes: ['campaign:read', 'outcome:write', 'admin'] },
   { id: 'all-but-outcome', hash: hashApiKey(KEYS.allButOutcome), scopes: ['campaign:read', 'campaign:write', 'admin'] },
-  { id: 'all-but-admin', hash: hashApiKey(KEYS.allButAdmin), scopes: ['campaign:read', 'campaign:write', 'outcome:write'] },
+  {
+    id: 'all-but-admin',
+    hash: hashApiKey(KEYS.allButAdmin),
+    scopes: ['campaign:read', 'campaign:write', 'outcome:write'],
+  },
 ];
 
 export const PROVIDERS: ProviderEntry[] = [
@@ -47,8 +51,22 @@ export function validSpec(over: Record<string, unknown> = {}): Record<string, un
     name: 'gsm8k tiers',
     suite: 'gsm8k',
     call_types: ['solve'],
-    incumbent: { id: 'large', provider: 'sim-openai', model: 'sim-large', rate_card: { input: 2.5, cached_input: 1.25, output: 10 }, max_output_tokens: 512 },
-    candidates: [{ id: 'medium', provider: 'sim-openai', model: 'sim-medium', rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 }, max_output_tokens: 512 }],
+    incumbent: {
+      id: 'large',
+      provider: 'sim-openai',
+      model: 'sim-large',
+      rate_card: { input: 2.5, cached_input: 1.25, output: 10 },
+      max_output_tokens: 512,
+    },
+    candidates: [
+      {
+        id: 'medium',
+        provider: 'sim-openai',
+        model: 'sim-medium',
+        rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 },
+        max_output_tokens: 512,
+      },
+    ],
     max_items: 200,
     max_cost_usd: 12.5,
     ...over,
@@ -77,8 +95,14 @@ export interface Fixture {
 }
 
 /** Builds the app over a fresh random prefix on the shared nats-server. */
-export async function fixture(opts: { bodyLimitBytes?: number; flag?: boolean; providers?: ProviderEntry[]; prefix?: string } = {}): Promise<Fixture> {
-  const bus = await connectBus({ url: sharedNatsUrl(), name: 'control-test', prefix: opts.prefix ?? randomPrefix('ctl') });
+export async function fixture(
+  opts: { bodyLimitBytes?: number; flag?: boolean; providers?: ProviderEntry[]; prefix?: string } = {},
+): Promise<Fixture> {
+  const bus = await connectBus({
+    url: sharedNatsUrl(),
+    name: 'control-test',
+    prefix: opts.prefix ?? randomPrefix('ctl'),
+  });
   await provision(bus, { storage: 'memory' });
   const logs = new LogSink();
   const logger = createLogger({ service: 'control', version: 'test', level: 'info', destination: logs });
@@ -95,7 +119,10 @@ export async function fixture(opts: { bodyLimitBytes?: number; flag?: boolean; p
   await app.ready();
   const flags = await openKv(bus, bus.names.buckets.flags);
   const setFlag = async (enabled: boolean) => {
-    await flags.put(FLAG_PAID_DISPATCH, JSON.stringify({ enabled, updated_at: new Date().toISOString(), updated_by: 'test' }));
+    await flags.put(
+      FLAG_PAID_DISPATCH,
+      JSON.stringify({ enabled, updated_at: new Date().toISOString(), updated_by: 'test' }),
+    );
   };
   if (opts.flag !== undefined) await setFlag(opts.flag);
   const snapshot = async () => {

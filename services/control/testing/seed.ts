@@ -6,12 +6,27 @@ import { buildBundle } from '@shadowplane/evidence';
 import { writeProgress, writeReport } from '@shadowplane/reports';
 
 /** Writes progress for a campaign (per call type and per arm counts). */
-export async function seedProgress(bus: Bus, campaignId: string, p: Pick<CampaignProgress, 'call_types' | 'arms'>): Promise<void> {
-  await writeProgress(bus, { schema: 'shadow.progress/v1', campaign_id: campaignId, messages: 0, ...p, latest_report_id: null, updated_at: new Date().toISOString() });
+export async function seedProgress(
+  bus: Bus,
+  campaignId: string,
+  p: Pick<CampaignProgress, 'call_types' | 'arms'>,
+): Promise<void> {
+  await writeProgress(bus, {
+    schema: 'shadow.progress/v1',
+    campaign_id: campaignId,
+    messages: 0,
+    ...p,
+    latest_report_id: null,
+    updated_at: new Date().toISOString(),
+  });
 }
 
 /** One comparison row as the verdict service writes it (only the fields the gate reads vary). */
-export function comparison(candidate: string, decision: 'pass' | 'fail' | 'inconclusive' | null, state: 'BEAT' | 'NOT_BEAT' | 'CANNOT_MEASURE') {
+export function comparison(
+  candidate: string,
+  decision: 'pass' | 'fail' | 'inconclusive' | null,
+  state: 'BEAT' | 'NOT_BEAT' | 'CANNOT_MEASURE',
+) {
   return {
     candidate_arm_id: candidate,
     state,
@@ -58,7 +73,16 @@ export async function seedReport(
   const report = {
     schema: 'shadow.report/v1',
     provisional: o.provisional ?? false,
-    call_types: [{ call_type: 'solve', dataset_card: card, basis: 'rate_card', arms: [], comparisons: o.comparisons ?? [comparison('medium', 'pass', 'BEAT')], frontier: { points: [], beside: [] } }],
+    call_types: [
+      {
+        call_type: 'solve',
+        dataset_card: card,
+        basis: 'rate_card',
+        arms: [],
+        comparisons: o.comparisons ?? [comparison('medium', 'pass', 'BEAT')],
+        frontier: { points: [], beside: [] },
+      },
+    ],
     verdict_text: o.verdictText ?? ['solve: medium BEAT large (non-inferior, cheaper)'],
   };
   const reportJson = canonicalJson(report);
@@ -72,7 +96,12 @@ export async function seedReport(
     provisional: o.provisional ?? false,
     window: { first_started_at: '2026-11-01T12:00:00.000Z', last_ended_at: '2026-11-01T12:10:00.000Z' },
     counts: { messages_in: 120, superseded_observations: 0 },
-    call_types: [{ call_type: 'solve', arms: [{ arm_id: 'medium', role: 'candidate', latency_ms: pct, ttft_ms: pct, start_skew_ms: pct, retries: 0 }] }],
+    call_types: [
+      {
+        call_type: 'solve',
+        arms: [{ arm_id: 'medium', role: 'candidate', latency_ms: pct, ttft_ms: pct, start_skew_ms: pct, retries: 0 }],
+      },
+    ],
   };
   const runRecordId = contentHash(run);
   await writeReport(bus, {

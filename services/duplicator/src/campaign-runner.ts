@@ -25,7 +25,15 @@ import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
 import { putArtifact, type Keyring } from '@shadowplane/artifacts';
 import { requestMaxOutputTokens, requestPromptText, resolveCost } from '@shadowplane/providers';
 import { API_PATHS, prepareArmRequest } from './translate.js';
-import { attemptCharge, attemptUpperBoundMicroUsd, callOnce, isRetryable, promptTokensUpperBound, tpmWeight, type AttemptOutcome } from './invoke.js';
+import {
+  attemptCharge,
+  attemptUpperBoundMicroUsd,
+  callOnce,
+  isRetryable,
+  promptTokensUpperBound,
+  tpmWeight,
+  type AttemptOutcome,
+} from './invoke.js';
 import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { JudgeRunner, type JudgedArm } from './judge-runner.js';
 import type { DuplicatorMetrics } from './metrics.js';
@@ -116,13 +124,15 @@ const later = (delayMs: number): Verdict => ({ ack: false, delayMs });
 
 const unit = (s: string) => parseInt(createHash('sha256').update(s).digest('hex').slice(0, 8), 16) / 2 ** 32;
 /** Deterministic sampling: every worker agrees whether an item is in the sample. */
-export const isSampled = (campaignId: string, item: string, rate: number) => rate >= 1 || unit(`sample:${campaignId}:${item}`) < rate;
+export const isSampled = (campaignId: string, item: string, rate: number) =>
+  rate >= 1 || unit(`sample:${campaignId}:${item}`) < rate;
 /**
  * Deterministic A-A selection (independent of sampling), keyed by the pinned spec's hash (the
  * runner passes `spec_hash`): every worker agrees, and two runs of the same spec on the same items
  * pick the same A-A items, so their reports (A-A noise floor, power plans) are reproducible.
  */
-export const isAaItem = (specKey: string, item: string, share: number) => share > 0 && (share >= 1 || unit(`aa:${specKey}:${item}`) < share);
+export const isAaItem = (specKey: string, item: string, share: number) =>
+  share > 0 && (share >= 1 || unit(`aa:${specKey}:${item}`) < share);
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -217,7 +227,8 @@ export class CampaignRunner {
     }
     const n = this.ctx.bus.names;
     const spec = this.campaign.spec;
-    const filter = spec.call_types.length === 1 ? n.captureFilter(spec.suite, spec.call_types[0]) : n.captureFilter(spec.suite);
+    const filter =
+      spec.call_types.length === 1 ? n.captureFilter(spec.suite, spec.call_types[0]) : n.captureFilter(spec.suite);
     const cfg = {
       durable_name: this.durable,
       ack_policy: AckPolicy.Explicit,
@@ -284,7 +295,10 @@ export class CampaignRunner {
     await this.messages?.close().catch(() => undefined);
     await this.loop?.catch(() => undefined);
     while (this.active > 0) await sleep(20);
-    await Promise.race([Promise.all([...[...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close()), this.judge?.close()]), sleep(3000)]);
+    await Promise.race([
+      Promise.all([...[...new Set(this.slots.map((s) => s.limiter))].map((l) => l.close()), this.judge?.close()]),
+      sleep(3000),
+    ]);
   }
 
   private async handle(m: JsMsg): Promise<void> {
@@ -344,7 +358,14 @@ export class CampaignRunner {
     const key = `${this.id}.${env.item_hash}`;
     let claim = await this.claims.get(key);
     if (!claim) {
-      const value: ItemClaim = { kind: 'item', state: 'claimed', envelope_id: env.envelope_id, worker_id: this.ctx.workerId, reason: null, at: new Date().toISOString() };
+      const value: ItemClaim = {
+        kind: 'item',
+        state: 'claimed',
+        envelope_id: env.envelope_id,
+        worker_id: this.ctx.workerId,
+        reason: null,
+        at: new Date().toISOString(),
+      };
       const rev = await this.claims.create(key, value);
       claim = rev === null ? await this.claims.get(key) : { value, revision: rev };
       if (!claim) return later(500);
@@ -381,15 +402,29 @@ export class CampaignRunner {
     const paused = state === 'paused';
     const key = `${this.id}.${env.item_hash}`;
     const claim = await this.claims.get(key);
-    if (!claim || claim.value.envelope_id !== env.envelope_id || claim.value.state === 'excluded' || claim.value.state === 'finished') return paused ? later(2000) : ACK;
+    if (
+      !claim ||
+      claim.value.envelope_id !== env.envelope_id ||
+      claim.value.state === 'excluded' ||
+      claim.value.state === 'finished'
+    )
+      return paused ? later(2000) : ACK;
     const body = await this.resolveBody(env);
     const plans = this.plan(env, body);
     if (!Array.isArray(plans)) return this.exclude(env, key, claim.revision, plans.reason); // nothing was reserved for it
     if (claim.value.state === 'claimed') {
       if (paused) return later(2000);
       // reserved at admission but not yet counted/recorded when a worker died: release it
-      const s = await this.ctx.ledger.settle(this.id, { ids: plans.map((p) => `${env.item_hash}.${p.slot.armId}.1`) }, 0);
-      if (s.found) this.log.info({ itemHash: env.item_hash, releasedMicroUsd: s.releasedMicroUsd }, 'admission interrupted by a crash released (campaign not running)');
+      const s = await this.ctx.ledger.settle(
+        this.id,
+        { ids: plans.map((p) => `${env.item_hash}.${p.slot.armId}.1`) },
+        0,
+      );
+      if (s.found)
+        this.log.info(
+          { itemHash: env.item_hash, releasedMicroUsd: s.releasedMicroUsd },
+          'admission interrupted by a crash released (campaign not running)',
+        );
       return this.exclude(env, key, claim.revision, `campaign_${state}`);
     }
     const armKey = (p: ArmPlan) => `${this.id}.${env.item_hash}.${p.slot.armId}`;
@@ -397,7 +432,13 @@ export class CampaignRunner {
     // as when running: only another live worker's call defers the item (one of this worker's own
     // is an orphan of a handling that failed: this process handles one delivery of it at a time)
     for (const st of states) {
-      if (st && st.value.state === 'invoking' && st.value.worker_id !== this.ctx.workerId && (await this.ctx.leases.alive(st.value.worker_id))) return later(this.ctx.leases.ttlMs);
+      if (
+        st &&
+        st.value.state === 'invoking' &&
+        st.value.worker_id !== this.ctx.workerId &&
+        (await this.ctx.leases.alive(st.value.worker_id))
+      )
+        return later(this.ctx.leases.ttlMs);
     }
     const anyLost = states.some((st) => st && (st.value.state === 'lost' || st.value.state === 'invoking'));
     if (paused && !anyLost) return later(2000);
@@ -425,7 +466,12 @@ export class CampaignRunner {
 
   private async exclude(env: Envelope, key: string, revision: number, reason: string): Promise<Verdict> {
     const cur = await this.claims.get(key);
-    if (cur && cur.value.state !== 'excluded') await this.claims.update(key, { ...cur.value, state: 'excluded', reason, at: new Date().toISOString() }, cur.revision ?? revision);
+    if (cur && cur.value.state !== 'excluded')
+      await this.claims.update(
+        key,
+        { ...cur.value, state: 'excluded', reason, at: new Date().toISOString() },
+        cur.revision ?? revision,
+      );
     await this.event(env, 'excluded', reason, `x.${this.id}.${env.item_hash}`);
     this.ctx.metrics.items.inc({ outcome: 'excluded' });
     return ACK;
@@ -477,7 +523,11 @@ export class CampaignRunner {
     const cur = await this.claims.get(key);
     if (!cur) return later(500);
     if (cur.value.state === 'claimed') {
-      const ok = await this.claims.update(key, { ...cur.value, state: 'reserved', at: new Date().toISOString() }, cur.revision);
+      const ok = await this.claims.update(
+        key,
+        { ...cur.value, state: 'reserved', at: new Date().toISOString() },
+        cur.revision,
+      );
       if (ok === null) return later(500);
     }
     this.ctx.metrics.reservedUsd.dec(total / 1e6);
@@ -491,11 +541,18 @@ export class CampaignRunner {
     // an arm still being invoked by a live worker: leave the item to it and look again later
     for (let i = 0; i < plans.length; i++) {
       const s = states[i];
-      if (s && s.value.state === 'invoking' && s.value.worker_id !== this.ctx.workerId && (await this.ctx.leases.alive(s.value.worker_id))) return later(this.ctx.leases.ttlMs);
+      if (
+        s &&
+        s.value.state === 'invoking' &&
+        s.value.worker_id !== this.ctx.workerId &&
+        (await this.ctx.leases.alive(s.value.worker_id))
+      )
+        return later(this.ctx.leases.ttlMs);
     }
     const lostNow = states.some((s) => s && (s.value.state === 'lost' || s.value.state === 'invoking'));
     if (lostNow) {
-      for (let i = 0; i < plans.length; i++) await this.recoverArm(env, plans[i]!, armKey(plans[i]!), states[i] ?? null);
+      for (let i = 0; i < plans.length; i++)
+        await this.recoverArm(env, plans[i]!, armKey(plans[i]!), states[i] ?? null);
       await this.event(env, 'excluded', 'lost_in_flight', `lost.${this.id}.${env.item_hash}`);
       this.ctx.metrics.items.inc({ outcome: 'lost_in_flight' });
       await this.finishClaim(key);
@@ -510,7 +567,9 @@ export class CampaignRunner {
     // two-phase start for contemporaneous arms: every arm's `invoking` record and first-attempt
     // reservation are written first, then all first calls are released together
     const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
-    const results = await Promise.all(todo.map((p, i) => (prepared[i] ? this.invokeArm(env, p, armKey(p)) : Promise.resolve(null))));
+    const results = await Promise.all(
+      todo.map((p, i) => (prepared[i] ? this.invokeArm(env, p, armKey(p)) : Promise.resolve(null))),
+    );
     const starts = results.flatMap((r) => (r && r.attempts[0] ? [r.attempts[0].startedAtMs] : []));
     const firstStart = Math.min(...starts);
     const promptText = requestPromptText(env.api, body);
@@ -520,8 +579,20 @@ export class CampaignRunner {
       todo.map(async (p, i) => {
         const r = results[i];
         if (!r) return; // never called (paid_dispatch went off first): retried on redelivery
-        const obs = await this.observation(env, p, r.attempts, r.chargedMicroUsd, r.attempts[0]!.startedAtMs - firstStart, simhash);
-        judged.push({ armId: p.slot.armId, role: p.slot.role, provider: p.slot.provider.id, outputText: obs.status === 'ok' ? (r.attempts[r.attempts.length - 1]!.parsed?.outputText ?? null) : null });
+        const obs = await this.observation(
+          env,
+          p,
+          r.attempts,
+          r.chargedMicroUsd,
+          r.attempts[0]!.startedAtMs - firstStart,
+          simhash,
+        );
+        judged.push({
+          armId: p.slot.armId,
+          role: p.slot.role,
+          provider: p.slot.provider.id,
+          outputText: obs.status === 'ok' ? (r.attempts[r.attempts.length - 1]!.parsed?.outputText ?? null) : null,
+        });
         const done: DispatchState = {
           state: 'done',
           worker_id: this.ctx.workerId,
@@ -532,8 +603,10 @@ export class CampaignRunner {
           observation: obs,
         };
         const cur = await this.arms.get(armKey(p));
-        if (!cur || cur.value.state !== 'invoking' || cur.value.worker_id !== this.ctx.workerId) throw new Error(`dispatch state of ${armKey(p)} changed under us`);
-        if ((await this.arms.update(armKey(p), done, cur.revision)) === null) throw new Error(`dispatch state of ${armKey(p)} changed under us`);
+        if (!cur || cur.value.state !== 'invoking' || cur.value.worker_id !== this.ctx.workerId)
+          throw new Error(`dispatch state of ${armKey(p)} changed under us`);
+        if ((await this.arms.update(armKey(p), done, cur.revision)) === null)
+          throw new Error(`dispatch state of ${armKey(p)} changed under us`);
         await this.publishAndSettle(env, p, done);
         const last = r.attempts[r.attempts.length - 1]!;
         this.ctx.metrics.dispatches.inc({ arm_role: p.slot.role, outcome: last.errorClass ?? 'ok' });
@@ -548,7 +621,9 @@ export class CampaignRunner {
   }
 
   private async finishClaim(key: string): Promise<void> {
-    await this.claims.mutate(key, (cur) => (cur && cur.state !== 'finished' ? { ...cur, state: 'finished', at: new Date().toISOString() } : undefined));
+    await this.claims.mutate(key, (cur) =>
+      cur && cur.state !== 'finished' ? { ...cur, state: 'finished', at: new Date().toISOString() } : undefined,
+    );
   }
 
   /**
@@ -557,10 +632,22 @@ export class CampaignRunner {
    * never started → `lost` with charge 0 (its reservation released; it will never be invoked);
    * `done` → re-published and settled; `lost` → its settlement completed.
    */
-  private async recoverArm(env: Envelope, p: ArmPlan, key: string, st: { value: DispatchState; revision: number } | null): Promise<void> {
+  private async recoverArm(
+    env: Envelope,
+    p: ArmPlan,
+    key: string,
+    st: { value: DispatchState; revision: number } | null,
+  ): Promise<void> {
     const prefix = `${env.item_hash}.${p.slot.armId}.`;
     if (st === null) {
-      const v: DispatchState = { state: 'lost', worker_id: this.ctx.workerId, reserved_micro_usd: 0, at: new Date().toISOString(), attempts: 0, charged_micro_usd: 0 };
+      const v: DispatchState = {
+        state: 'lost',
+        worker_id: this.ctx.workerId,
+        reserved_micro_usd: 0,
+        at: new Date().toISOString(),
+        attempts: 0,
+        charged_micro_usd: 0,
+      };
       if ((await this.arms.create(key, v)) === null) return this.recoverArm(env, p, key, await this.arms.get(key));
       await this.ctx.ledger.settle(this.id, { prefix }, 0);
       this.ctx.metrics.dispatches.inc({ arm_role: p.slot.role, outcome: 'not_invoked' });
@@ -570,12 +657,22 @@ export class CampaignRunner {
     if (st.value.state === 'invoking') {
       // its owner is dead (checked by the caller): what it reserved is what it may have spent
       const charge = await this.ctx.ledger.outstandingFor(this.id, prefix);
-      const v: DispatchState = { ...st.value, state: 'lost', at: new Date().toISOString(), charged_micro_usd: charge, reserved_micro_usd: Math.max(st.value.reserved_micro_usd, charge) };
-      if ((await this.arms.update(key, v, st.revision)) === null) return this.recoverArm(env, p, key, await this.arms.get(key));
+      const v: DispatchState = {
+        ...st.value,
+        state: 'lost',
+        at: new Date().toISOString(),
+        charged_micro_usd: charge,
+        reserved_micro_usd: Math.max(st.value.reserved_micro_usd, charge),
+      };
+      if ((await this.arms.update(key, v, st.revision)) === null)
+        return this.recoverArm(env, p, key, await this.arms.get(key));
       const s = await this.ctx.ledger.settle(this.id, { prefix }, 'reserved');
       this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
       this.ctx.metrics.dispatches.inc({ arm_role: p.slot.role, outcome: 'lost' });
-      this.log.warn({ itemHash: env.item_hash, armId: p.slot.armId, deadWorker: st.value.worker_id, chargedMicroUsd: charge }, 'arm lost in flight; charged at its upper bound');
+      this.log.warn(
+        { itemHash: env.item_hash, armId: p.slot.armId, deadWorker: st.value.worker_id, chargedMicroUsd: charge },
+        'arm lost in flight; charged at its upper bound',
+      );
       return;
     }
     // lost: finish a settlement a crash may have interrupted (idempotent)
@@ -585,9 +682,15 @@ export class CampaignRunner {
 
   private async publishAndSettle(env: Envelope, p: ArmPlan, st: DispatchState): Promise<void> {
     if (st.observation) {
-      await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(st.observation), { msgID: `${this.id}.${env.item_hash}.${p.slot.armId}` });
+      await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(st.observation), {
+        msgID: `${this.id}.${env.item_hash}.${p.slot.armId}`,
+      });
     }
-    const s = await this.ctx.ledger.settle(this.id, { prefix: `${env.item_hash}.${p.slot.armId}.` }, st.charged_micro_usd ?? 'reserved');
+    const s = await this.ctx.ledger.settle(
+      this.id,
+      { prefix: `${env.item_hash}.${p.slot.armId}.` },
+      st.charged_micro_usd ?? 'reserved',
+    );
     if (s.found) this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
     if (s.overchargeMicroUsd > 0) this.ctx.metrics.overcharges.inc();
   }
@@ -609,12 +712,22 @@ export class CampaignRunner {
       if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
       return false;
     }
-    const base: DispatchState = { state: 'invoking', worker_id: this.ctx.workerId, reserved_micro_usd: p.boundMicroUsd, at: new Date().toISOString(), attempts: 0 };
+    const base: DispatchState = {
+      state: 'invoking',
+      worker_id: this.ctx.workerId,
+      reserved_micro_usd: p.boundMicroUsd,
+      at: new Date().toISOString(),
+      attempts: 0,
+    };
     if ((await this.arms.create(key, base)) === null) throw new Error(`arm ${key} was claimed by another worker`);
     return true;
   }
 
-  private async invokeArm(env: Envelope, p: ArmPlan, key: string): Promise<{ attempts: AttemptOutcome[]; chargedMicroUsd: number; reservedMicroUsd: number } | null> {
+  private async invokeArm(
+    env: Envelope,
+    p: ArmPlan,
+    key: string,
+  ): Promise<{ attempts: AttemptOutcome[]; chargedMicroUsd: number; reservedMicroUsd: number } | null> {
     const attempts: AttemptOutcome[] = [];
     let charged = 0;
     let reserved = 0;
@@ -639,15 +752,17 @@ export class CampaignRunner {
         out = await p.slot.limiter.schedule(p.weight, async () => {
           if (!this.ctx.gate.enabled()) return null;
           started = true;
-          return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () => callOnce({
-          url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
-          api: p.api,
-          headers: this.headers(p),
-          body: p.body,
-          firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
-          stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
-          dispatcher: this.ctx.http,
-          }));
+          return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
+            callOnce({
+              url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
+              api: p.api,
+              headers: this.headers(p),
+              body: p.body,
+              firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
+              stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
+              dispatcher: this.ctx.http,
+            }),
+          );
         });
       } catch (e) {
         // callOnce never throws, so the limiter failed before any call: nothing was sent, which
@@ -686,7 +801,10 @@ export class CampaignRunner {
   }
 
   private headers(p: ArmPlan): Record<string, string> {
-    const h: Record<string, string> = { 'content-type': 'application/json', accept: p.stream ? 'text/event-stream' : 'application/json' };
+    const h: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: p.stream ? 'text/event-stream' : 'application/json',
+    };
     if (p.api === 'anthropic.messages') {
       h['anthropic-version'] = '2023-06-01';
       if (p.slot.apiKey) h['x-api-key'] = p.slot.apiKey;
@@ -694,11 +812,21 @@ export class CampaignRunner {
     return h;
   }
 
-  private async observation(env: Envelope, p: ArmPlan, attempts: AttemptOutcome[], charged: number, skewMs: number, simhash: string): Promise<Observation> {
+  private async observation(
+    env: Envelope,
+    p: ArmPlan,
+    attempts: AttemptOutcome[],
+    charged: number,
+    skewMs: number,
+    simhash: string,
+  ): Promise<Observation> {
     const last = attempts[attempts.length - 1]!;
     const parsed = last.parsed;
     const is2xx = last.status !== null && last.status >= 200 && last.status < 300;
-    const cost = is2xx && parsed ? resolveCost(parsed, p.slot.arm.rate_card) : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
+    const cost =
+      is2xx && parsed
+        ? resolveCost(parsed, p.slot.arm.rate_card)
+        : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
     let artifactRef: string | null = null;
     let digest: string | null = null;
     if (is2xx && parsed) {
@@ -707,8 +835,18 @@ export class CampaignRunner {
       artifactRef = await putArtifact(
         this.ctx.artifacts,
         this.ctx.keyring,
-        { output_text: parsed.outputText, tool_calls: parsed.toolCalls, ...(last.rawText !== null ? { response_raw: last.rawText } : {}) },
-        { campaign_id: this.id, arm_id: p.slot.armId, item_hash: env.item_hash, purpose: spec.retention.purpose, ttl_days: spec.retention.ttl_days },
+        {
+          output_text: parsed.outputText,
+          tool_calls: parsed.toolCalls,
+          ...(last.rawText !== null ? { response_raw: last.rawText } : {}),
+        },
+        {
+          campaign_id: this.id,
+          arm_id: p.slot.armId,
+          item_hash: env.item_hash,
+          purpose: spec.retention.purpose,
+          ttl_days: spec.retention.ttl_days,
+        },
       );
     }
     const pin = p.slot.arm.pin;
@@ -755,7 +893,12 @@ export class CampaignRunner {
     for (const slot of this.slots) {
       if (slot.role === 'incumbent_aa' && !aa) continue;
       const api = slot.arm.api ?? slot.provider.api;
-      const prep = prepareArmRequest(env.api, body, { api, model: slot.arm.model, maxOutputTokens: slot.arm.max_output_tokens, pinUpstreams: slot.arm.pin?.upstreams });
+      const prep = prepareArmRequest(env.api, body, {
+        api,
+        model: slot.arm.model,
+        maxOutputTokens: slot.arm.max_output_tokens,
+        pinUpstreams: slot.arm.pin?.upstreams,
+      });
       if (!prep.ok) return { reason: prep.reason };
       const maxOut = requestMaxOutputTokens(api, prep.body) ?? slot.arm.max_output_tokens;
       out.push({
@@ -782,7 +925,16 @@ export class CampaignRunner {
 
   /** Publishes an item event; `msgID` (JetStream de-duplication) must contain the campaign id, as OBS is shared by every campaign. */
   private async event(env: Envelope, kind: ItemEvent['kind'], reason: string | null, msgID: string): Promise<void> {
-    const ev: ItemEvent = { schema: 'shadow.item_event/v1', campaign_id: this.id, item_hash: env.item_hash, call_type: env.call_type, envelope_id: env.envelope_id, kind, reason, at: new Date().toISOString() };
+    const ev: ItemEvent = {
+      schema: 'shadow.item_event/v1',
+      campaign_id: this.id,
+      item_hash: env.item_hash,
+      call_type: env.call_type,
+      envelope_id: env.envelope_id,
+      kind,
+      reason,
+      at: new Date().toISOString(),
+    };
     await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(ev), { msgID });
   }
 
@@ -793,7 +945,9 @@ export class CampaignRunner {
 
   private async transition(to: 'budget_exhausted' | 'completed', reason: string): Promise<void> {
     const r = await this.ctx.campaigns.mutate(this.id, (cur) =>
-      cur && cur.state === 'running' ? { ...cur, state: to, state_reason: reason, updated_at: new Date().toISOString() } : undefined,
+      cur && cur.state === 'running'
+        ? { ...cur, state: to, state_reason: reason, updated_at: new Date().toISOString() }
+        : undefined,
     );
     if (r.changed) {
       this.log.info({ state: to, reason }, 'campaign state changed');
@@ -811,7 +965,8 @@ export class CampaignRunner {
     const l = await this.ctx.ledger.snapshot(this.id);
     if (!l || l.reserved_micro_usd > 0) return;
     const spec = this.campaign.spec;
-    if (spec.deadline && Date.now() > Date.parse(spec.deadline)) return this.transition('completed', 'deadline_reached');
+    if (spec.deadline && Date.now() > Date.parse(spec.deadline))
+      return this.transition('completed', 'deadline_reached');
     for (const ct of spec.call_types) {
       const c = (await this.counters.get(`${this.id}._n.${ct}`))?.value.count ?? 0;
       if (c < spec.max_items) return;

@@ -1,6 +1,14 @@
 import { Agent } from 'undici';
 import type { Logger } from 'pino';
-import { assertCasSafeServer, connectBus, openKv, openObjectStore, provision, JsonKv, type Bus } from '@shadowplane/bus';
+import {
+  assertCasSafeServer,
+  connectBus,
+  openKv,
+  openObjectStore,
+  provision,
+  JsonKv,
+  type Bus,
+} from '@shadowplane/bus';
 import { Campaign, type ProviderEntry } from '@shadowplane/contracts';
 import { loadProviderAllowlist, providerApiKey } from '@shadowplane/config';
 import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
@@ -49,14 +57,20 @@ export interface DuplicatorHandle {
  */
 export async function startDuplicator(config: DuplicatorConfig, deps: DuplicatorDeps = {}): Promise<DuplicatorHandle> {
   const env = deps.env ?? process.env;
-  const log = deps.logger ?? createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel });
+  const log =
+    deps.logger ?? createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel });
   const registry = deps.registry ?? createMetricsRegistry({ role: 'duplicator' });
   const metrics = new DuplicatorMetrics(registry);
   const entries = deps.providers ?? loadProviderAllowlist(config.providersFile);
   const providers = new Map(entries.map((e) => [e.id, { entry: e, apiKey: providerApiKey(e, env) }]));
   const keyring = deps.keyring ?? loadKeyring(env);
 
-  const bus: Bus = await connectBus({ url: config.natsUrl, name: `shadowplane-duplicator-${config.workerId}`, prefix: config.natsPrefix, ...(config.natsReplicas === undefined ? {} : { replicas: config.natsReplicas }) });
+  const bus: Bus = await connectBus({
+    url: config.natsUrl,
+    name: `shadowplane-duplicator-${config.workerId}`,
+    prefix: config.natsPrefix,
+    ...(config.natsReplicas === undefined ? {} : { replicas: config.natsReplicas }),
+  });
   try {
     assertCasSafeServer(bus.serverVersion); // the ledger's cap rests on compare-and-set
   } catch (e) {
@@ -170,9 +184,16 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
     }
   })();
   ready = true;
-  const lagTimer = setInterval(() => metrics.consumerLag.set([...runners.values()].reduce((a, r) => a + r.lag, 0)), 2000);
+  const lagTimer = setInterval(
+    () => metrics.consumerLag.set([...runners.values()].reduce((a, r) => a + r.lag, 0)),
+    2000,
+  );
   lagTimer.unref();
-  const ops = await serveOps(registry, { port: config.opsPort, host: config.opsHost, ready: () => ready && !bus.nc.isClosed() });
+  const ops = await serveOps(registry, {
+    port: config.opsPort,
+    host: config.opsHost,
+    ready: () => ready && !bus.nc.isClosed(),
+  });
   log.info({ workerId: config.workerId, ops: ops.url }, 'duplicator started');
 
   let closing: Promise<void> | null = null;

@@ -3,8 +3,24 @@ import { parseResponse } from '@shadowplane/providers';
 import { attemptCharge, type AttemptOutcome } from './invoke.js';
 
 const SSE = { status: 200, headers: { 'content-type': 'text/event-stream' } };
-const zeroCost = parseResponse('openrouter.chat', SSE, 'data: {"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":500,"cost":0}}\n\ndata: [DONE]\n\n');
-const outcome = (parsed = zeroCost): AttemptOutcome => ({ status: 200, parsed, errorClass: null, errorMessage: null, retryAfterS: null, startedAtMs: 0, endedAtMs: 1, latencyMs: 1, ttftMs: null, rawText: null, maybeSent: true });
+const zeroCost = parseResponse(
+  'openrouter.chat',
+  SSE,
+  'data: {"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":500,"cost":0}}\n\ndata: [DONE]\n\n',
+);
+const outcome = (parsed = zeroCost): AttemptOutcome => ({
+  status: 200,
+  parsed,
+  errorClass: null,
+  errorMessage: null,
+  retryAfterS: null,
+  startedAtMs: 0,
+  endedAtMs: 1,
+  latencyMs: 1,
+  ttftMs: null,
+  rawText: null,
+  maybeSent: true,
+});
 
 describe('attemptCharge for a provider-reported cost of 0', () => {
   it('charges the rate-card cost of the billed tokens, not 0', () => {

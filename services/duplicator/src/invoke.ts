@@ -79,7 +79,11 @@ export async function callOnce(spec: CallSpec): Promise<AttemptOutcome> {
       ...(spec.dispatcher ? { dispatcher: spec.dispatcher } : {}),
     });
     status = res.statusCode;
-    parser = createResponseParser(spec.api, { status: res.statusCode, headers: res.headers as Record<string, string | string[] | undefined> }, t0);
+    parser = createResponseParser(
+      spec.api,
+      { status: res.statusCode, headers: res.headers as Record<string, string | string[] | undefined> },
+      t0,
+    );
     for await (const chunk of res.body) {
       const b = chunk as Buffer;
       arm(spec.stallTimeoutMs);
@@ -102,7 +106,10 @@ export async function callOnce(spec: CallSpec): Promise<AttemptOutcome> {
   let errorMessage = parsed ? parsed.errorMessage : null;
   if (timedOut) {
     errorClass = 'hang_timeout';
-    errorMessage = status === null || rawBytes === 0 ? `no first byte within ${spec.firstByteTimeoutMs} ms` : `stalled for ${spec.stallTimeoutMs} ms`;
+    errorMessage =
+      status === null || rawBytes === 0
+        ? `no first byte within ${spec.firstByteTimeoutMs} ms`
+        : `stalled for ${spec.stallTimeoutMs} ms`;
   } else if (netErr) {
     // a reset after a 2xx began streaming is a cut stream; before any response it is a network error
     errorClass = status !== null && status >= 200 && status < 300 ? 'stream_cut' : 'network_error';
@@ -160,7 +167,14 @@ export function attemptCharge(o: AttemptOutcome, card: RateCard | undefined): nu
 export function attemptUpperBoundMicroUsd(inputTokensBound: number, maxOutputTokens: number, card: RateCard): number {
   const worstIn = Math.max(card.input, card.cached_input ?? card.input, card.cache_write ?? card.input);
   const c = rateCardCost(
-    { input_tokens: inputTokensBound, output_tokens: maxOutputTokens, cache_read_input_tokens: null, cache_creation_input_tokens: null, reasoning_output_tokens: null, raw: null },
+    {
+      input_tokens: inputTokensBound,
+      output_tokens: maxOutputTokens,
+      cache_read_input_tokens: null,
+      cache_creation_input_tokens: null,
+      reasoning_output_tokens: null,
+      raw: null,
+    },
     { input: worstIn, output: card.output },
   );
   return c.micro_usd ?? Number.MAX_SAFE_INTEGER;

@@ -84,7 +84,13 @@ export class JudgeRunner {
     this.provider = p.entry;
     this.apiKey = p.apiKey;
     this.family = familyOf(ctx.providers, spec.provider);
-    this.limiter = createArmLimiter({ id: `${campaign.id}.judge`, rpm: spec.limits.rpm, concurrency: spec.limits.concurrency, windowMs: ctx.rateWindowMs, redisUrl: ctx.redisUrl });
+    this.limiter = createArmLimiter({
+      id: `${campaign.id}.judge`,
+      rpm: spec.limits.rpm,
+      concurrency: spec.limits.concurrency,
+      windowMs: ctx.rateWindowMs,
+      redisUrl: ctx.redisUrl,
+    });
   }
 
   /**
@@ -96,7 +102,10 @@ export class JudgeRunner {
     const s = campaign.spec.scorers.find((x): x is LlmJudgeSpec => x.kind === 'llm_judge');
     if (!s) return null;
     if (!ctx.providers.has(s.provider) || s.rate_card === undefined) {
-      ctx.log.error({ campaignId: campaign.id, provider: s.provider }, 'llm_judge names a provider not on the allowlist or has no rate_card; judge not run');
+      ctx.log.error(
+        { campaignId: campaign.id, provider: s.provider },
+        'llm_judge names a provider not on the allowlist or has no rate_card; judge not run',
+      );
       return null;
     }
     return new JudgeRunner(ctx, campaign, { ...s, rate_card: s.rate_card });
@@ -117,7 +126,10 @@ export class JudgeRunner {
     const fam = (a: JudgedArm) => familyOf(this.ctx.providers, a.provider);
     const pairAllowed = (c: JudgedArm) => this.family !== fam(inc) && this.family !== fam(c);
     const prompt = requestPromptText(env.api, body);
-    const ref = spec.reference === 'expectation' ? env.expectations.find((e) => e.kind === 'numeric' || e.kind === 'exact')?.value : undefined;
+    const ref =
+      spec.reference === 'expectation'
+        ? env.expectations.find((e) => e.kind === 'numeric' || e.kind === 'exact')?.value
+        : undefined;
     const reference = ref === undefined ? undefined : String(ref);
     const tasks: Promise<void>[] = [];
     if (spec.mode === 'pointwise') {
@@ -126,7 +138,17 @@ export class JudgeRunner {
         const allowed = a === inc ? cands.some(pairAllowed) : pairAllowed(a);
         const families = a === inc ? [fam(inc)] : [fam(inc), fam(a)];
         if (!allowed) {
-          tasks.push(this.publish(env, a, null, families, { score: null, null_reason: 'same_family', orders: [], position_flip: null, calls: 0, charged: 0, raws: [] }));
+          tasks.push(
+            this.publish(env, a, null, families, {
+              score: null,
+              null_reason: 'same_family',
+              orders: [],
+              position_flip: null,
+              calls: 0,
+              charged: 0,
+              raws: [],
+            }),
+          );
           continue;
         }
         const messages = pointwiseMessages({ prompt, output: a.outputText, rubric: spec.rubric, reference });
@@ -135,7 +157,13 @@ export class JudgeRunner {
             this.publish(env, a, null, families, {
               score: r.reply?.value ?? null,
               null_reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
-              orders: [{ order: 'single', value: r.reply?.value ?? null, reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null }],
+              orders: [
+                {
+                  order: 'single',
+                  value: r.reply?.value ?? null,
+                  reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
+                },
+              ],
               position_flip: null,
               calls: r.called ? 1 : 0,
               charged: r.chargedMicroUsd,
@@ -150,30 +178,43 @@ export class JudgeRunner {
         if (c.outputText === null) continue;
         const families = [fam(inc), fam(c)];
         if (!pairAllowed(c)) {
-          tasks.push(this.publish(env, c, inc.armId, families, { score: null, null_reason: 'same_family', orders: [], position_flip: null, calls: 0, charged: 0, raws: [] }));
+          tasks.push(
+            this.publish(env, c, inc.armId, families, {
+              score: null,
+              null_reason: 'same_family',
+              orders: [],
+              position_flip: null,
+              calls: 0,
+              charged: 0,
+              raws: [],
+            }),
+          );
           continue;
         }
         const ab = pairwiseMessages({ prompt, a: c.outputText, b: inc.outputText, rubric: spec.rubric });
         const ba = pairwiseMessages({ prompt, a: inc.outputText, b: c.outputText, rubric: spec.rubric });
         tasks.push(
-          Promise.all([this.call(env, c.armId, 'ab', ab, true), this.call(env, c.armId, 'ba', ba, true)]).then(([x, y]) => {
-            const reasonOf = (r: CallResult) => (r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null);
-            const vx = x.reply?.value ?? null;
-            const vy = y.reply?.value ?? null;
-            const comb = combinePairwise(vx, vy);
-            return this.publish(env, c, inc.armId, families, {
-              score: comb.score,
-              null_reason: comb.score === null ? (reasonOf(x) ?? reasonOf(y)) : null,
-              orders: [
-                { order: 'ab', value: vx, reason: reasonOf(x) },
-                { order: 'ba', value: vy, reason: reasonOf(y) },
-              ],
-              position_flip: comb.flip,
-              calls: (x.called ? 1 : 0) + (y.called ? 1 : 0),
-              charged: x.chargedMicroUsd + y.chargedMicroUsd,
-              raws: [x.raw, y.raw],
-            });
-          }),
+          Promise.all([this.call(env, c.armId, 'ab', ab, true), this.call(env, c.armId, 'ba', ba, true)]).then(
+            ([x, y]) => {
+              const reasonOf = (r: CallResult) =>
+                r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null;
+              const vx = x.reply?.value ?? null;
+              const vy = y.reply?.value ?? null;
+              const comb = combinePairwise(vx, vy);
+              return this.publish(env, c, inc.armId, families, {
+                score: comb.score,
+                null_reason: comb.score === null ? (reasonOf(x) ?? reasonOf(y)) : null,
+                orders: [
+                  { order: 'ab', value: vx, reason: reasonOf(x) },
+                  { order: 'ba', value: vy, reason: reasonOf(y) },
+                ],
+                position_flip: comb.flip,
+                calls: (x.called ? 1 : 0) + (y.called ? 1 : 0),
+                charged: x.chargedMicroUsd + y.chargedMicroUsd,
+                raws: [x.raw, y.raw],
+              });
+            },
+          ),
         );
       }
     }
@@ -181,15 +222,39 @@ export class JudgeRunner {
   }
 
   /** One judge call under the ledger, the limiter and the gate. */
-  private async call(env: Envelope, armId: string, order: 'single' | 'ab' | 'ba', messages: { role: string; content: string }[], pairwise = false): Promise<CallResult> {
+  private async call(
+    env: Envelope,
+    armId: string,
+    order: 'single' | 'ab' | 'ba',
+    messages: { role: string; content: string }[],
+    pairwise = false,
+  ): Promise<CallResult> {
     const spec = this.spec;
     const src = { model: spec.model, temperature: 0, max_tokens: spec.max_output_tokens, messages };
-    const prep = prepareArmRequest('openai.chat', src, { api: this.provider.api, model: spec.model, maxOutputTokens: spec.max_output_tokens });
-    if (!prep.ok) return { reply: null, reason: `judge_untranslatable:${prep.reason}`, called: false, chargedMicroUsd: 0, raw: null };
+    const prep = prepareArmRequest('openai.chat', src, {
+      api: this.provider.api,
+      model: spec.model,
+      maxOutputTokens: spec.max_output_tokens,
+    });
+    if (!prep.ok)
+      return {
+        reply: null,
+        reason: `judge_untranslatable:${prep.reason}`,
+        called: false,
+        chargedMicroUsd: 0,
+        raw: null,
+      };
     const bound = attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), spec.max_output_tokens, spec.rate_card);
     const rid = `${env.item_hash}.judge.${armId}.${order}`;
     const r = await this.ctx.ledger.reserve(this.campaign.id, { [rid]: bound });
-    if (!r.ok) return { reply: null, reason: r.reason === 'budget_exhausted' ? 'judge_budget_exhausted' : `judge_not_reserved:${r.reason}`, called: false, chargedMicroUsd: 0, raw: null };
+    if (!r.ok)
+      return {
+        reply: null,
+        reason: r.reason === 'budget_exhausted' ? 'judge_budget_exhausted' : `judge_not_reserved:${r.reason}`,
+        called: false,
+        chargedMicroUsd: 0,
+        raw: null,
+      };
     let out;
     try {
       out = await this.limiter.schedule(1, async () => {
@@ -210,7 +275,10 @@ export class JudgeRunner {
         });
       });
     } catch (e) {
-      this.ctx.log.warn({ err: e, campaignId: this.campaign.id }, 'judge rate limiter failed before the call; judge call withdrawn');
+      this.ctx.log.warn(
+        { err: e, campaignId: this.campaign.id },
+        'judge rate limiter failed before the call; judge call withdrawn',
+      );
       out = null;
     }
     if (out === null) {
@@ -220,7 +288,14 @@ export class JudgeRunner {
     const c = attemptCharge(out, spec.rate_card);
     const charged = c === 'reserved' ? bound : Math.min(c, bound);
     await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, charged);
-    if (out.errorClass !== null) return { reply: null, reason: failureReason(out.errorClass), called: true, chargedMicroUsd: charged, raw: out.rawText };
+    if (out.errorClass !== null)
+      return {
+        reply: null,
+        reason: failureReason(out.errorClass),
+        called: true,
+        chargedMicroUsd: charged,
+        raw: out.rawText,
+      };
     const text = out.parsed?.outputText ?? '';
     const reply = pairwise ? parsePairwiseReply(text) : parsePointwiseReply(text);
     return { reply, reason: null, called: true, chargedMicroUsd: charged, raw: out.rawText };
@@ -231,7 +306,15 @@ export class JudgeRunner {
     arm: JudgedArm,
     against: string | null,
     families: string[],
-    v: { score: number | null; null_reason: string | null; orders: JudgeVerdict['orders']; position_flip: boolean | null; calls: number; charged: number; raws: (string | null)[] },
+    v: {
+      score: number | null;
+      null_reason: string | null;
+      orders: JudgeVerdict['orders'];
+      position_flip: boolean | null;
+      calls: number;
+      charged: number;
+      raws: (string | null)[];
+    },
   ): Promise<void> {
     const spec = this.spec;
     const tid = judgeTemplateId(spec.mode, spec.template_version);
@@ -240,8 +323,18 @@ export class JudgeRunner {
       artifactRef = await putArtifact(
         this.ctx.artifacts,
         this.ctx.keyring,
-        { output_text: JSON.stringify({ score: v.score, null_reason: v.null_reason, orders: v.orders }), tool_calls: [], response_raw: JSON.stringify(v.raws) },
-        { campaign_id: this.campaign.id, arm_id: `judge.${arm.armId}`, item_hash: env.item_hash, purpose: this.campaign.spec.retention.purpose, ttl_days: this.campaign.spec.retention.ttl_days },
+        {
+          output_text: JSON.stringify({ score: v.score, null_reason: v.null_reason, orders: v.orders }),
+          tool_calls: [],
+          response_raw: JSON.stringify(v.raws),
+        },
+        {
+          campaign_id: this.campaign.id,
+          arm_id: `judge.${arm.armId}`,
+          item_hash: env.item_hash,
+          purpose: this.campaign.spec.retention.purpose,
+          ttl_days: this.campaign.spec.retention.ttl_days,
+        },
       );
     }
     const msg: JudgeVerdict = {
@@ -269,7 +362,9 @@ export class JudgeRunner {
       cost_usd: v.charged / 1e6,
       artifact_ref: artifactRef,
     };
-    await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.campaign.id), JSON.stringify(msg), { msgID: `${this.campaign.id}.${env.item_hash}.judge.${arm.armId}.${spec.mode}` });
+    await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.campaign.id), JSON.stringify(msg), {
+      msgID: `${this.campaign.id}.${env.item_hash}.judge.${arm.armId}.${spec.mode}`,
+    });
   }
 }
 

@@ -99,7 +99,10 @@ export class WorkerLeases {
   }
 
   private async beat(): Promise<void> {
-    await this.kv.put(leaseKey(this.workerId), JSON.stringify({ worker_id: this.workerId, pid: process.pid, at: new Date().toISOString() }));
+    await this.kv.put(
+      leaseKey(this.workerId),
+      JSON.stringify({ worker_id: this.workerId, pid: process.pid, at: new Date().toISOString() }),
+    );
   }
 
   /** True when `workerId` is this worker or its lease is fresh. Read errors count as alive (retry later, never double-invoke). */

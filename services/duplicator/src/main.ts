@@ -5,7 +5,9 @@ import { DuplicatorEnv, loadConfig } from './config.js';
 import { DUPLICATOR_VERSION, startDuplicator } from './duplicator.js';
 
 function help(): string {
-  const lines = Object.entries(DuplicatorEnv.shape).map(([k, v]) => `  ${k}\n      ${(v as { description?: string }).description ?? ''}`);
+  const lines = Object.entries(DuplicatorEnv.shape).map(
+    ([k, v]) => `  ${k}\n      ${(v as { description?: string }).description ?? ''}`,
+  );
   return `usage: shadowplane duplicator\n\nConfigured by environment variables:\n${lines.join('\n')}\n`;
 }
 
@@ -29,21 +31,35 @@ export async function main(argv: string[]): Promise<number> {
     return e instanceof ConfigError ? EXIT_CONFIG : 1;
   }
   const { pino } = await import('pino');
-  const logger = createLogger({ service: 'duplicator', version: DUPLICATOR_VERSION, level: config.logLevel, destination: pino.destination(2) });
-  const tracing = startTracing({ serviceName: 'shadowplane-duplicator', serviceVersion: DUPLICATOR_VERSION, role: 'duplicator' });
+  const logger = createLogger({
+    service: 'duplicator',
+    version: DUPLICATOR_VERSION,
+    level: config.logLevel,
+    destination: pino.destination(2),
+  });
+  const tracing = startTracing({
+    serviceName: 'shadowplane-duplicator',
+    serviceVersion: DUPLICATOR_VERSION,
+    role: 'duplicator',
+  });
   let handle;
   try {
     handle = await startDuplicator(config, { logger });
   } catch (e) {
     // bad configuration, or a NATS deployment the ledger cannot run on: say why, exit EX_CONFIG
-    if (isShadowplaneError(e) && (e.code === 'config_invalid' || e.code === 'nats_server_unsupported' || e.code === 'nats_replicas_mismatch')) {
+    if (
+      isShadowplaneError(e) &&
+      (e.code === 'config_invalid' || e.code === 'nats_server_unsupported' || e.code === 'nats_replicas_mismatch')
+    ) {
       process.stderr.write(`shadowplane duplicator: ${e.message}\n`);
       return EXIT_CONFIG;
     }
     logger.fatal({ err: e }, 'duplicator failed to start');
     return 1;
   }
-  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'duplicator', url: handle.opsUrl, worker_id: handle.workerId })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: 'listening', role: 'duplicator', url: handle.opsUrl, worker_id: handle.workerId })}\n`,
+  );
   await new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);

@@ -32,11 +32,36 @@ export class DuplicatorMetrics {
 
   constructor(r: Registry) {
     const reg = [r];
-    this.dispatches = new Counter({ name: 'shadowplane_duplicator_dispatches_total', help: 'arm calls finished, by arm role and outcome', labelNames: ['arm_role', 'outcome'], registers: reg });
-    this.attempts = new Counter({ name: 'shadowplane_duplicator_provider_attempts_total', help: 'provider HTTP attempts incl. retries', labelNames: ['arm_role', 'result'], registers: reg });
-    this.spendUsd = new Counter({ name: 'shadowplane_duplicator_spend_usd_total', help: 'USD settled on budget ledgers by this worker', registers: reg });
-    this.reservations = new Counter({ name: 'shadowplane_duplicator_reservations_total', help: 'budget reservations by result', labelNames: ['result'], registers: reg });
-    this.reservedUsd = new MicroUsdGauge(new Gauge({ name: 'shadowplane_duplicator_reserved_usd', help: 'USD reserved by this worker for in-flight items', registers: reg }));
+    this.dispatches = new Counter({
+      name: 'shadowplane_duplicator_dispatches_total',
+      help: 'arm calls finished, by arm role and outcome',
+      labelNames: ['arm_role', 'outcome'],
+      registers: reg,
+    });
+    this.attempts = new Counter({
+      name: 'shadowplane_duplicator_provider_attempts_total',
+      help: 'provider HTTP attempts incl. retries',
+      labelNames: ['arm_role', 'result'],
+      registers: reg,
+    });
+    this.spendUsd = new Counter({
+      name: 'shadowplane_duplicator_spend_usd_total',
+      help: 'USD settled on budget ledgers by this worker',
+      registers: reg,
+    });
+    this.reservations = new Counter({
+      name: 'shadowplane_duplicator_reservations_total',
+      help: 'budget reservations by result',
+      labelNames: ['result'],
+      registers: reg,
+    });
+    this.reservedUsd = new MicroUsdGauge(
+      new Gauge({
+        name: 'shadowplane_duplicator_reserved_usd',
+        help: 'USD reserved by this worker for in-flight items',
+        registers: reg,
+      }),
+    );
     this.rateLimitWait = new Histogram({
       name: 'shadowplane_duplicator_ratelimit_wait_seconds',
       help: 'time an arm call waited for its rate limit',
@@ -44,12 +69,38 @@ export class DuplicatorMetrics {
       buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers: reg,
     });
-    this.items = new Counter({ name: 'shadowplane_duplicator_items_total', help: 'captured items by outcome', labelNames: ['outcome'], registers: reg });
-    this.consumerLag = new Gauge({ name: 'shadowplane_duplicator_consumer_lag_messages', help: 'captures pending for the campaign consumers of this worker', registers: reg });
-    this.campaigns = new Gauge({ name: 'shadowplane_duplicator_campaigns', help: 'campaigns being consumed by this worker', registers: reg });
-    this.overcharges = new Counter({ name: 'shadowplane_duplicator_budget_overcharge_total', help: 'settlements above their reservation (clamped; a bug)', registers: reg });
-    this.armsSkipped = new Counter({ name: 'shadowplane_duplicator_arms_skipped_total', help: 'arms left out of dispatch', labelNames: ['reason'], registers: reg });
-    this.paidDispatch = new Gauge({ name: 'shadowplane_duplicator_paid_dispatch', help: '1 while paid_dispatch is on', registers: reg });
+    this.items = new Counter({
+      name: 'shadowplane_duplicator_items_total',
+      help: 'captured items by outcome',
+      labelNames: ['outcome'],
+      registers: reg,
+    });
+    this.consumerLag = new Gauge({
+      name: 'shadowplane_duplicator_consumer_lag_messages',
+      help: 'captures pending for the campaign consumers of this worker',
+      registers: reg,
+    });
+    this.campaigns = new Gauge({
+      name: 'shadowplane_duplicator_campaigns',
+      help: 'campaigns being consumed by this worker',
+      registers: reg,
+    });
+    this.overcharges = new Counter({
+      name: 'shadowplane_duplicator_budget_overcharge_total',
+      help: 'settlements above their reservation (clamped; a bug)',
+      registers: reg,
+    });
+    this.armsSkipped = new Counter({
+      name: 'shadowplane_duplicator_arms_skipped_total',
+      help: 'arms left out of dispatch',
+      labelNames: ['reason'],
+      registers: reg,
+    });
+    this.paidDispatch = new Gauge({
+      name: 'shadowplane_duplicator_paid_dispatch',
+      help: '1 while paid_dispatch is on',
+      registers: reg,
+    });
     this.providerCalls = new ProviderCallMetrics(r);
   }
 }

@@ -1,7 +1,17 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ArmRole, Envelope, RateCard } from '@shadowplane/contracts';
 import { resolveCost } from '@shadowplane/providers';
-import { BoundedLabel, ROOT_CONTEXT, SpanKind, endGenAiSpan, genAiProviderName, inSpan, linkFromTraceContext, startGenAiSpan, tracingEnabled } from '@shadowplane/telemetry';
+import {
+  BoundedLabel,
+  ROOT_CONTEXT,
+  SpanKind,
+  endGenAiSpan,
+  genAiProviderName,
+  inSpan,
+  linkFromTraceContext,
+  startGenAiSpan,
+  tracingEnabled,
+} from '@shadowplane/telemetry';
 import type { AttemptOutcome } from './invoke.js';
 
 /** What one provider call is, for its span and metrics. */
@@ -54,8 +64,18 @@ export class ProviderCallMetrics {
 
   constructor(r: Registry) {
     const registers = [r];
-    this.calls = new Counter({ name: 'shadowplane_duplicator_provider_calls_total', help: 'provider call attempts finished, by provider, model, arm, arm role and result (ok or an error class)', labelNames: ['provider', 'model', 'arm', 'arm_role', 'result'], registers });
-    this.tokens = new Counter({ name: 'shadowplane_duplicator_provider_tokens_total', help: 'tokens reported by providers, by token type (input, output, cache_read, cache_creation, reasoning); unreported figures add nothing', labelNames: ['provider', 'model', 'arm', 'token_type'], registers });
+    this.calls = new Counter({
+      name: 'shadowplane_duplicator_provider_calls_total',
+      help: 'provider call attempts finished, by provider, model, arm, arm role and result (ok or an error class)',
+      labelNames: ['provider', 'model', 'arm', 'arm_role', 'result'],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: 'shadowplane_duplicator_provider_tokens_total',
+      help: 'tokens reported by providers, by token type (input, output, cache_read, cache_creation, reasoning); unreported figures add nothing',
+      labelNames: ['provider', 'model', 'arm', 'token_type'],
+      registers,
+    });
     this.duration = new Histogram({
       name: 'shadowplane_duplicator_provider_call_duration_seconds',
       help: 'provider call duration, request sent to last byte, seconds',
@@ -75,7 +95,11 @@ export class ProviderCallMetrics {
   /** Records one finished attempt. Never throws. */
   record(m: CallMeta, o: AttemptOutcome): void {
     try {
-      const base = { provider: this.provider.value(m.providerId), model: this.model.value(m.model), arm: this.arm.value(m.armId) };
+      const base = {
+        provider: this.provider.value(m.providerId),
+        model: this.model.value(m.model),
+        arm: this.arm.value(m.armId),
+      };
       const result = o.errorClass ?? 'ok';
       this.calls.inc({ ...base, arm_role: m.armRole, result });
       this.duration.observe({ ...base, result }, o.latencyMs / 1000);
@@ -99,7 +123,11 @@ export class ProviderCallMetrics {
  * (provider-reported, else the arm's rate card on reported usage) with its basis, absent when
  * unknown; a usage figure the provider did not report is absent, never 0.
  */
-export async function observedCall(metrics: ProviderCallMetrics, m: CallMeta, call: () => Promise<AttemptOutcome>): Promise<AttemptOutcome> {
+export async function observedCall(
+  metrics: ProviderCallMetrics,
+  m: CallMeta,
+  call: () => Promise<AttemptOutcome>,
+): Promise<AttemptOutcome> {
   if (!tracingEnabled()) {
     const o = await call();
     metrics.record(m, o);
@@ -117,8 +145,16 @@ export async function observedCall(metrics: ProviderCallMetrics, m: CallMeta, ca
     requestModel: m.model,
     stream: m.stream,
     maxTokens: m.maxTokens,
-    ...(server ? { serverAddress: server.hostname, serverPort: Number(server.port || (server.protocol === 'https:' ? 443 : 80)) } : {}),
-    attributes: { 'shadowplane.provider.id': m.providerId, 'shadowplane.arm.id': m.armId, 'shadowplane.arm.role': m.armRole, 'shadowplane.attempt': m.attempt, 'shadowplane.api': m.api },
+    ...(server
+      ? { serverAddress: server.hostname, serverPort: Number(server.port || (server.protocol === 'https:' ? 443 : 80)) }
+      : {}),
+    attributes: {
+      'shadowplane.provider.id': m.providerId,
+      'shadowplane.arm.id': m.armId,
+      'shadowplane.arm.role': m.armRole,
+      'shadowplane.attempt': m.attempt,
+      'shadowplane.api': m.api,
+    },
   });
   const o = await call();
   metrics.record(m, o);
@@ -183,13 +219,30 @@ export class CampaignBudgetGauges {
 
   constructor(
     r: Registry,
-    private readonly read: (campaignId: string) => Promise<{ limit_micro_usd: number; reserved_micro_usd: number; settled_micro_usd: number } | null>,
+    private readonly read: (
+      campaignId: string,
+    ) => Promise<{ limit_micro_usd: number; reserved_micro_usd: number; settled_micro_usd: number } | null>,
     intervalMs = 2000,
   ) {
     const registers = [r];
-    this.limit = new Gauge({ name: 'shadowplane_duplicator_campaign_budget_limit_usd', help: 'campaign max_cost_usd as held by its ledger, for campaigns this worker consumes', labelNames: ['campaign'], registers });
-    this.reserved = new Gauge({ name: 'shadowplane_duplicator_campaign_budget_reserved_usd', help: 'USD reserved on the campaign ledger for calls in flight (all workers)', labelNames: ['campaign'], registers });
-    this.spent = new Gauge({ name: 'shadowplane_duplicator_campaign_budget_spent_usd', help: 'USD settled on the campaign ledger (all workers)', labelNames: ['campaign'], registers });
+    this.limit = new Gauge({
+      name: 'shadowplane_duplicator_campaign_budget_limit_usd',
+      help: 'campaign max_cost_usd as held by its ledger, for campaigns this worker consumes',
+      labelNames: ['campaign'],
+      registers,
+    });
+    this.reserved = new Gauge({
+      name: 'shadowplane_duplicator_campaign_budget_reserved_usd',
+      help: 'USD reserved on the campaign ledger for calls in flight (all workers)',
+      labelNames: ['campaign'],
+      registers,
+    });
+    this.spent = new Gauge({
+      name: 'shadowplane_duplicator_campaign_budget_spent_usd',
+      help: 'USD settled on the campaign ledger (all workers)',
+      labelNames: ['campaign'],
+      registers,
+    });
     this.timer = setInterval(() => void this.refresh(), intervalMs);
     this.timer.unref();
   }

@@ -4,9 +4,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** What one arm sends: the body for the arm's API, or why the item cannot be sent to it. */
-export type PreparedRequest =
-  | { ok: true; api: Api; body: Obj; stream: boolean }
-  | { ok: false; reason: string };
+export type PreparedRequest = { ok: true; api: Api; body: Obj; stream: boolean } | { ok: false; reason: string };
 
 /** The target of a prepared request. */
 export interface ArmTarget {
@@ -39,7 +37,15 @@ export const API_PATHS: Readonly<Record<Api, string>> = Object.freeze({
 const isChat = (a: Api) => a === 'openai.chat' || a === 'openrouter.chat';
 
 /** Chat fields that identify the caller or route billing; dropped from shadow calls (never sent under our key). */
-const CHAT_DROP = ['user', 'safety_identifier', 'metadata', 'store', 'service_tier', 'prompt_cache_key', 'stream_options'];
+const CHAT_DROP = [
+  'user',
+  'safety_identifier',
+  'metadata',
+  'store',
+  'service_tier',
+  'prompt_cache_key',
+  'stream_options',
+];
 /** OpenRouter-only request fields (routing/accounting), dropped when the target is not OpenRouter. */
 const OPENROUTER_ONLY = ['provider', 'models', 'route', 'transforms', 'usage', 'plugins'];
 
@@ -79,7 +85,8 @@ export function prepareArmRequest(srcApi: Api, srcBody: unknown, target: ArmTarg
 
 function checkCommon(api: Api, b: Obj): void {
   if (api === 'openai.responses') {
-    for (const k of ['previous_response_id', 'conversation']) if (b[k] !== undefined && b[k] !== null) fail('stateful_request');
+    for (const k of ['previous_response_id', 'conversation'])
+      if (b[k] !== undefined && b[k] !== null) fail('stateful_request');
     if (b['background'] === true) fail('stateful_request');
   }
   if (api === 'anthropic.messages' && b['container'] !== undefined) fail('stateful_request');
@@ -96,7 +103,20 @@ function checkCommon(api: Api, b: Obj): void {
     for (const p of content) {
       if (!isObj(p)) continue;
       const type = String(p['type'] ?? '');
-      if (['text', 'input_text', 'output_text', 'tool_use', 'tool_result', 'refusal', 'thinking', 'redacted_thinking', 'function_call', 'function_call_output'].includes(type)) {
+      if (
+        [
+          'text',
+          'input_text',
+          'output_text',
+          'tool_use',
+          'tool_result',
+          'refusal',
+          'thinking',
+          'redacted_thinking',
+          'function_call',
+          'function_call_output',
+        ].includes(type)
+      ) {
         if (type === 'tool_result') visit(p['content']);
         continue;
       }
@@ -110,7 +130,8 @@ function checkCommon(api: Api, b: Obj): void {
 
 function finish(t: ArmTarget, b: Obj): Obj {
   const out: Obj = { ...b, model: t.model };
-  const cap = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v > 0 ? Math.min(v, t.maxOutputTokens) : t.maxOutputTokens);
+  const cap = (v: unknown) =>
+    typeof v === 'number' && Number.isInteger(v) && v > 0 ? Math.min(v, t.maxOutputTokens) : t.maxOutputTokens;
   if (isChat(t.api)) {
     for (const k of CHAT_DROP) delete out[k];
     if (t.api !== 'openrouter.chat') for (const k of OPENROUTER_ONLY) delete out[k];
@@ -123,7 +144,8 @@ function finish(t: ArmTarget, b: Obj): Obj {
     if (out['stream'] === true) out['stream_options'] = { include_usage: true };
     if (t.api === 'openrouter.chat') {
       out['usage'] = { include: true };
-      if (t.pinUpstreams && t.pinUpstreams.length > 0) out['provider'] = { order: [...t.pinUpstreams], allow_fallbacks: false };
+      if (t.pinUpstreams && t.pinUpstreams.length > 0)
+        out['provider'] = { order: [...t.pinUpstreams], allow_fallbacks: false };
     }
   } else if (t.api === 'openai.responses') {
     for (const k of ['user', 'safety_identifier', 'metadata', 'service_tier', 'prompt_cache_key']) delete out[k];
@@ -140,8 +162,21 @@ function finish(t: ArmTarget, b: Obj): Obj {
 
 /** Chat fields with an Anthropic counterpart, or none that changes the output (handled below). */
 const CHAT_KNOWN = new Set([
-  'model', 'messages', 'max_tokens', 'max_completion_tokens', 'temperature', 'top_p', 'stop', 'stream', 'tools', 'tool_choice',
-  'parallel_tool_calls', 'n', 'response_format', ...CHAT_DROP, ...OPENROUTER_ONLY,
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'temperature',
+  'top_p',
+  'stop',
+  'stream',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'n',
+  'response_format',
+  ...CHAT_DROP,
+  ...OPENROUTER_ONLY,
 ]);
 
 /**
@@ -165,7 +200,8 @@ const CHAT_KNOWN = new Set([
  * compatibility" notes (https://docs.anthropic.com/en/api/openai-sdk).
  */
 export function chatToMessages(b: Obj): Obj {
-  for (const k of Object.keys(b)) if (!CHAT_KNOWN.has(k) && b[k] !== undefined && b[k] !== null) fail(`untranslatable:${k}`);
+  for (const k of Object.keys(b))
+    if (!CHAT_KNOWN.has(k) && b[k] !== undefined && b[k] !== null) fail(`untranslatable:${k}`);
   if (b['n'] !== undefined && b['n'] !== null && b['n'] !== 1) fail('untranslatable:n');
   if (isObj(b['response_format']) && b['response_format']['type'] !== 'text') fail('untranslatable:response_format');
   const out: Obj = { model: b['model'] };
@@ -184,7 +220,10 @@ export function chatToMessages(b: Obj): Obj {
     }
     seenNonSystem = true;
     if (role === 'user') {
-      messages.push({ role: 'user', content: typeof mm['content'] === 'string' ? mm['content'] : textBlocks(mm['content']) });
+      messages.push({
+        role: 'user',
+        content: typeof mm['content'] === 'string' ? mm['content'] : textBlocks(mm['content']),
+      });
     } else if (role === 'assistant') {
       const blocks: Obj[] = [];
       if (typeof mm['content'] === 'string' && mm['content'] !== '') blocks.push({ type: 'text', text: mm['content'] });
@@ -206,7 +245,12 @@ export function chatToMessages(b: Obj): Obj {
     } else if (role === 'tool') {
       const block = { type: 'tool_result', tool_use_id: mm['tool_call_id'], content: textOf(mm['content']) };
       const last = messages[messages.length - 1];
-      if (last && last['role'] === 'user' && Array.isArray(last['content']) && (last['content'] as Obj[]).every((x) => x['type'] === 'tool_result')) {
+      if (
+        last &&
+        last['role'] === 'user' &&
+        Array.isArray(last['content']) &&
+        (last['content'] as Obj[]).every((x) => x['type'] === 'tool_result')
+      ) {
         (last['content'] as Obj[]).push(block);
       } else messages.push({ role: 'user', content: [block] });
     } else fail(`untranslatable:role:${String(role)}`);
@@ -220,7 +264,8 @@ export function chatToMessages(b: Obj): Obj {
     out['temperature'] = b['temperature'];
   }
   if (typeof b['top_p'] === 'number') out['top_p'] = b['top_p'];
-  if (b['stop'] !== undefined && b['stop'] !== null) out['stop_sequences'] = typeof b['stop'] === 'string' ? [b['stop']] : b['stop'];
+  if (b['stop'] !== undefined && b['stop'] !== null)
+    out['stop_sequences'] = typeof b['stop'] === 'string' ? [b['stop']] : b['stop'];
   if (b['stream'] === true) out['stream'] = true;
   if (Array.isArray(b['tools'])) {
     out['tools'] = b['tools'].map((t) => {
@@ -238,7 +283,8 @@ export function chatToMessages(b: Obj): Obj {
   if (tc === 'auto') choice = { type: 'auto' };
   else if (tc === 'none') choice = { type: 'none' };
   else if (tc === 'required') choice = { type: 'any' };
-  else if (isObj(tc) && tc['type'] === 'function' && isObj(tc['function'])) choice = { type: 'tool', name: (tc['function'] as Obj)['name'] };
+  else if (isObj(tc) && tc['type'] === 'function' && isObj(tc['function']))
+    choice = { type: 'tool', name: (tc['function'] as Obj)['name'] };
   else if (tc !== undefined && tc !== null) fail('untranslatable:tool_choice');
   if (b['parallel_tool_calls'] === false) choice = { ...(choice ?? { type: 'auto' }), disable_parallel_tool_use: true };
   if (choice) out['tool_choice'] = choice;
@@ -250,7 +296,8 @@ function textOf(content: unknown): string {
   if (Array.isArray(content)) {
     return content
       .map((p) => {
-        if (isObj(p) && (p['type'] === 'text' || p['type'] === 'input_text') && typeof p['text'] === 'string') return p['text'];
+        if (isObj(p) && (p['type'] === 'text' || p['type'] === 'input_text') && typeof p['text'] === 'string')
+          return p['text'];
         return fail('untranslatable:content');
       })
       .join('');
@@ -269,7 +316,19 @@ function textBlocks(content: unknown): Obj[] {
 
 // ---------------------------------------------------------------- messages → chat
 
-const MESSAGES_KNOWN = new Set(['model', 'messages', 'system', 'max_tokens', 'temperature', 'top_p', 'stop_sequences', 'stream', 'tools', 'tool_choice', 'metadata']);
+const MESSAGES_KNOWN = new Set([
+  'model',
+  'messages',
+  'system',
+  'max_tokens',
+  'temperature',
+  'top_p',
+  'stop_sequences',
+  'stream',
+  'tools',
+  'tool_choice',
+  'metadata',
+]);
 
 /**
  * Translates an Anthropic messages body to an OpenAI chat body (`openai.chat` or
@@ -288,7 +347,8 @@ const MESSAGES_KNOWN = new Set(['model', 'messages', 'system', 'max_tokens', 'te
  * @throws Untranslatable (internal) — use {@link prepareArmRequest}
  */
 export function messagesToChat(b: Obj, _target: Api): Obj {
-  for (const k of Object.keys(b)) if (!MESSAGES_KNOWN.has(k) && b[k] !== undefined && b[k] !== null) fail(`untranslatable:${k}`);
+  for (const k of Object.keys(b))
+    if (!MESSAGES_KNOWN.has(k) && b[k] !== undefined && b[k] !== null) fail(`untranslatable:${k}`);
   const out: Obj = { model: b['model'] };
   const messages: Obj[] = [];
   if (b['system'] !== undefined) {
@@ -313,10 +373,18 @@ export function messagesToChat(b: Obj, _target: Api): Obj {
       const type = bb['type'];
       if (type === 'text') texts.push({ type: 'text', text: bb['text'] });
       else if (type === 'tool_use' && role === 'assistant') {
-        toolCalls.push({ id: bb['id'], type: 'function', function: { name: bb['name'], arguments: JSON.stringify(bb['input'] ?? {}) } });
+        toolCalls.push({
+          id: bb['id'],
+          type: 'function',
+          function: { name: bb['name'], arguments: JSON.stringify(bb['input'] ?? {}) },
+        });
       } else if (type === 'tool_result' && role === 'user') {
         if (bb['is_error'] === true) fail('untranslatable:tool_result.is_error');
-        messages.push({ role: 'tool', tool_call_id: bb['tool_use_id'], content: typeof bb['content'] === 'string' ? bb['content'] : textOf(bb['content'] ?? '') });
+        messages.push({
+          role: 'tool',
+          tool_call_id: bb['tool_use_id'],
+          content: typeof bb['content'] === 'string' ? bb['content'] : textOf(bb['content'] ?? ''),
+        });
       } else if (type === 'thinking' || type === 'redacted_thinking') fail('untranslatable:thinking');
       else fail(`untranslatable:content:${String(type)}`);
     }

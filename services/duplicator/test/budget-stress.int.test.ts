@@ -4,12 +4,34 @@ import { sharedNatsUrl } from '@shadowplane/testkit';
 import type { ItemEvent, Observation } from '@shadowplane/contracts';
 import { itemHash, type Api } from '@shadowplane/contracts';
 import { prepareArmRequest } from '../src/index.js';
-import { chatEnvelope, campaignState, launchCampaign, ledger, publishEnvelopes, readArmStates, readObs, simConfig, spawnWorker, startRig, waitFor, sleep, type Rig } from './harness.js';
+import {
+  chatEnvelope,
+  campaignState,
+  launchCampaign,
+  ledger,
+  publishEnvelopes,
+  readArmStates,
+  readObs,
+  simConfig,
+  spawnWorker,
+  startRig,
+  waitFor,
+  sleep,
+  type Rig,
+} from './harness.js';
 
 // 4 worker processes, 500 unique items, 3 arms, a budget of about half the campaign's actual
 // spend, provider-sim with random latency and 10% faults (429, 5xx, 529/503, hangs, stalls,
 // cuts, malformed bodies). Ground truth: the ledger sampled continually, the sim's call log.
-const faults = { rate_limit: 0.02, server_error: 0.02, overloaded: 0.02, hang: 0.01, stall: 0.01, cut: 0.01, malformed: 0.01 };
+const faults = {
+  rate_limit: 0.02,
+  server_error: 0.02,
+  overloaded: 0.02,
+  hang: 0.01,
+  stall: 0.01,
+  cut: 0.01,
+  malformed: 0.01,
+};
 const limits = { first_byte_timeout_ms: 400, stall_timeout_ms: 400, max_retries: 2, concurrency: 32 };
 const armsById: Record<string, { api: Api; path: string; model: string }> = {
   large: { api: 'openai.chat', path: '/v1/chat/completions', model: 'sim-large' },
@@ -37,19 +59,49 @@ describe('budget invariant under stress (4 worker processes)', () => {
       name: 'stress',
       suite: 'st',
       call_types: ['qa'],
-      incumbent: { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: { input: 2.5, cached_input: 1.25, output: 10 }, max_output_tokens: 200, limits },
+      incumbent: {
+        id: 'large',
+        provider: 'simopenai',
+        model: 'sim-large',
+        rate_card: { input: 2.5, cached_input: 1.25, output: 10 },
+        max_output_tokens: 200,
+        limits,
+      },
       candidates: [
-        { id: 'medium', provider: 'simanthropic', model: 'sim-medium', rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 }, max_output_tokens: 200, limits },
-        { id: 'small', provider: 'simopenai', model: 'sim-small', rate_card: { input: 0.1, cached_input: 0.025, output: 0.4 }, max_output_tokens: 200, limits },
+        {
+          id: 'medium',
+          provider: 'simanthropic',
+          model: 'sim-medium',
+          rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 },
+          max_output_tokens: 200,
+          limits,
+        },
+        {
+          id: 'small',
+          provider: 'simopenai',
+          model: 'sim-small',
+          rate_card: { input: 0.1, cached_input: 0.025, output: 0.4 },
+          max_output_tokens: 200,
+          limits,
+        },
       ],
       max_items: N,
       max_cost_usd: maxCostUsd,
       aa_share: 0.1,
     });
     const limit = Math.ceil(maxCostUsd * 1e6);
-    const envs = Array.from({ length: N }, (_, i) => chatEnvelope('st', 'qa', `Stress item ${i}: what is ${i} plus ${i * 7}? Answer briefly.`, i % 3 === 0 ? { stream: true } : {}));
+    const envs = Array.from({ length: N }, (_, i) =>
+      chatEnvelope(
+        'st',
+        'qa',
+        `Stress item ${i}: what is ${i} plus ${i * 7}? Answer briefly.`,
+        i % 3 === 0 ? { stream: true } : {},
+      ),
+    );
     const t0 = Date.now();
-    const spawned = await Promise.all(Array.from({ length: 4 }, () => spawnWorker(rig, { SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '8' })));
+    const spawned = await Promise.all(
+      Array.from({ length: 4 }, () => spawnWorker(rig, { SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '8' })),
+    );
     children.push(...spawned.map((s) => s.child));
     const tStarted = Date.now();
 
@@ -73,25 +125,42 @@ describe('budget invariant under stress (4 worker processes)', () => {
         if (l) {
           const used = l.settled_micro_usd + l.reserved_micro_usd;
           samples.push(used);
-          if (used > l.limit_micro_usd) breaches.push(`settled ${l.settled_micro_usd} + reserved ${l.reserved_micro_usd} > limit ${l.limit_micro_usd}`);
+          if (used > l.limit_micro_usd)
+            breaches.push(
+              `settled ${l.settled_micro_usd} + reserved ${l.reserved_micro_usd} > limit ${l.limit_micro_usd}`,
+            );
           const outstanding = Object.values(l.outstanding ?? {}).reduce((a, b) => a + b, 0);
-          if (l.reserved_micro_usd !== outstanding) breaches.push(`reserved ${l.reserved_micro_usd} ≠ Σ outstanding ${outstanding}`);
+          if (l.reserved_micro_usd !== outstanding)
+            breaches.push(`reserved ${l.reserved_micro_usd} ≠ Σ outstanding ${outstanding}`);
         }
         await sleep(3);
       }
     })();
     try {
       await publishEnvelopes(rig.bus, envs);
-      await waitFor('budget exhausted', async () => (await campaignState(rig.bus, id))?.state === 'budget_exhausted', 90_000, 200);
+      await waitFor(
+        'budget exhausted',
+        async () => (await campaignState(rig.bus, id))?.state === 'budget_exhausted',
+        90_000,
+        200,
+      );
       const tExhausted = Date.now();
-      process.stdout.write(`stress: workers up in ${tStarted - t0} ms, budget exhausted after ${tExhausted - tStarted} ms\n`);
-      await waitFor('in-flight items settled', async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0, 30_000, 100);
+      process.stdout.write(
+        `stress: workers up in ${tStarted - t0} ms, budget exhausted after ${tExhausted - tStarted} ms\n`,
+      );
+      await waitFor(
+        'in-flight items settled',
+        async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0,
+        30_000,
+        100,
+      );
       await sleep(1500); // anything still finishing would show up as a reservation or an observation
     } finally {
       sampling = false;
       await sampler;
     }
-    if (readErrors.length > 0) process.stdout.write(`stress: ${readErrors.length} ledger reads failed, first: ${readErrors[0]}\n`);
+    if (readErrors.length > 0)
+      process.stdout.write(`stress: ${readErrors.length} ledger reads failed, first: ${readErrors[0]}\n`);
     expect(breaches).toEqual([]);
     expect(readErrors.length).toBeLessThan(samples.length / 10);
 
@@ -105,7 +174,9 @@ describe('budget invariant under stress (4 worker processes)', () => {
     const obs = msgs.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
     const events = msgs.filter((m): m is ItemEvent => m.schema === 'shadow.item_event/v1');
     const states = await readArmStates(rig.bus, id);
-    const lostCharges = [...states.values()].filter((s) => s.state === 'lost').reduce((a, s) => a + (s.charged_micro_usd ?? 0), 0);
+    const lostCharges = [...states.values()]
+      .filter((s) => s.state === 'lost')
+      .reduce((a, s) => a + (s.charged_micro_usd ?? 0), 0);
     // the ledger's spend is exactly what the observations (and any lost calls) were charged
     expect(l.settled_micro_usd).toBe(obs.reduce((a, o) => a + o.charged_micro_usd, 0) + lostCharges);
 
@@ -127,7 +198,11 @@ describe('budget invariant under stress (4 worker processes)', () => {
     for (const o of obs) {
       const env = byItem.get(o.item_hash)!;
       const target = armsById[o.arm_id.replace(/__aa$/, '')]!;
-      const prep = prepareArmRequest('openai.chat', env.request.body, { api: target.api, model: target.model, maxOutputTokens: 200 });
+      const prep = prepareArmRequest('openai.chat', env.request.body, {
+        api: target.api,
+        model: target.model,
+        maxOutputTokens: 200,
+      });
       if (!prep.ok) throw new Error(prep.reason);
       const h = itemHash(target.api, target.path, prep.body);
       const cur = expected.get(h) ?? { attempts: 0, abortable: 0 };
@@ -151,6 +226,8 @@ describe('budget invariant under stress (4 worker processes)', () => {
     // never retried after a non-retryable outcome: a retried arm's earlier attempts were all 429/529/5xx,
     // so an arm with more attempts than one ends either in success or in any class after a retryable one
     expect(obs.filter((o) => o.attempts > 3)).toEqual([]);
-    process.stdout.write(`stress: ${dispatched.size} items dispatched, ${obs.length} observations, ${calls.length} sim calls (${unlogged} aborted attempts the sim never logged), ${samples.length} ledger samples, max sampled ${Math.max(...samples)} of ${limit} µUSD, settled ${l.settled_micro_usd}\n`);
+    process.stdout.write(
+      `stress: ${dispatched.size} items dispatched, ${obs.length} observations, ${calls.length} sim calls (${unlogged} aborted attempts the sim never logged), ${samples.length} ledger samples, max sampled ${Math.max(...samples)} of ${limit} µUSD, settled ${l.settled_micro_usd}\n`,
+    );
   }, 300_000);
 });

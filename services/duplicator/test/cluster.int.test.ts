@@ -3,7 +3,21 @@ import type { ChildProcess } from 'node:child_process';
 import { connectBus, openKv, type Bus } from '@shadowplane/bus';
 import { BudgetLedger, type ItemEvent, type Observation } from '@shadowplane/contracts';
 import { startNatsCluster, type NatsClusterHandle } from '@shadowplane/testkit';
-import { campaignState, chatEnvelope, launchCampaign, ledger, publishEnvelopes, readArmStates, readObs, simConfig, sleep, spawnWorker, startRig, waitFor, type Rig } from './harness.js';
+import {
+  campaignState,
+  chatEnvelope,
+  launchCampaign,
+  ledger,
+  publishEnvelopes,
+  readArmStates,
+  readObs,
+  simConfig,
+  sleep,
+  spawnWorker,
+  startRig,
+  waitFor,
+  type Rig,
+} from './harness.js';
 
 // The budget cap on a real 3-node JetStream cluster (three nats-servers routed on loopback, R3
 // everywhere): two worker processes run a campaign whose budget runs out, while the leader of a
@@ -20,7 +34,8 @@ describe('budget cap on a replicated 3-node NATS cluster', () => {
   beforeAll(async () => {
     cluster = await startNatsCluster({ size: 3 });
     const cfg = simConfig();
-    for (const m of Object.values(cfg.models)) Object.assign(m, { latency: { ttft_ms: { median: 150, sigma: 0.3 }, output_tokens_per_s: 4000, jitter: 0.2 } });
+    for (const m of Object.values(cfg.models))
+      Object.assign(m, { latency: { ttft_ms: { median: 150, sigma: 0.3 }, output_tokens_per_s: 4000, jitter: 0.2 } });
     rig = await startRig(cluster.url, cfg, { replicas: 3, storage: 'file' });
     watcher = await connectBus({ url: cluster.url, name: 'ledger-watch', prefix: rig.prefix, replicas: 3 });
   }, 120_000);
@@ -45,8 +60,24 @@ describe('budget cap on a replicated 3-node NATS cluster', () => {
         name: `cluster ${victim}`,
         suite,
         call_types: ['qa'],
-        incumbent: { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: card(2.5, 10), max_output_tokens: 100, limits },
-        candidates: [{ id: 'medium', provider: 'simanthropic', model: 'sim-medium', rate_card: card(0.4, 1.6), max_output_tokens: 100, limits }],
+        incumbent: {
+          id: 'large',
+          provider: 'simopenai',
+          model: 'sim-large',
+          rate_card: card(2.5, 10),
+          max_output_tokens: 100,
+          limits,
+        },
+        candidates: [
+          {
+            id: 'medium',
+            provider: 'simanthropic',
+            model: 'sim-medium',
+            rate_card: card(0.4, 1.6),
+            max_output_tokens: 100,
+            limits,
+          },
+        ],
         max_items: N,
         max_cost_usd: 0.03,
         aa_share: 0,
@@ -59,10 +90,25 @@ describe('budget cap on a replicated 3-node NATS cluster', () => {
         for await (const e of watch) if (e.operation === 'PUT') revisions.push(BudgetLedger.parse(e.json()));
       })();
       const before = rig.sim.calls().length;
-      for (let i = 0; i < 2; i++) children.push((await spawnWorker(rig, { SHADOWPLANE_NATS_REPLICAS: '3', SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '6' })).child);
-      const envs = Array.from({ length: N }, (_, i) => chatEnvelope(suite, 'qa', `Cluster ${victim} item ${i}: spell ${i * 7} in words.`));
+      for (let i = 0; i < 2; i++)
+        children.push(
+          (await spawnWorker(rig, { SHADOWPLANE_NATS_REPLICAS: '3', SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '6' }))
+            .child,
+        );
+      const envs = Array.from({ length: N }, (_, i) =>
+        chatEnvelope(suite, 'qa', `Cluster ${victim} item ${i}: spell ${i * 7} in words.`),
+      );
       await publishEnvelopes(rig.bus, envs);
-      await waitFor('calls in flight', async () => rig.sim.calls().slice(before).some((c) => c.endedAtMs === null), 60_000, 10);
+      await waitFor(
+        'calls in flight',
+        async () =>
+          rig.sim
+            .calls()
+            .slice(before)
+            .some((c) => c.endedAtMs === null),
+        60_000,
+        10,
+      );
 
       const streams = victim === 'budget' ? [`KV_${n.buckets.budget}`] : [n.streams.capture, n.streams.obs];
       // leaders first, then the kills (a request to a server being killed would time out)
@@ -107,7 +153,9 @@ describe('budget cap on a replicated 3-node NATS cluster', () => {
       const states = [...(await readArmStates(rig.bus, id)).entries()];
       const lost = states.filter(([, s]) => s.state === 'lost');
       expect(final.reserved_micro_usd).toBe(0);
-      expect(final.settled_micro_usd).toBe(obs.reduce((a, o) => a + o.charged_micro_usd, 0) + lost.reduce((a, [, s]) => a + (s.charged_micro_usd ?? 0), 0));
+      expect(final.settled_micro_usd).toBe(
+        obs.reduce((a, o) => a + o.charged_micro_usd, 0) + lost.reduce((a, [, s]) => a + (s.charged_micro_usd ?? 0), 0),
+      );
       // every done arm's observation is on OBS (none lost with a stream leader)
       const done = states.filter(([, s]) => s.state === 'done');
       expect(new Set(obs.map((o) => `${id}.${o.item_hash}.${o.arm_id}`))).toEqual(new Set(done.map(([k]) => k)));
@@ -120,7 +168,9 @@ describe('budget cap on a replicated 3-node NATS cluster', () => {
       const attempts = obs.reduce((a, o) => a + o.attempts, 0) + lost.reduce((a, [, s]) => a + (s.attempts ?? 0), 0);
       expect(calls.length).toBeLessThanOrEqual(attempts + lost.length);
       // 4. no captured item lost: CAPTURE holds all N, and every admitted item is finished or excluded with an event
-      const capInfo = await rig.bus.jsm.streams.info(n.streams.capture, { subjects_filter: n.captureSubject(suite, 'qa') });
+      const capInfo = await rig.bus.jsm.streams.info(n.streams.capture, {
+        subjects_filter: n.captureSubject(suite, 'qa'),
+      });
       expect(capInfo.state.subjects?.[n.captureSubject(suite, 'qa')]).toBe(N);
       const seen = new Set([...obs.map((o) => o.item_hash), ...events.map((e) => e.item_hash)]);
       for (const [k] of states) expect(seen.has(k.split('.')[1]!)).toBe(true);

@@ -36,7 +36,12 @@ export function gsm8kQuestions(n: number): string[] {
 
 /** Sim models with latency scaled for tests. */
 export function simConfig(over: Partial<SimConfigInput> & { models?: SimConfigInput['models'] } = {}): SimConfigInput {
-  const m = (accuracy: number, prices: { input: number; cached_input: number; output: number }, ttft: number, extra: object = {}) => ({
+  const m = (
+    accuracy: number,
+    prices: { input: number; cached_input: number; output: number },
+    ttft: number,
+    extra: object = {},
+  ) => ({
     accuracy,
     prices,
     latency: { ttft_ms: { median: ttft, sigma: 0.4 }, output_tokens_per_s: 20_000, jitter: 0.2 },
@@ -45,9 +50,15 @@ export function simConfig(over: Partial<SimConfigInput> & { models?: SimConfigIn
   });
   return {
     models: {
-      'sim-large': m(0.92, { input: 2.5, cached_input: 1.25, output: 10 }, 6, { openrouter: { providers: ['SimCloud', 'SimEdge'] } }),
-      'sim-medium': m(0.9, { input: 0.4, cached_input: 0.1, output: 1.6 }, 4, { openrouter: { providers: ['SimCloud', 'SimEdge'] } }),
-      'sim-small': m(0.55, { input: 0.1, cached_input: 0.025, output: 0.4 }, 3, { openrouter: { providers: ['SimEdge'] } }),
+      'sim-large': m(0.92, { input: 2.5, cached_input: 1.25, output: 10 }, 6, {
+        openrouter: { providers: ['SimCloud', 'SimEdge'] },
+      }),
+      'sim-medium': m(0.9, { input: 0.4, cached_input: 0.1, output: 1.6 }, 4, {
+        openrouter: { providers: ['SimCloud', 'SimEdge'] },
+      }),
+      'sim-small': m(0.55, { input: 0.1, cached_input: 0.025, output: 0.4 }, 3, {
+        openrouter: { providers: ['SimEdge'] },
+      }),
     },
     seed: 7,
     ...over,
@@ -65,7 +76,11 @@ export interface Rig {
 }
 
 /** Starts a sim, connects a bus under a fresh prefix, provisions (memory, R1 unless told), writes the allowlist, turns paid_dispatch on. */
-export async function startRig(natsUrl: string, sim: SimConfigInput, opts: { replicas?: number; storage?: 'memory' | 'file' } = {}): Promise<Rig> {
+export async function startRig(
+  natsUrl: string,
+  sim: SimConfigInput,
+  opts: { replicas?: number; storage?: 'memory' | 'file' } = {},
+): Promise<Rig> {
   const prefix = randomPrefix('dup');
   const bus = await connectBus({ url: natsUrl, name: 'dup-test', prefix, replicas: opts.replicas ?? 1 });
   await provision(bus, { storage: opts.storage ?? 'memory' });
@@ -99,7 +114,10 @@ export async function startRig(natsUrl: string, sim: SimConfigInput, opts: { rep
 
 export async function setPaidDispatch(bus: Bus, enabled: boolean): Promise<void> {
   const kv = await openKv(bus, bus.names.buckets.flags);
-  await kv.put(FLAG_PAID_DISPATCH, JSON.stringify({ enabled, updated_at: new Date().toISOString(), updated_by: 'test' }));
+  await kv.put(
+    FLAG_PAID_DISPATCH,
+    JSON.stringify({ enabled, updated_at: new Date().toISOString(), updated_by: 'test' }),
+  );
 }
 
 /** Writes a running campaign (as control would) and its ledger; returns its id. */
@@ -107,7 +125,18 @@ export async function launchCampaign(bus: Bus, input: CampaignSpecInput): Promis
   const spec = CampaignSpec.parse(input);
   const id = `cmp_${randomBytes(8).toString('hex')}`;
   const now = new Date(Date.now() - 1000).toISOString();
-  const c: Campaign = { schema: 'shadow.campaign/v1', id, spec, spec_hash: contentHash(spec), comparison_key: contentHash({ a: id }), run_index: 1, state: 'running', state_reason: null, created_at: now, updated_at: now };
+  const c: Campaign = {
+    schema: 'shadow.campaign/v1',
+    id,
+    spec,
+    spec_hash: contentHash(spec),
+    comparison_key: contentHash({ a: id }),
+    run_index: 1,
+    state: 'running',
+    state_reason: null,
+    created_at: now,
+    updated_at: now,
+  };
   await new JsonKv(await openKv(bus, bus.names.buckets.budget), BudgetLedger).put(id, newLedger(spec.max_cost_usd));
   await new JsonKv(await openKv(bus, bus.names.buckets.campaigns), Campaign).put(id, c);
   return { id, spec };
@@ -117,7 +146,8 @@ export async function launchCampaign(bus: Bus, input: CampaignSpecInput): Promis
 export { chatEnvelope };
 
 export async function publishEnvelopes(bus: Bus, envs: Envelope[]): Promise<void> {
-  for (const e of envs) await bus.js.publish(bus.names.captureSubject(e.suite, e.call_type), JSON.stringify(e), { msgID: e.envelope_id });
+  for (const e of envs)
+    await bus.js.publish(bus.names.captureSubject(e.suite, e.call_type), JSON.stringify(e), { msgID: e.envelope_id });
 }
 
 /** Every message on the OBS stream for a campaign (ordered; an ordered consumer over the test's own OBS stream). */
@@ -193,11 +223,17 @@ export function workerConfig(rig: Rig, over: Partial<DuplicatorConfig> = {}): Du
 
 /** Starts an in-process worker. */
 export function startWorker(rig: Rig, over: Partial<DuplicatorConfig> = {}): Promise<DuplicatorHandle> {
-  return startDuplicator(workerConfig(rig, over), { env: { SIM_KEY: 'sk-sim-test', SHADOWPLANE_ARTIFACT_KEY: rig.artifactKey }, logger: pino({ level: 'warn' }, pino.destination(2)) });
+  return startDuplicator(workerConfig(rig, over), {
+    env: { SIM_KEY: 'sk-sim-test', SHADOWPLANE_ARTIFACT_KEY: rig.artifactKey },
+    logger: pino({ level: 'warn' }, pino.destination(2)),
+  });
 }
 
 /** A worker child process (the real binary); resolves when it printed its listening line. */
-export async function spawnWorker(rig: Rig, over: Record<string, string> = {}): Promise<{ child: ChildProcess; workerId: string }> {
+export async function spawnWorker(
+  rig: Rig,
+  over: Record<string, string> = {},
+): Promise<{ child: ChildProcess; workerId: string }> {
   const workerId = `p-${randomBytes(3).toString('hex')}`;
   const env = {
     ...process.env,
@@ -241,7 +277,12 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
  * poll that throws counts as "not yet": a KV read can time out while the shared nats-server is
  * busy, which says nothing about what is awaited; the last such error is in the timeout message.
  */
-export async function waitFor<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+  everyMs = 100,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   let lastError: unknown = null;
   for (;;) {
@@ -251,8 +292,10 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | null | unde
     } catch (err) {
       lastError = err;
     }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${lastError ? ` (last poll failed: ${(lastError as Error).message})` : ''}`);
+    if (Date.now() > end)
+      throw new Error(
+        `timed out waiting for ${what}${lastError ? ` (last poll failed: ${(lastError as Error).message})` : ''}`,
+      );
     await sleep(everyMs);
   }
 }
-

@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedNatsUrl } from '@shadowplane/testkit';
 import type { JudgeVerdict, Observation } from '@shadowplane/contracts';
-import { chatEnvelope, campaignState, launchCampaign, ledger, publishEnvelopes, readObs, simConfig, startRig, startWorker, waitFor, type Rig } from './harness.js';
+import {
+  chatEnvelope,
+  campaignState,
+  launchCampaign,
+  ledger,
+  publishEnvelopes,
+  readObs,
+  simConfig,
+  startRig,
+  startWorker,
+  waitFor,
+  type Rig,
+} from './harness.js';
 import type { DuplicatorHandle } from '../src/index.js';
 
 const judgeModel = (judge: object) => ({
@@ -10,9 +22,28 @@ const judgeModel = (judge: object) => ({
   latency: { ttft_ms: { median: 2, sigma: 0.2 }, output_tokens_per_s: 20_000, jitter: 0.1 },
   judge,
 });
-const inc = { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: { input: 2.5, cached_input: 1.25, output: 10 }, max_output_tokens: 100 };
-const cand = (provider: string) => ({ id: 'medium', provider, model: 'sim-medium', rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 }, max_output_tokens: 100 });
-const judge = (model: string, mode: 'pointwise' | 'pairwise') => ({ kind: 'llm_judge' as const, provider: 'simanthropic', model, mode, rate_card: { input: 0.2, output: 0.8 }, max_output_tokens: 64 });
+const inc = {
+  id: 'large',
+  provider: 'simopenai',
+  model: 'sim-large',
+  rate_card: { input: 2.5, cached_input: 1.25, output: 10 },
+  max_output_tokens: 100,
+};
+const cand = (provider: string) => ({
+  id: 'medium',
+  provider,
+  model: 'sim-medium',
+  rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 },
+  max_output_tokens: 100,
+});
+const judge = (model: string, mode: 'pointwise' | 'pairwise') => ({
+  kind: 'llm_judge' as const,
+  provider: 'simanthropic',
+  model,
+  mode,
+  rate_card: { input: 0.2, output: 0.8 },
+  max_output_tokens: 64,
+});
 
 describe('duplicator: the LLM judge after an item settles (provider-sim judge upstream)', () => {
   let rig: Rig;
@@ -36,14 +67,33 @@ describe('duplicator: the LLM judge after an item settles (provider-sim judge up
   });
 
   const run = async (suite: string, candProvider: string, scorer: ReturnType<typeof judge>, n = 8) => {
-    const { id } = await launchCampaign(rig.bus, { name: 'judge', suite, call_types: ['chat'], incumbent: inc, candidates: [cand(candProvider)], max_items: n, max_cost_usd: 5, aa_share: 0, scorers: [scorer] });
-    await publishEnvelopes(rig.bus, Array.from({ length: n }, (_, i) => chatEnvelope(suite, 'chat', `Tell me something about topic ${suite} ${i}.`)));
+    const { id } = await launchCampaign(rig.bus, {
+      name: 'judge',
+      suite,
+      call_types: ['chat'],
+      incumbent: inc,
+      candidates: [cand(candProvider)],
+      max_items: n,
+      max_cost_usd: 5,
+      aa_share: 0,
+      scorers: [scorer],
+    });
+    await publishEnvelopes(
+      rig.bus,
+      Array.from({ length: n }, (_, i) => chatEnvelope(suite, 'chat', `Tell me something about topic ${suite} ${i}.`)),
+    );
     await waitFor('campaign completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 30_000);
     const msgs = await waitFor('judge verdicts', async () => {
       const m = await readObs(rig.bus, id);
-      return m.filter((x) => x.schema === 'shadow.judge_verdict/v1').length >= (scorer.mode === 'pairwise' ? n : 2 * n) ? m : null;
+      return m.filter((x) => x.schema === 'shadow.judge_verdict/v1').length >= (scorer.mode === 'pairwise' ? n : 2 * n)
+        ? m
+        : null;
     });
-    return { id, obs: msgs.filter((m): m is Observation => m.schema === 'shadow.observation/v1'), verdicts: msgs.filter((m): m is JudgeVerdict => m.schema === 'shadow.judge_verdict/v1') };
+    return {
+      id,
+      obs: msgs.filter((m): m is Observation => m.schema === 'shadow.observation/v1'),
+      verdicts: msgs.filter((m): m is JudgeVerdict => m.schema === 'shadow.judge_verdict/v1'),
+    };
   };
 
   it('judges a pair in both orders: a judge that always answers "A" gets a tie with a position flip, on the same ledger', async () => {
@@ -77,6 +127,8 @@ describe('duplicator: the LLM judge after an item settles (provider-sim judge up
   it('leaves the score null with reason judge_refused_reply when the judge refuses, never 0', async () => {
     const { verdicts } = await run('js3', 'simopenai', judge('sim-judge-refuses', 'pointwise'));
     expect(verdicts).toHaveLength(16);
-    expect(verdicts.every((v) => v.score === null && v.null_reason === 'judge_refused_reply' && v.calls === 1)).toBe(true);
+    expect(verdicts.every((v) => v.score === null && v.null_reason === 'judge_refused_reply' && v.calls === 1)).toBe(
+      true,
+    );
   });
 });

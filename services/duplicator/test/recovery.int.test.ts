@@ -3,7 +3,20 @@ import type { ChildProcess } from 'node:child_process';
 import { JsonKv, openKv } from '@shadowplane/bus';
 import { sharedNatsUrl } from '@shadowplane/testkit';
 import { Campaign, type ItemEvent, type Observation } from '@shadowplane/contracts';
-import { campaignState, chatEnvelope, launchCampaign, ledger, publishEnvelopes, readArmStates, readObs, simConfig, spawnWorker, startRig, waitFor, type Rig } from './harness.js';
+import {
+  campaignState,
+  chatEnvelope,
+  launchCampaign,
+  ledger,
+  publishEnvelopes,
+  readArmStates,
+  readObs,
+  simConfig,
+  spawnWorker,
+  startRig,
+  waitFor,
+  type Rig,
+} from './harness.js';
 
 // A campaign leaves `running` while its arms are in flight, every worker is killed (-9), and a
 // replacement starts: whatever the state, the replacement recovers what the dead held — lost arms
@@ -17,7 +30,8 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
   beforeAll(async () => {
     const cfg = simConfig();
     // slow calls: the kill always finds some in flight
-    for (const m of Object.values(cfg.models)) Object.assign(m, { latency: { ttft_ms: { median: 1500, sigma: 0.2 }, output_tokens_per_s: 2000, jitter: 0.1 } });
+    for (const m of Object.values(cfg.models))
+      Object.assign(m, { latency: { ttft_ms: { median: 1500, sigma: 0.2 }, output_tokens_per_s: 2000, jitter: 0.1 } });
     rig = await startRig(sharedNatsUrl(), cfg);
   });
   afterAll(async () => {
@@ -32,9 +46,14 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
   };
   const setState = async (id: string, state: Campaign['state']) => {
     const kv = new JsonKv(await openKv(rig.bus, rig.bus.names.buckets.campaigns), Campaign);
-    await kv.mutate(id, (c) => (c ? { ...c, state, state_reason: 'test', updated_at: new Date().toISOString() } : undefined));
+    await kv.mutate(id, (c) =>
+      c ? { ...c, state, state_reason: 'test', updated_at: new Date().toISOString() } : undefined,
+    );
   };
-  const kill = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : (c.once('exit', () => r()), c.kill('SIGKILL'))));
+  const kill = (c: ChildProcess) =>
+    new Promise<void>((r) =>
+      c.exitCode !== null || c.signalCode !== null ? r() : (c.once('exit', () => r()), c.kill('SIGKILL')),
+    );
 
   /** Everything is accounted for: checked at the end of each scenario. */
   const audit = async (id: string) => {
@@ -50,7 +69,9 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
     expect(l.outstanding ?? {}).toEqual({});
     expect(states.filter(([, s]) => s.state === 'invoking')).toEqual([]);
     // settled = observations' charges + lost arms at their bounds, exactly
-    expect(l.settled_micro_usd).toBe(obs.reduce((a, o) => a + o.charged_micro_usd, 0) + lost.reduce((a, [, s]) => a + (s.charged_micro_usd ?? 0), 0));
+    expect(l.settled_micro_usd).toBe(
+      obs.reduce((a, o) => a + o.charged_micro_usd, 0) + lost.reduce((a, [, s]) => a + (s.charged_micro_usd ?? 0), 0),
+    );
     expect(l.settled_micro_usd).toBeLessThanOrEqual(l.limit_micro_usd);
     // every lost arm that was invoked was charged its whole reservation, and its item has a lost_in_flight event
     const lostInvoked = lost.filter(([, s]) => (s.charged_micro_usd ?? 0) > 0);
@@ -74,8 +95,24 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
         name: `recovery ${target}`,
         suite,
         call_types: ['qa'],
-        incumbent: { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: card(2.5, 10), max_output_tokens: 100, limits },
-        candidates: [{ id: 'medium', provider: 'simanthropic', model: 'sim-medium', rate_card: card(0.4, 1.6), max_output_tokens: 100, limits }],
+        incumbent: {
+          id: 'large',
+          provider: 'simopenai',
+          model: 'sim-large',
+          rate_card: card(2.5, 10),
+          max_output_tokens: 100,
+          limits,
+        },
+        candidates: [
+          {
+            id: 'medium',
+            provider: 'simanthropic',
+            model: 'sim-medium',
+            rate_card: card(0.4, 1.6),
+            max_output_tokens: 100,
+            limits,
+          },
+        ],
         max_items: 40,
         // budget_exhausted: room for a few items only, so the refusal comes while arms are in flight
         max_cost_usd: target === 'budget_exhausted' ? 0.012 : 10,
@@ -83,12 +120,32 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
       });
       const before = rig.sim.calls().length;
       const workers = await Promise.all([spawn(), spawn()]);
-      const envs = Array.from({ length: 40 }, (_, i) => chatEnvelope(suite, 'qa', `Recovery ${target} item ${i}: what is ${i} squared?`));
+      const envs = Array.from({ length: 40 }, (_, i) =>
+        chatEnvelope(suite, 'qa', `Recovery ${target} item ${i}: what is ${i} squared?`),
+      );
       await publishEnvelopes(rig.bus, envs);
-      await waitFor('calls in flight', async () => rig.sim.calls().slice(before).some((c) => c.endedAtMs === null), 60_000, 10);
-      if (target === 'budget_exhausted') await waitFor('budget exhausted', async () => (await campaignState(rig.bus, id))?.state === 'budget_exhausted', 60_000, 10);
+      await waitFor(
+        'calls in flight',
+        async () =>
+          rig.sim
+            .calls()
+            .slice(before)
+            .some((c) => c.endedAtMs === null),
+        60_000,
+        10,
+      );
+      if (target === 'budget_exhausted')
+        await waitFor(
+          'budget exhausted',
+          async () => (await campaignState(rig.bus, id))?.state === 'budget_exhausted',
+          60_000,
+          10,
+        );
       else await setState(id, target);
-      const inFlight = rig.sim.calls().slice(before).filter((c) => c.endedAtMs === null).length;
+      const inFlight = rig.sim
+        .calls()
+        .slice(before)
+        .filter((c) => c.endedAtMs === null).length;
       expect(workers).toHaveLength(2);
       // every worker alive (an earlier scenario's replacement consumes this campaign too)
       await Promise.all(children.splice(0).map((c) => kill(c)));
@@ -97,20 +154,41 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
       await spawn();
       if (target === 'paused') {
         // paused: the lost arms are recovered now; admitted items wait for the resumption
-        await waitFor('no arm left invoking', async () => [...(await readArmStates(rig.bus, id)).values()].every((s) => s.state !== 'invoking'), 60_000, 200);
+        await waitFor(
+          'no arm left invoking',
+          async () => [...(await readArmStates(rig.bus, id)).values()].every((s) => s.state !== 'invoking'),
+          60_000,
+          200,
+        );
         expect((await campaignState(rig.bus, id))?.state).toBe('paused');
         await setState(id, 'running');
-        await waitFor('completed after resuming', async () => (await campaignState(rig.bus, id))?.state === 'completed', 120_000, 200);
+        await waitFor(
+          'completed after resuming',
+          async () => (await campaignState(rig.bus, id))?.state === 'completed',
+          120_000,
+          200,
+        );
       } else {
-        await waitFor('nothing reserved', async () => {
-          const l = await ledger(rig.bus, id);
-          return l !== null && l.reserved_micro_usd === 0 && [...(await readArmStates(rig.bus, id)).values()].every((s) => s.state !== 'invoking');
-        }, 60_000, 200);
+        await waitFor(
+          'nothing reserved',
+          async () => {
+            const l = await ledger(rig.bus, id);
+            return (
+              l !== null &&
+              l.reserved_micro_usd === 0 &&
+              [...(await readArmStates(rig.bus, id)).values()].every((s) => s.state !== 'invoking')
+            );
+          },
+          60_000,
+          200,
+        );
       }
       const r = await audit(id);
       expect(r.lostInvoked).toBeGreaterThan(0);
       expect((await campaignState(rig.bus, id))?.state).toBe(target === 'paused' ? 'completed' : target);
-      process.stdout.write(`recovery ${target}: ${inFlight} calls in flight at the kill; ${r.lostInvoked} arms lost and charged; ${r.obs} observations; settled ${r.settled} µUSD\n`);
+      process.stdout.write(
+        `recovery ${target}: ${inFlight} calls in flight at the kill; ${r.lostInvoked} arms lost and charged; ${r.obs} observations; settled ${r.settled} µUSD\n`,
+      );
     }, 240_000);
   }
 });

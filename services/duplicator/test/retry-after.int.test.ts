@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedNatsUrl } from '@shadowplane/testkit';
 import type { Observation } from '@shadowplane/contracts';
-import { campaignState, chatEnvelope, launchCampaign, ledger, publishEnvelopes, readObs, simConfig, startRig, startWorker, waitFor, type Rig } from './harness.js';
+import {
+  campaignState,
+  chatEnvelope,
+  launchCampaign,
+  ledger,
+  publishEnvelopes,
+  readObs,
+  simConfig,
+  startRig,
+  startWorker,
+  waitFor,
+  type Rig,
+} from './harness.js';
 import type { DuplicatorHandle } from '../src/index.js';
 
 // The sim enforces 1 request per 10-minute window on sim-large, so every call after the first
@@ -27,13 +39,31 @@ describe('retry-after above the per-arm cap', () => {
       name: 'retry-after',
       suite: 'ra',
       call_types: ['qa'],
-      incumbent: { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: { input: 2.5, output: 10 }, max_output_tokens: 100, limits: { max_retries: 3, max_retry_after_ms: 2000 } },
-      candidates: [{ id: 'medium', provider: 'simopenai', model: 'sim-medium', rate_card: { input: 0.4, output: 1.6 }, max_output_tokens: 100 }],
+      incumbent: {
+        id: 'large',
+        provider: 'simopenai',
+        model: 'sim-large',
+        rate_card: { input: 2.5, output: 10 },
+        max_output_tokens: 100,
+        limits: { max_retries: 3, max_retry_after_ms: 2000 },
+      },
+      candidates: [
+        {
+          id: 'medium',
+          provider: 'simopenai',
+          model: 'sim-medium',
+          rate_card: { input: 0.4, output: 1.6 },
+          max_output_tokens: 100,
+        },
+      ],
       max_items: N,
       max_cost_usd: 5,
       aa_share: 0,
     });
-    await publishEnvelopes(rig.bus, Array.from({ length: N }, (_, i) => chatEnvelope('ra', 'qa', `Retry-after item ${i}: add ${i} and 3.`)));
+    await publishEnvelopes(
+      rig.bus,
+      Array.from({ length: N }, (_, i) => chatEnvelope('ra', 'qa', `Retry-after item ${i}: add ${i} and 3.`)),
+    );
     await waitFor('completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 60_000);
     const elapsed = Date.now() - t0;
     const obs = (await readObs(rig.bus, id)).filter((m): m is Observation => m.schema === 'shadow.observation/v1');
@@ -53,6 +83,8 @@ describe('retry-after above the per-arm cap', () => {
     const l = (await ledger(rig.bus, id))!;
     expect(l.reserved_micro_usd).toBe(0);
     expect(l.settled_micro_usd).toBe(obs.reduce((a, o) => a + o.charged_micro_usd, 0));
-    process.stdout.write(`retry-after: ${limited.length} of ${N} incumbent calls 429 (retry-after 600 s) ended at once; campaign done in ${elapsed} ms\n`);
+    process.stdout.write(
+      `retry-after: ${limited.length} of ${N} incumbent calls 429 (retry-after 600 s) ended at once; campaign done in ${elapsed} ms\n`,
+    );
   }, 90_000);
 });

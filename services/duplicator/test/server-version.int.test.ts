@@ -15,10 +15,20 @@ describe('duplicator on a nats-server with the replicated-bucket CAS race', () =
     try {
       const dir = mkdtempSync(join(tmpdir(), 'dup-ver-'));
       const providersFile = join(dir, 'providers.json');
-      writeFileSync(providersFile, JSON.stringify({ providers: [{ id: 'sim', base_url: 'http://127.0.0.1:9/v1', api: 'openai.chat' }] }));
+      writeFileSync(
+        providersFile,
+        JSON.stringify({ providers: [{ id: 'sim', base_url: 'http://127.0.0.1:9/v1', api: 'openai.chat' }] }),
+      );
       const child = spawn(process.execPath, [BIN, 'duplicator'], {
         cwd: REPO,
-        env: { ...process.env, SHADOWPLANE_NATS_URL: fake.url, SHADOWPLANE_PROVIDERS_FILE: providersFile, SHADOWPLANE_DUPLICATOR_OPS_LISTEN: '127.0.0.1:0', SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_ARTIFACT_KEY: generateKey() },
+        env: {
+          ...process.env,
+          SHADOWPLANE_NATS_URL: fake.url,
+          SHADOWPLANE_PROVIDERS_FILE: providersFile,
+          SHADOWPLANE_DUPLICATOR_OPS_LISTEN: '127.0.0.1:0',
+          SHADOWPLANE_LOG_LEVEL: 'warn',
+          SHADOWPLANE_ARTIFACT_KEY: generateKey(),
+        },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let stderr = '';

@@ -4,7 +4,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import type { Observation } from '@shadowplane/contracts';
 import { freePort, sharedNatsUrl, startJaeger, type JaegerHandle, type JaegerSpan } from '@shadowplane/testkit';
-import { campaignState, chatEnvelope, gsm8kQuestions, launchCampaign, publishEnvelopes, readObs, simConfig, spawnWorker, startRig, waitFor, type Rig } from './harness.js';
+import {
+  campaignState,
+  chatEnvelope,
+  gsm8kQuestions,
+  launchCampaign,
+  publishEnvelopes,
+  readObs,
+  simConfig,
+  spawnWorker,
+  startRig,
+  waitFor,
+  type Rig,
+} from './harness.js';
 
 const PROD_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PROD_SPAN = '00f067aa0ba902b7';
@@ -15,7 +27,11 @@ function sample(text: string, name: string, labels: Record<string, string>): num
     const m = /^([a-zA-Z_:][\w:]*)\{(.*)\} (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
     const got = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.keys(got).length === Object.keys(labels).length && Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
+    if (
+      Object.keys(got).length === Object.keys(labels).length &&
+      Object.entries(labels).every(([k, v]) => got[k] === v)
+    )
+      return Number(m[3]);
   }
   return undefined;
 }
@@ -50,17 +66,38 @@ describe('duplicator traces in Jaeger', () => {
       name: 'traced',
       suite: 'tr',
       call_types: ['qa'],
-      incumbent: { id: 'large', provider: 'simopenai', model: 'sim-large', rate_card: { input: 2.5, cached_input: 1.25, output: 10 }, max_output_tokens: 200 },
-      candidates: [{ id: 'medium', provider: 'simanthropic', model: 'sim-medium', rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 }, max_output_tokens: 200 }],
+      incumbent: {
+        id: 'large',
+        provider: 'simopenai',
+        model: 'sim-large',
+        rate_card: { input: 2.5, cached_input: 1.25, output: 10 },
+        max_output_tokens: 200,
+      },
+      candidates: [
+        {
+          id: 'medium',
+          provider: 'simanthropic',
+          model: 'sim-medium',
+          rate_card: { input: 0.4, cached_input: 0.1, output: 1.6 },
+          max_output_tokens: 200,
+        },
+      ],
       max_items: 3,
       max_cost_usd: 5,
       aa_share: 0,
     });
     // while the campaign runs, its budget gauges carry its id
-    await waitFor('budget gauges', async () => {
-      const t = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
-      return t.includes(`shadowplane_duplicator_campaign_budget_limit_usd{campaign="${id}",role="duplicator"} 5`) && t.includes(`shadowplane_duplicator_campaign_budget_spent_usd{campaign="${id}",role="duplicator"} 0`);
-    }, 15_000);
+    await waitFor(
+      'budget gauges',
+      async () => {
+        const t = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
+        return (
+          t.includes(`shadowplane_duplicator_campaign_budget_limit_usd{campaign="${id}",role="duplicator"} 5`) &&
+          t.includes(`shadowplane_duplicator_campaign_budget_spent_usd{campaign="${id}",role="duplicator"} 0`)
+        );
+      },
+      15_000,
+    );
     const envs = gsm8kQuestions(3).map((q) => chatEnvelope('tr', 'qa', q));
     envs[0]!.trace_context = { traceparent: `00-${PROD_TRACE}-${PROD_SPAN}-01`, tracestate: 'router=1' };
     await publishEnvelopes(rig.bus, envs);
@@ -69,14 +106,28 @@ describe('duplicator traces in Jaeger', () => {
     // three prom-client gauge names it flags), and the campaign's budget gauges are live
     const text = await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text();
     // the campaign label exists only while the campaign is consumed: gone once it completed
-    await waitFor('campaign series removed', async () => !(await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text()).includes(`campaign="${id}"`), 10_000);
+    await waitFor(
+      'campaign series removed',
+      async () => !(await (await fetch(`http://127.0.0.1:${opsPort}/metrics`)).text()).includes(`campaign="${id}"`),
+      10_000,
+    );
     const lint = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
-    expect(`${lint.stdout}${lint.stderr}`.split('\n').filter((l) => l && !/^nodejs_active_(handles|requests|resources)_total non-counter/.test(l))).toEqual([]);
+    expect(
+      `${lint.stdout}${lint.stderr}`
+        .split('\n')
+        .filter((l) => l && !/^nodejs_active_(handles|requests|resources)_total non-counter/.test(l)),
+    ).toEqual([]);
     const large = { provider: 'simopenai', model: 'sim-large', arm: 'large', role: 'duplicator' };
     const medium = { provider: 'simanthropic', model: 'sim-medium', arm: 'medium', role: 'duplicator' };
-    expect(sample(text, 'shadowplane_duplicator_provider_calls_total', { ...large, arm_role: 'incumbent', result: 'ok' })).toBe(3);
-    expect(sample(text, 'shadowplane_duplicator_provider_calls_total', { ...medium, arm_role: 'candidate', result: 'ok' })).toBe(3);
-    expect(sample(text, 'shadowplane_duplicator_provider_call_duration_seconds_count', { ...medium, result: 'ok' })).toBe(3);
+    expect(
+      sample(text, 'shadowplane_duplicator_provider_calls_total', { ...large, arm_role: 'incumbent', result: 'ok' }),
+    ).toBe(3);
+    expect(
+      sample(text, 'shadowplane_duplicator_provider_calls_total', { ...medium, arm_role: 'candidate', result: 'ok' }),
+    ).toBe(3);
+    expect(
+      sample(text, 'shadowplane_duplicator_provider_call_duration_seconds_count', { ...medium, result: 'ok' }),
+    ).toBe(3);
     expect(sample(text, 'shadowplane_duplicator_reserved_usd', { role: 'duplicator' })).toBe(0);
     expect(text).toMatch(/^process_cpu_seconds_total\{role="duplicator"\} /m);
     // a drained worker flushes its spans before it exits
@@ -84,31 +135,51 @@ describe('duplicator traces in Jaeger', () => {
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
 
-    const spans = await waitFor('spans in jaeger', async () => {
-      const s = await jaeger.spans(service);
-      return s.filter((x) => x.operationName.startsWith('chat ')).length >= 6 ? s : null;
-    }, 30_000);
+    const spans = await waitFor(
+      'spans in jaeger',
+      async () => {
+        const s = await jaeger.spans(service);
+        return s.filter((x) => x.operationName.startsWith('chat ')).length >= 6 ? s : null;
+      },
+      30_000,
+    );
     const items = spans.filter((s) => s.operationName === 'shadowplane.item');
     const chats = spans.filter((s) => s.operationName.startsWith('chat '));
     expect(items).toHaveLength(3);
-    expect(chats.map((s) => s.operationName).sort()).toEqual(['chat sim-large', 'chat sim-large', 'chat sim-large', 'chat sim-medium', 'chat sim-medium', 'chat sim-medium']);
+    expect(chats.map((s) => s.operationName).sort()).toEqual([
+      'chat sim-large',
+      'chat sim-large',
+      'chat sim-large',
+      'chat sim-medium',
+      'chat sim-medium',
+      'chat sim-medium',
+    ]);
     expect(new Set(items.map((s) => tag(s, 'shadowplane.item.hash')))).toEqual(new Set(envs.map((e) => e.item_hash)));
 
     // the linked item: a new trace whose only reference is a link (FOLLOWS_FROM) to the production span
     const linked = items.find((s) => tag(s, 'shadowplane.envelope.id') === envs[0]!.envelope_id)!;
     expect(linked.traceID).not.toBe(PROD_TRACE);
-    expect(linked.references).toEqual([expect.objectContaining({ refType: 'FOLLOWS_FROM', traceID: PROD_TRACE, spanID: PROD_SPAN })]);
+    expect(linked.references).toEqual([
+      expect.objectContaining({ refType: 'FOLLOWS_FROM', traceID: PROD_TRACE, spanID: PROD_SPAN }),
+    ]);
     for (const s of items.filter((x) => x !== linked)) expect(s.references).toEqual([]);
 
     // every chat span is a child of its item's span, and says what the observation says
     const obs = (await readObs(rig.bus, id)).filter((m): m is Observation => m.schema === 'shadow.observation/v1');
     expect(obs).toHaveLength(6);
     // token counters add exactly what the observations recorded, by token type
-    for (const [arm, labels] of [['large', large], ['medium', medium]] as const) {
+    for (const [arm, labels] of [
+      ['large', large],
+      ['medium', medium],
+    ] as const) {
       const mine = obs.filter((o) => o.arm_id === arm);
       const total = (f: 'input_tokens' | 'output_tokens') => mine.reduce((a, o) => a + (o.usage[f] ?? 0), 0);
-      expect(sample(text, 'shadowplane_duplicator_provider_tokens_total', { ...labels, token_type: 'input' })).toBe(total('input_tokens'));
-      expect(sample(text, 'shadowplane_duplicator_provider_tokens_total', { ...labels, token_type: 'output' })).toBe(total('output_tokens'));
+      expect(sample(text, 'shadowplane_duplicator_provider_tokens_total', { ...labels, token_type: 'input' })).toBe(
+        total('input_tokens'),
+      );
+      expect(sample(text, 'shadowplane_duplicator_provider_tokens_total', { ...labels, token_type: 'output' })).toBe(
+        total('output_tokens'),
+      );
     }
     for (const c of chats) {
       const parent = c.references.find((r) => r.refType === 'CHILD_OF');

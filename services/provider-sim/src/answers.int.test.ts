@@ -18,7 +18,12 @@ const dispatcher = new Agent({ connections: 16, pipelining: 1 });
 afterAll(() => dispatcher.close());
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; text: string }> {
-  const r = await request(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), dispatcher });
+  const r = await request(url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    dispatcher,
+  });
   return { status: r.statusCode, text: await r.body.text() };
 }
 
@@ -51,7 +56,8 @@ describe('GSM8K answers', () => {
         const prompt = `Solve this problem step by step.\n\n${rows[i]!.question.replace(/ /g, '  ')}\n\nEnd with "#### <answer>".`;
         const r = await post(sim.url, '/v1/chat/completions', { model, messages: [{ role: 'user', content: prompt }] });
         expect(r.status).toBe(200);
-        const text = (JSON.parse(r.text) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+        const text = (JSON.parse(r.text) as { choices: { message: { content: string } }[] }).choices[0]!.message
+          .content;
         return /#### (-?[\d,.]+)\s*$/.exec(text)?.[1]?.replace(/,/g, '') ?? null;
       });
       const correct = finals.filter((f, i) => f === truth(i)).length;
@@ -62,10 +68,20 @@ describe('GSM8K answers', () => {
 
   it('answers the same question the same way on every API shape and on repeat', async () => {
     const q = rows[5]!.question;
-    const a = await post(sim.url, '/v1/chat/completions', { model: 'sim-small', messages: [{ role: 'user', content: q }] });
-    const b = await post(sim.url, '/v1/messages', { model: 'sim-small', max_tokens: 1000, messages: [{ role: 'user', content: q }] });
+    const a = await post(sim.url, '/v1/chat/completions', {
+      model: 'sim-small',
+      messages: [{ role: 'user', content: q }],
+    });
+    const b = await post(sim.url, '/v1/messages', {
+      model: 'sim-small',
+      max_tokens: 1000,
+      messages: [{ role: 'user', content: q }],
+    });
     const c = await post(sim.url, '/v1/responses', { model: 'sim-small', input: q });
-    const d = await post(sim.url, '/v1/chat/completions', { model: 'sim-small', messages: [{ role: 'user', content: q }] });
+    const d = await post(sim.url, '/v1/chat/completions', {
+      model: 'sim-small',
+      messages: [{ role: 'user', content: q }],
+    });
     const ta = (JSON.parse(a.text) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
     const tb = (JSON.parse(b.text) as { content: { text: string }[] }).content[0]!.text;
     const tc = (JSON.parse(c.text) as { output: { content: { text: string }[] }[] }).output[0]!.content[0]!.text;
@@ -78,7 +94,10 @@ describe('GSM8K answers', () => {
   it('a wrong answer is a plausible different number in GSM8K style', async () => {
     // find a question sim-small gets wrong among the first 40
     for (let i = 0; i < 40; i++) {
-      const r = await post(sim.url, '/v1/chat/completions', { model: 'sim-small', messages: [{ role: 'user', content: rows[i]!.question }] });
+      const r = await post(sim.url, '/v1/chat/completions', {
+        model: 'sim-small',
+        messages: [{ role: 'user', content: rows[i]!.question }],
+      });
       const text = (JSON.parse(r.text) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
       const final = /#### (-?[\d,.]+)$/.exec(text)![1]!.replace(/,/g, '');
       if (final !== truth(i)) {
@@ -93,7 +112,10 @@ describe('GSM8K answers', () => {
   it('unrecognised prompts get filler whose length follows the model distribution and respects max_tokens', async () => {
     const lens: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const r = await post(sim.url, '/v1/chat/completions', { model: 'sim-large', messages: [{ role: 'user', content: `Tell me something, variant ${i}.` }] });
+      const r = await post(sim.url, '/v1/chat/completions', {
+        model: 'sim-large',
+        messages: [{ role: 'user', content: `Tell me something, variant ${i}.` }],
+      });
       lens.push((JSON.parse(r.text) as { usage: { completion_tokens: number } }).usage.completion_tokens);
     }
     lens.sort((x, y) => x - y);
@@ -102,8 +124,15 @@ describe('GSM8K answers', () => {
     expect(median).toBeGreaterThan(100);
     expect(median).toBeLessThan(250);
     expect(new Set(lens).size).toBeGreaterThan(10);
-    const capped = await post(sim.url, '/v1/chat/completions', { model: 'sim-large', max_tokens: 7, messages: [{ role: 'user', content: 'Tell me something long.' }] });
-    const body = JSON.parse(capped.text) as { choices: { finish_reason: string }[]; usage: { completion_tokens: number } };
+    const capped = await post(sim.url, '/v1/chat/completions', {
+      model: 'sim-large',
+      max_tokens: 7,
+      messages: [{ role: 'user', content: 'Tell me something long.' }],
+    });
+    const body = JSON.parse(capped.text) as {
+      choices: { finish_reason: string }[];
+      usage: { completion_tokens: number };
+    };
     expect(body.choices[0]!.finish_reason).toBe('length');
     expect(body.usage.completion_tokens).toBe(7);
   });
@@ -111,14 +140,50 @@ describe('GSM8K answers', () => {
 
 describe('determinism under a seed', () => {
   const script: { path: string; body: unknown }[] = [
-    { path: '/v1/chat/completions', body: { model: 'sim-large', messages: [{ role: 'user', content: rows[0]!.question }] } },
-    { path: '/v1/chat/completions', body: { model: 'sim-medium', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hello' }] } },
-    { path: '/v1/chat/completions', body: { model: 'sim-medium', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hello' }] } },
+    {
+      path: '/v1/chat/completions',
+      body: { model: 'sim-large', messages: [{ role: 'user', content: rows[0]!.question }] },
+    },
+    {
+      path: '/v1/chat/completions',
+      body: {
+        model: 'sim-medium',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'Hello' }],
+      },
+    },
+    {
+      path: '/v1/chat/completions',
+      body: {
+        model: 'sim-medium',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'Hello' }],
+      },
+    },
     { path: '/v1/responses', body: { model: 'sim-small', input: rows[3]!.question, stream: true } },
-    { path: '/v1/messages', body: { model: 'sim-large', max_tokens: 400, messages: [{ role: 'user', content: 'Summarise the plan.' }] } },
-    { path: '/v1/messages', body: { model: 'sim-small', max_tokens: 400, stream: true, messages: [{ role: 'user', content: rows[9]!.question }] } },
-    { path: '/api/v1/chat/completions', body: { model: 'sim-medium', messages: [{ role: 'user', content: 'Costs?' }] } },
-    { path: '/api/v1/chat/completions', body: { model: 'sim-medium', stream: true, messages: [{ role: 'user', content: rows[7]!.question }] } },
+    {
+      path: '/v1/messages',
+      body: { model: 'sim-large', max_tokens: 400, messages: [{ role: 'user', content: 'Summarise the plan.' }] },
+    },
+    {
+      path: '/v1/messages',
+      body: {
+        model: 'sim-small',
+        max_tokens: 400,
+        stream: true,
+        messages: [{ role: 'user', content: rows[9]!.question }],
+      },
+    },
+    {
+      path: '/api/v1/chat/completions',
+      body: { model: 'sim-medium', messages: [{ role: 'user', content: 'Costs?' }] },
+    },
+    {
+      path: '/api/v1/chat/completions',
+      body: { model: 'sim-medium', stream: true, messages: [{ role: 'user', content: rows[7]!.question }] },
+    },
   ];
 
   async function run(seed: number): Promise<string[]> {

@@ -12,7 +12,12 @@ beforeAll(async () => {
 afterAll(async () => sim.close());
 
 const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
-  const r = await fetch(`${sim.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) });
+  const r = await fetch(`${sim.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
   return { status: r.status, body: (await r.json()) as Record<string, any> };
 };
 const msgs = [{ role: 'user', content: 'hi' }];
@@ -49,16 +54,30 @@ describe('provider-sim refuses wrongly typed parameters like the real APIs', () 
 
   it('a malformed x-sim-fault-after-ms → 400 naming the header, not silently no delay', async () => {
     for (const v of ['-5', '1e400', 'soon', '99999999999']) {
-      const r = await post('/v1/chat/completions', { model: 'sim-small', messages: msgs }, { 'x-sim-fault': 'server_error', 'x-sim-fault-after-ms': v });
+      const r = await post(
+        '/v1/chat/completions',
+        { model: 'sim-small', messages: msgs },
+        { 'x-sim-fault': 'server_error', 'x-sim-fault-after-ms': v },
+      );
       expect(r.status, v).toBe(400);
       expect(JSON.stringify(r.body)).toContain('x-sim-fault-after-ms');
     }
-    const ok = await post('/v1/chat/completions', { model: 'sim-small', messages: msgs }, { 'x-sim-fault': 'server_error', 'x-sim-fault-after-ms': '0' });
+    const ok = await post(
+      '/v1/chat/completions',
+      { model: 'sim-small', messages: msgs },
+      { 'x-sim-fault': 'server_error', 'x-sim-fault-after-ms': '0' },
+    );
     expect(ok.status).toBe(500);
   });
 
   it('valid booleans and integers (and null) still pass', async () => {
-    const r = await post('/v1/chat/completions', { model: 'sim-small', messages: msgs, stream: false, max_tokens: 8, stream_options: null });
+    const r = await post('/v1/chat/completions', {
+      model: 'sim-small',
+      messages: msgs,
+      stream: false,
+      max_tokens: 8,
+      stream_options: null,
+    });
     expect(r.status).toBe(200);
   });
 });

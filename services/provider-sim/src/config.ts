@@ -104,7 +104,10 @@ export const SimModel = z
       .strict()
       .default({ enabled: true, min_tokens: 1024, block_tokens: 128, ttl_ms: 300_000 }),
     rate_limits: z
-      .object({ rpm: z.number().int().positive().default(30_000), tpm: z.number().int().positive().default(150_000_000) })
+      .object({
+        rpm: z.number().int().positive().default(30_000),
+        tpm: z.number().int().positive().default(150_000_000),
+      })
       .strict()
       .default({ rpm: 30_000, tpm: 150_000_000 }),
     faults: SimFaultRates.default(SimFaultRates.parse({})),
@@ -129,7 +132,9 @@ export type SimModel = z.infer<typeof SimModel>;
  */
 export const SimConfig = z
   .object({
-    models: z.record(z.string().min(1), SimModel).refine((m) => Object.keys(m).length > 0, { message: 'at least one model is required' }),
+    models: z
+      .record(z.string().min(1), SimModel)
+      .refine((m) => Object.keys(m).length > 0, { message: 'at least one model is required' }),
     seed: z.number().int().nonnegative().default(0),
     latency_scale: NonNeg.default(1),
     rate_limit_window_ms: z.number().int().positive().default(60_000),
@@ -139,7 +144,11 @@ export const SimConfig = z
     require_auth: z.boolean().default(false),
     epoch_s: z.number().int().nonnegative().default(1_767_225_600),
     call_log_max: z.number().int().positive().default(100_000),
-    max_body_bytes: z.number().int().positive().default(32 * 1024 * 1024),
+    max_body_bytes: z
+      .number()
+      .int()
+      .positive()
+      .default(32 * 1024 * 1024),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -147,7 +156,12 @@ export const SimConfig = z
     for (const [name, m] of Object.entries(c.models)) {
       for (const n of [name, ...m.aliases]) {
         const prev = seen.get(n);
-        if (prev !== undefined && prev !== name) ctx.addIssue({ code: 'custom', message: `model name ${n} is used by ${prev} too`, path: ['models', name, 'aliases'] });
+        if (prev !== undefined && prev !== name)
+          ctx.addIssue({
+            code: 'custom',
+            message: `model name ${n} is used by ${prev} too`,
+            path: ['models', name, 'aliases'],
+          });
         seen.set(n, name);
       }
     }
@@ -211,9 +225,13 @@ export function parseSimConfig(input: unknown): SimConfig {
   const r = SimConfig.safeParse(input);
   if (!r.success) {
     const issues = r.error.issues.map((i) => ({ key: issueKey(i.path), message: i.message }));
-    throw new ShadowplaneError('config_invalid', `invalid provider-sim config: ${issues.map((i) => `${i.key}: ${i.message}`).join('; ')}`, {
-      details: { issues },
-    });
+    throw new ShadowplaneError(
+      'config_invalid',
+      `invalid provider-sim config: ${issues.map((i) => `${i.key}: ${i.message}`).join('; ')}`,
+      {
+        details: { issues },
+      },
+    );
   }
   return deepFreeze(r.data);
 }

@@ -51,7 +51,10 @@ export class KnownAnswers {
     lines.forEach((row, index) => {
       const parts = row.answer.split('####');
       const final = (parts.at(-1) ?? '').trim();
-      const body = parts.slice(0, -1).join('####').replace(/<<[^>]*>>/g, '');
+      const body = parts
+        .slice(0, -1)
+        .join('####')
+        .replace(/<<[^>]*>>/g, '');
       const reasoning = body
         .split('\n')
         .map((l) => l.trimEnd())
@@ -76,7 +79,10 @@ export class KnownAnswers {
     try {
       text = readFileSync(path, 'utf8');
     } catch (e) {
-      throw new ShadowplaneError('config_invalid', `cannot read dataset ${path}`, { details: { key: 'dataset' }, cause: e });
+      throw new ShadowplaneError('config_invalid', `cannot read dataset ${path}`, {
+        details: { key: 'dataset' },
+        cause: e,
+      });
     }
     const rows: { question: string; answer: string }[] = [];
     text.split('\n').forEach((line, i) => {
@@ -85,11 +91,18 @@ export class KnownAnswers {
       try {
         row = JSON.parse(line);
       } catch (e) {
-        throw new ShadowplaneError('config_invalid', `dataset line ${i + 1} is not JSON`, { details: { key: 'dataset', line: i + 1 }, cause: e });
+        throw new ShadowplaneError('config_invalid', `dataset line ${i + 1} is not JSON`, {
+          details: { key: 'dataset', line: i + 1 },
+          cause: e,
+        });
       }
       const r = row as { question?: unknown; answer?: unknown };
       if (typeof r.question !== 'string' || typeof r.answer !== 'string' || !r.answer.includes('####')) {
-        throw new ShadowplaneError('config_invalid', `dataset line ${i + 1} needs string question and answer with ####`, { details: { key: 'dataset', line: i + 1 } });
+        throw new ShadowplaneError(
+          'config_invalid',
+          `dataset line ${i + 1} needs string question and answer with ####`,
+          { details: { key: 'dataset', line: i + 1 } },
+        );
       }
       rows.push({ question: r.question, answer: r.answer });
     });
@@ -138,7 +151,9 @@ export class KnownAnswers {
       const w = this.difficultyWeight;
       const scored = this.items.map((it) => ({
         i: it.index,
-        s: w * hashUnit(this.seed, 'difficulty', it.question) + (1 - w) * hashUnit(this.seed, 'skill', model, it.question),
+        s:
+          w * hashUnit(this.seed, 'difficulty', it.question) +
+          (1 - w) * hashUnit(this.seed, 'skill', model, it.question),
       }));
       scored.sort((a, b) => a.s - b.s || a.i - b.i);
       set = new Uint8Array(this.items.length);
@@ -158,7 +173,11 @@ export class KnownAnswers {
     if (this.isCorrect(model, accuracy, q)) {
       return { text: [...q.reasoning, `#### ${q.final}`].join('\n'), correct: true, final: q.final };
     }
-    const wrong = wrongAnswer(q.final, hashUnit(this.seed, 'wrong', model, q.question), hashUnit(this.seed, 'wrong-kind', model, q.question));
+    const wrong = wrongAnswer(
+      q.final,
+      hashUnit(this.seed, 'wrong', model, q.question),
+      hashUnit(this.seed, 'wrong-kind', model, q.question),
+    );
     const lines = [...q.reasoning];
     const last = lines.length - 1;
     if (last >= 0) {

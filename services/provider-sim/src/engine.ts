@@ -32,7 +32,12 @@ export interface Plan {
   known: { index: number; correct: boolean } | null;
 }
 
-const ID_PREFIX: Record<Api, string> = { 'openai.chat': 'chatcmpl-', 'openai.responses': 'resp_', 'anthropic.messages': 'msg_01', 'openrouter.chat': 'gen-' };
+const ID_PREFIX: Record<Api, string> = {
+  'openai.chat': 'chatcmpl-',
+  'openai.responses': 'resp_',
+  'anthropic.messages': 'msg_01',
+  'openrouter.chat': 'gen-',
+};
 
 /**
  * The sim's deterministic core: resolves models, counts tokens, applies prompt caching and rate
@@ -47,7 +52,10 @@ export class SimEngine {
   /** filler pieces by model + request hash (pure, so safe to cache) */
   private readonly fillers = new Lru<string, string[]>(5_000);
   /** rendered known answers by model + question + output cap (pure, so safe to cache) */
-  private readonly answers = new Lru<string, { text: string; output: number; finish: Completion['finish']; pieces: string[]; correct: boolean }>(20_000);
+  private readonly answers = new Lru<
+    string,
+    { text: string; output: number; finish: Completion['finish']; pieces: string[]; correct: boolean }
+  >(20_000);
 
   constructor(
     readonly config: SimConfig,
@@ -169,7 +177,16 @@ export class SimEngine {
     let toolCall: Completion['toolCall'] = null;
     const q = this.known && req.lastUser ? this.known.match(req.lastUser) : null;
     const wantsTool = req.tools.length > 0 && /\buse the tool\b/i.test(req.lastUser);
-    const judged = cfg.judge ? simJudgeReply(req.lastUser, { cfg: cfg.judge, model, modelAccuracy: cfg.accuracy, known: this.known, seed, requestHash }) : null;
+    const judged = cfg.judge
+      ? simJudgeReply(req.lastUser, {
+          cfg: cfg.judge,
+          model,
+          modelAccuracy: cfg.accuracy,
+          known: this.known,
+          seed,
+          requestHash,
+        })
+      : null;
     if (judged !== null) {
       text = judged;
       output = countTokens(judged);
@@ -193,8 +210,13 @@ export class SimEngine {
         // question), so tiers differ in output tokens item by item as real ones do; the reasoning
         // and the `#### <final>` line the scorer reads are unchanged.
         const ol = cfg.output_length;
-        const styleTokens = Math.round(Math.max(0, (ol.median / 4) * Math.exp(ol.sigma * hashNormal(seed, 'style', model, q.index))));
-        const preface = styleTokens > 0 ? `${fillerPieces(styleTokens, Math.floor(hashUnit(seed, 'style-words', model, q.index) * 2 ** 32)).join('')}\n` : '';
+        const styleTokens = Math.round(
+          Math.max(0, (ol.median / 4) * Math.exp(ol.sigma * hashNormal(seed, 'style', model, q.index))),
+        );
+        const preface =
+          styleTokens > 0
+            ? `${fillerPieces(styleTokens, Math.floor(hashUnit(seed, 'style-words', model, q.index) * 2 ** 32)).join('')}\n`
+            : '';
         let t = preface + ans.text;
         let n = countTokens(t);
         let f: Completion['finish'] = 'stop';
@@ -232,11 +254,17 @@ export class SimEngine {
     // timing
     const scale = this.config.latency_scale;
     const lat = cfg.latency;
-    const ttftMs = lat.ttft_ms.median === 0 || scale === 0 ? 0 : lat.ttft_ms.median * Math.exp(lat.ttft_ms.sigma * hashNormal(seed, 'ttft', model, requestHash, occ)) * scale;
+    const ttftMs =
+      lat.ttft_ms.median === 0 || scale === 0
+        ? 0
+        : lat.ttft_ms.median * Math.exp(lat.ttft_ms.sigma * hashNormal(seed, 'ttft', model, requestHash, occ)) * scale;
     const generationMs =
       lat.output_tokens_per_s === 0 || scale === 0
         ? 0
-        : (output / lat.output_tokens_per_s) * 1000 * (1 + lat.jitter * (2 * hashUnit(seed, 'jitter', model, requestHash, occ) - 1)) * scale;
+        : (output / lat.output_tokens_per_s) *
+          1000 *
+          (1 + lat.jitter * (2 * hashUnit(seed, 'jitter', model, requestHash, occ) - 1)) *
+          scale;
 
     // usage reporting
     const usageReported = cfg.usage_mode !== 'never';
@@ -296,11 +324,15 @@ export class SimEngine {
  * input + cache reads × cached_input + cache writes × cache_write (default 1.25 × input) +
  * output × output; each token priced once. Rounded to 1e-12 USD. Source: docs/architecture.md "Contracts" (usage).
  */
-export function rateCardCost(cfg: SimModel, u: { input: number; cacheRead: number; cacheWrite: number; output: number }): { total: number; prompt: number; completion: number } {
+export function rateCardCost(
+  cfg: SimModel,
+  u: { input: number; cacheRead: number; cacheWrite: number; output: number },
+): { total: number; prompt: number; completion: number } {
   const p = cfg.prices;
   const write = p.cache_write ?? p.input * 1.25;
   const r = (x: number) => Math.round(x * 1e12) / 1e12;
-  const prompt = ((u.input - u.cacheRead - u.cacheWrite) * p.input + u.cacheRead * p.cached_input + u.cacheWrite * write) / 1e6;
+  const prompt =
+    ((u.input - u.cacheRead - u.cacheWrite) * p.input + u.cacheRead * p.cached_input + u.cacheWrite * write) / 1e6;
   const completion = (u.output * p.output) / 1e6;
   return { total: r(prompt + completion), prompt: r(prompt), completion: r(completion) };
 }

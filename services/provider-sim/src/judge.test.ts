@@ -8,13 +8,29 @@ function pair(i: number): { q: string; cand: string; inc: string } {
 }
 
 function judge(cfg: Partial<SimJudge>, user: string, requestHash: string): number | null {
-  const reply = simJudgeReply(user, { cfg: SimJudge.parse({ open_good_share: 0.5, ...cfg }), model: 'j', modelAccuracy: 0.5, known: null, seed: 3, requestHash });
+  const reply = simJudgeReply(user, {
+    cfg: SimJudge.parse({ open_good_share: 0.5, ...cfg }),
+    model: 'j',
+    modelAccuracy: 0.5,
+    known: null,
+    seed: 3,
+    requestHash,
+  });
   return reply === null ? null : parsePairwiseReply(reply).value;
 }
 
 describe('provider-sim judge', () => {
   it('answers only judge prompts (null for an ordinary request)', () => {
-    expect(simJudgeReply('What is 2+2?', { cfg: SimJudge.parse({}), model: 'j', modelAccuracy: 0.5, known: null, seed: 1, requestHash: 'h' })).toBeNull();
+    expect(
+      simJudgeReply('What is 2+2?', {
+        cfg: SimJudge.parse({}),
+        model: 'j',
+        modelAccuracy: 0.5,
+        known: null,
+        seed: 1,
+        requestHash: 'h',
+      }),
+    ).toBeNull();
   });
 
   it('with position bias 0.4, one order favours the first answer; both orders cancel it (n = 2000)', () => {
@@ -24,8 +40,16 @@ describe('provider-sim judge', () => {
     let flips = 0;
     for (let i = 0; i < n; i++) {
       const p = pair(i);
-      const ab = judge({ position_bias: 0.4, accuracy: 1 }, pairwiseMessages({ prompt: p.q, a: p.cand, b: p.inc })[1]!.content, `ab${i}`)!;
-      const ba = judge({ position_bias: 0.4, accuracy: 1 }, pairwiseMessages({ prompt: p.q, a: p.inc, b: p.cand })[1]!.content, `ba${i}`)!;
+      const ab = judge(
+        { position_bias: 0.4, accuracy: 1 },
+        pairwiseMessages({ prompt: p.q, a: p.cand, b: p.inc })[1]!.content,
+        `ab${i}`,
+      )!;
+      const ba = judge(
+        { position_bias: 0.4, accuracy: 1 },
+        pairwiseMessages({ prompt: p.q, a: p.inc, b: p.cand })[1]!.content,
+        `ba${i}`,
+      )!;
       oneOrder += ab;
       const c = combinePairwise(ab, ba);
       both += c.score!;
@@ -53,7 +77,14 @@ describe('provider-sim judge', () => {
 
   it('with refusal_rate 1 replies with a refusal the parser names', () => {
     const p = pair(1);
-    const reply = simJudgeReply(pairwiseMessages({ prompt: p.q, a: p.cand, b: p.inc })[1]!.content, { cfg: SimJudge.parse({ refusal_rate: 1 }), model: 'j', modelAccuracy: 0.5, known: null, seed: 1, requestHash: 'h' })!;
+    const reply = simJudgeReply(pairwiseMessages({ prompt: p.q, a: p.cand, b: p.inc })[1]!.content, {
+      cfg: SimJudge.parse({ refusal_rate: 1 }),
+      model: 'j',
+      modelAccuracy: 0.5,
+      known: null,
+      seed: 1,
+      requestHash: 'h',
+    })!;
     expect(parsePairwiseReply(reply).reason).toBe('judge_refused_reply');
   });
 });

@@ -79,7 +79,8 @@ export function simJudgeReply(user: string, c: SimJudgeContext): string | null {
     if (q) return finalNumber(ans) === q.final.replace(/,/g, '');
     return hashUnit(c.seed, 'judge-truth', ans) < c.cfg.open_good_share;
   };
-  const own = (ans: string) => q !== null && c.known !== null && c.known.answer(c.model, c.modelAccuracy, q).text === ans;
+  const own = (ans: string) =>
+    q !== null && c.known !== null && c.known.answer(c.model, c.modelAccuracy, q).text === ans;
   const perceive = (ans: string, what: string) => (u(`acc:${what}`) < c.cfg.accuracy ? truth(ans) : !truth(ans));
   if (single !== null) {
     let good = perceive(single, 'single');

@@ -34,11 +34,18 @@ export class SlidingWindowLimiter {
    * Checks whether one more request with `inputTokens` fits.
    * @returns `{ ok: true }` or `{ ok: false, limit, retryAfterMs }` (ms until it would fit)
    */
-  check(nowMs: number, inputTokens: number): { ok: true } | { ok: false; limit: 'requests' | 'tokens'; retryAfterMs: number } {
+  check(
+    nowMs: number,
+    inputTokens: number,
+  ): { ok: true } | { ok: false; limit: 'requests' | 'tokens'; retryAfterMs: number } {
     this.evict(nowMs);
     const count = this.times.length - this.head;
     if (count + 1 > this.rpm) {
-      return { ok: false, limit: 'requests', retryAfterMs: Math.max(1, this.times[this.head]! + this.windowMs - nowMs) };
+      return {
+        ok: false,
+        limit: 'requests',
+        retryAfterMs: Math.max(1, this.times[this.head]! + this.windowMs - nowMs),
+      };
     }
     if (this.usedTokens + inputTokens > this.tpm) {
       // wait until enough of the oldest entries leave the window (or a full window if it never fits)
@@ -46,7 +53,8 @@ export class SlidingWindowLimiter {
       const need = this.usedTokens + inputTokens - this.tpm;
       for (let i = this.head; i < this.times.length; i++) {
         freed += this.tokens[i]!;
-        if (freed >= need) return { ok: false, limit: 'tokens', retryAfterMs: Math.max(1, this.times[i]! + this.windowMs - nowMs) };
+        if (freed >= need)
+          return { ok: false, limit: 'tokens', retryAfterMs: Math.max(1, this.times[i]! + this.windowMs - nowMs) };
       }
       return { ok: false, limit: 'tokens', retryAfterMs: this.windowMs };
     }
@@ -61,7 +69,12 @@ export class SlidingWindowLimiter {
   }
 
   /** Current headroom and the ms until the oldest request / token leaves the window. */
-  state(nowMs: number): { remainingRequests: number; remainingTokens: number; resetRequestsMs: number; resetTokensMs: number } {
+  state(nowMs: number): {
+    remainingRequests: number;
+    remainingTokens: number;
+    resetRequestsMs: number;
+    resetTokensMs: number;
+  } {
     this.evict(nowMs);
     const count = this.times.length - this.head;
     const oldest = count > 0 ? Math.max(0, this.times[this.head]! + this.windowMs - nowMs) : 0;

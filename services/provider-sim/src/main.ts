@@ -7,7 +7,8 @@ import { isShadowplaneError } from '@shadowplane/contracts';
 import { DEFAULT_SIM_CONFIG, issueKey, type SimConfigInput } from './config.js';
 import { startProviderSim } from './index.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 
 /** Exit code for a configuration error (sysexits EX_CONFIG). */
 export const EXIT_CONFIG = 78;
@@ -62,11 +63,23 @@ function configError(key: string, message: string): number {
  * @returns exit code: 0 clean shutdown, 64 usage error, 78 invalid config (key named on stderr)
  */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  let flags: { listen?: string | undefined; config?: string | undefined; seed?: string | undefined; dataset?: string | undefined; help?: boolean | undefined };
+  let flags: {
+    listen?: string | undefined;
+    config?: string | undefined;
+    seed?: string | undefined;
+    dataset?: string | undefined;
+    help?: boolean | undefined;
+  };
   try {
     flags = parseArgs({
       args: argv,
-      options: { listen: { type: 'string' }, config: { type: 'string' }, seed: { type: 'string' }, dataset: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        listen: { type: 'string' },
+        config: { type: 'string' },
+        seed: { type: 'string' },
+        dataset: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
       strict: true,
       allowPositionals: false,
     }).values;
@@ -98,12 +111,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     try {
       config = parseYaml(readFileSync(settings.SHADOWPLANE_SIM_CONFIG, 'utf8')) as SimConfigInput;
     } catch (e) {
-      return configError(FLAG_OF.SHADOWPLANE_SIM_CONFIG!, `cannot read or parse ${settings.SHADOWPLANE_SIM_CONFIG}: ${(e as Error).message}`);
+      return configError(
+        FLAG_OF.SHADOWPLANE_SIM_CONFIG!,
+        `cannot read or parse ${settings.SHADOWPLANE_SIM_CONFIG}: ${(e as Error).message}`,
+      );
     }
   }
-  if (settings.SHADOWPLANE_SIM_LATENCY_SCALE !== undefined) config = { ...config, latency_scale: settings.SHADOWPLANE_SIM_LATENCY_SCALE };
+  if (settings.SHADOWPLANE_SIM_LATENCY_SCALE !== undefined)
+    config = { ...config, latency_scale: settings.SHADOWPLANE_SIM_LATENCY_SCALE };
 
-  const logger = pino({ name: 'provider-sim', level: settings.SHADOWPLANE_SIM_LOG_LEVEL, base: { service: 'provider-sim', version: VERSION } }, pino.destination(2));
+  const logger = pino(
+    {
+      name: 'provider-sim',
+      level: settings.SHADOWPLANE_SIM_LOG_LEVEL,
+      base: { service: 'provider-sim', version: VERSION },
+    },
+    pino.destination(2),
+  );
   const listen = settings.SHADOWPLANE_SIM_LISTEN;
   const at = listen.lastIndexOf(':');
   const host = listen.slice(0, at).replace(/^\[|\]$/g, '');
@@ -127,11 +151,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       return configError(d?.key === 'dataset' ? FLAG_OF.SHADOWPLANE_SIM_DATASET! : 'config', e.message);
     }
     const code = (e as { code?: string }).code;
-    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') return configError(FLAG_OF.SHADOWPLANE_SIM_LISTEN!, `cannot listen on ${listen}: ${code}`);
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL')
+      return configError(FLAG_OF.SHADOWPLANE_SIM_LISTEN!, `cannot listen on ${listen}: ${code}`);
     throw e;
   }
   process.stdout.write(`${JSON.stringify({ event: 'listening', url: sim.url })}\n`);
-  logger.info({ url: sim.url, models: Object.keys(sim.config.models), seed: sim.config.seed }, 'provider-sim listening');
+  logger.info(
+    { url: sim.url, models: Object.keys(sim.config.models), seed: sim.config.seed },
+    'provider-sim listening',
+  );
 
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -37,7 +37,9 @@ export class SimMetrics {
   countTokens(model: string, u: { input: number; cacheRead: number; cacheWrite: number; output: number }): void {
     let c = this.tokenChildren.get(model);
     if (!c) {
-      c = (['input', 'cache_read', 'cache_write', 'output'] as const).map((kind) => this.tokens.labels({ model, kind }));
+      c = (['input', 'cache_read', 'cache_write', 'output'] as const).map((kind) =>
+        this.tokens.labels({ model, kind }),
+      );
       this.tokenChildren.set(model, c);
     }
     c[0]!.inc(u.input);

@@ -13,7 +13,12 @@ beforeAll(async () => {
         'never-usage': { accuracy: 0.5, prices, usage_mode: 'never' },
         'always-usage': { accuracy: 0.5, prices, usage_mode: 'always' },
         // TTFT exactly 300 ms, 100 tokens/s, filler exactly 40 tokens → ~400 ms of generation
-        slow: { accuracy: 0.5, prices, latency: { ttft_ms: { median: 300, sigma: 0 }, output_tokens_per_s: 100, jitter: 0 }, output_length: { median: 40, sigma: 0, min: 40, max: 40 } },
+        slow: {
+          accuracy: 0.5,
+          prices,
+          latency: { ttft_ms: { median: 300, sigma: 0 }, output_tokens_per_s: 100, jitter: 0 },
+          output_length: { median: 40, sigma: 0, min: 40, max: 40 },
+        },
         'no-cost': { accuracy: 0.5, prices, openrouter: { cost: false, providers: ['A', 'B'], honor_pin: false } },
       },
     },
@@ -22,9 +27,16 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 
-async function call(path: string, body: unknown): Promise<{ status: number; headers: Headers; text: string; chunkAtMs: number[]; t0: number }> {
+async function call(
+  path: string,
+  body: unknown,
+): Promise<{ status: number; headers: Headers; text: string; chunkAtMs: number[]; t0: number }> {
   const t0 = performance.now();
-  const r = await fetch(sim.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const r = await fetch(sim.url + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const chunkAtMs: number[] = [];
   let text = '';
   const dec = new TextDecoder();
@@ -35,7 +47,11 @@ async function call(path: string, body: unknown): Promise<{ status: number; head
   return { status: r.status, headers: r.headers, text, chunkAtMs, t0 };
 }
 
-const msg = (model: string, extra: Record<string, unknown> = {}) => ({ model, messages: [{ role: 'user', content: 'Say something useful.' }], ...extra });
+const msg = (model: string, extra: Record<string, unknown> = {}) => ({
+  model,
+  messages: [{ role: 'user', content: 'Say something useful.' }],
+  ...extra,
+});
 
 describe('usage modes', () => {
   const cases: [Api, string, Record<string, unknown>][] = [
@@ -49,7 +65,10 @@ describe('usage modes', () => {
 
   for (const [api, path, extra] of cases) {
     it(`never: ${api}${extra.stream ? ' stream' : ''} carries no usage block, so usage is null and the call abandoned`, async () => {
-      const body = api === 'openai.responses' ? { model: 'never-usage', input: 'Say something.', ...extra } : msg('never-usage', extra);
+      const body =
+        api === 'openai.responses'
+          ? { model: 'never-usage', input: 'Say something.', ...extra }
+          : msg('never-usage', extra);
       const r = await call(path, body);
       expect(r.status).toBe(200);
       const p = parseResponse(api, { status: r.status, headers: r.headers }, r.text);
@@ -72,7 +91,9 @@ describe('usage modes', () => {
     const body = JSON.parse(r.text) as { provider: string; usage: Record<string, unknown> };
     expect(body.provider).toBe('A');
     expect(body.usage).not.toHaveProperty('cost');
-    expect(parseResponse('openrouter.chat', { status: r.status, headers: r.headers }, r.text).providerCostUsd).toBeNull();
+    expect(
+      parseResponse('openrouter.chat', { status: r.status, headers: r.headers }, r.text).providerCostUsd,
+    ).toBeNull();
   });
 });
 
@@ -99,7 +120,11 @@ describe('faults with the latency model on', () => {
     const t0 = performance.now();
     const r = await fetch(sim.url + '/v1/chat/completions', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-sim-fault': fault, ...(afterMs !== undefined ? { 'x-sim-fault-after-ms': String(afterMs) } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        'x-sim-fault': fault,
+        ...(afterMs !== undefined ? { 'x-sim-fault-after-ms': String(afterMs) } : {}),
+      },
       body: JSON.stringify(msg('slow', { stream: true, stream_options: { include_usage: true } })),
     });
     let text = '';
@@ -128,4 +153,3 @@ describe('faults with the latency model on', () => {
     expect(r.ms).toBeGreaterThanOrEqual(300 + 700 - 20);
   });
 });
-

@@ -61,9 +61,12 @@ function toolsOf(body: Obj, api: Api): SimTool[] {
   const out: SimTool[] = [];
   for (const t of body.tools) {
     if (!isObj(t)) continue;
-    if (api === 'anthropic.messages' && typeof t.name === 'string') out.push({ name: t.name, schema: t.input_schema ?? {} });
-    else if (isObj(t.function) && typeof t.function.name === 'string') out.push({ name: t.function.name, schema: t.function.parameters ?? {} });
-    else if (t.type === 'function' && typeof t.name === 'string') out.push({ name: t.name, schema: t.parameters ?? {} });
+    if (api === 'anthropic.messages' && typeof t.name === 'string')
+      out.push({ name: t.name, schema: t.input_schema ?? {} });
+    else if (isObj(t.function) && typeof t.function.name === 'string')
+      out.push({ name: t.function.name, schema: t.function.parameters ?? {} });
+    else if (t.type === 'function' && typeof t.name === 'string')
+      out.push({ name: t.name, schema: t.parameters ?? {} });
   }
   return out;
 }
@@ -86,22 +89,46 @@ export function parseRequest(api: Api, body: unknown): SimRequest | SimRequestEr
   // Wrong JSON types of the fields that change the wire format are refused, as the providers do
   // (a lenient sim would let a client bug pass tests and fail against the real API).
   const typeErr = (param: string, want: string, v: unknown): SimRequestError => {
-    const got = v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? (Number.isInteger(v) ? 'an integer' : 'a decimal') : `a ${typeof v}`;
+    const got =
+      v === null
+        ? 'null'
+        : Array.isArray(v)
+          ? 'an array'
+          : typeof v === 'number'
+            ? Number.isInteger(v)
+              ? 'an integer'
+              : 'a decimal'
+            : `a ${typeof v}`;
     return api === 'anthropic.messages'
-      ? { param, message: `${param}: Input should be a valid ${want === 'an object' ? 'dictionary' : want.replace(/^an? /, '')}`, code: null }
-      : { param, message: `Invalid type for '${param}': expected ${want}, but got ${got} instead.`, code: 'invalid_type' };
+      ? {
+          param,
+          message: `${param}: Input should be a valid ${want === 'an object' ? 'dictionary' : want.replace(/^an? /, '')}`,
+          code: null,
+        }
+      : {
+          param,
+          message: `Invalid type for '${param}': expected ${want}, but got ${got} instead.`,
+          code: 'invalid_type',
+        };
   };
-  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean') return typeErr('stream', 'a boolean', body.stream);
-  if (body.stream_options !== undefined && body.stream_options !== null && !isObj(body.stream_options)) return typeErr('stream_options', 'an object', body.stream_options);
+  if (body.stream !== undefined && body.stream !== null && typeof body.stream !== 'boolean')
+    return typeErr('stream', 'a boolean', body.stream);
+  if (body.stream_options !== undefined && body.stream_options !== null && !isObj(body.stream_options))
+    return typeErr('stream_options', 'an object', body.stream_options);
   for (const k of ['max_tokens', 'max_completion_tokens', 'max_output_tokens']) {
     const v = body[k];
-    if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v))) return typeErr(k, 'an integer', v);
+    if (v !== undefined && v !== null && !(typeof v === 'number' && Number.isInteger(v)))
+      return typeErr(k, 'an integer', v);
   }
   const messages: PromptMessage[] = [];
   let maxTokens: number | null;
   if (api === 'openai.responses') {
     if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
-      return { param: 'previous_response_id', message: `Previous response with id '${String(body.previous_response_id)}' not found.`, code: 'previous_response_not_found' };
+      return {
+        param: 'previous_response_id',
+        message: `Previous response with id '${String(body.previous_response_id)}' not found.`,
+        code: 'previous_response_not_found',
+      };
     }
     if (typeof body.instructions === 'string') messages.push({ role: 'system', text: body.instructions });
     if (typeof body.input === 'string') messages.push({ role: 'user', text: body.input });
@@ -111,7 +138,8 @@ export function parseRequest(api: Api, body: unknown): SimRequest | SimRequestEr
         const role = typeof item.role === 'string' ? item.role : typeof item.type === 'string' ? item.type : 'user';
         messages.push({ role, text: item.content !== undefined ? contentText(item.content) : contentText([item]) });
       }
-    } else return { param: 'input', message: "Missing required parameter: 'input'.", code: 'missing_required_parameter' };
+    } else
+      return { param: 'input', message: "Missing required parameter: 'input'.", code: 'missing_required_parameter' };
     maxTokens = intOrNull(body.max_output_tokens);
   } else {
     if (!Array.isArray(body.messages) || body.messages.length === 0) {
@@ -135,7 +163,11 @@ export function parseRequest(api: Api, body: unknown): SimRequest | SimRequestEr
     }
   }
   if (maxTokens !== null && maxTokens < 1) {
-    return { param: api === 'openai.responses' ? 'max_output_tokens' : 'max_tokens', message: `Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got ${maxTokens} instead.`, code: 'integer_below_min_value' };
+    return {
+      param: api === 'openai.responses' ? 'max_output_tokens' : 'max_tokens',
+      message: `Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got ${maxTokens} instead.`,
+      code: 'integer_below_min_value',
+    };
   }
   const tools = toolsOf(body, api);
   if (tools.length > 0) messages.push({ role: 'tools', text: JSON.stringify(body.tools) });
@@ -151,9 +183,22 @@ export function parseRequest(api: Api, body: unknown): SimRequest | SimRequestEr
   const includeUsage = (isObj(so) && so.include_usage === true) || (isObj(usageOpt) && usageOpt.include === true);
   let pin: SimRequest['pin'] = null;
   if (api === 'openrouter.chat' && isObj(body.provider) && Array.isArray(body.provider.order)) {
-    pin = { order: body.provider.order.filter((x): x is string => typeof x === 'string'), allowFallbacks: body.provider.allow_fallbacks !== false };
+    pin = {
+      order: body.provider.order.filter((x): x is string => typeof x === 'string'),
+      allowFallbacks: body.provider.allow_fallbacks !== false,
+    };
   }
-  return { api, model: body.model, messages, lastUser, maxTokens, stream: body.stream === true, includeUsage, tools, pin };
+  return {
+    api,
+    model: body.model,
+    messages,
+    lastUser,
+    maxTokens,
+    stream: body.stream === true,
+    includeUsage,
+    tools,
+    pin,
+  };
 }
 
 /** True when `r` is a {@link SimRequestError}. */

@@ -37,12 +37,29 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
   return { status, headers: { 'content-type': JSON_CT, ...headers }, body: text };
 }
 
-function openai(status: number, message: string, type: string, param: string | null, code: string | null, headers: Record<string, string> = {}): WireResponse {
+function openai(
+  status: number,
+  message: string,
+  type: string,
+  param: string | null,
+  code: string | null,
+  headers: Record<string, string> = {},
+): WireResponse {
   return json(status, { error: { message, type, param, code } }, headers);
 }
 
-function anthropic(status: number, type: string, message: string, requestId: string, headers: Record<string, string> = {}): WireResponse {
-  return json(status, { type: 'error', error: { type, message }, request_id: requestId }, { 'request-id': requestId, ...headers });
+function anthropic(
+  status: number,
+  type: string,
+  message: string,
+  requestId: string,
+  headers: Record<string, string> = {},
+): WireResponse {
+  return json(
+    status,
+    { type: 'error', error: { type, message }, request_id: requestId },
+    { 'request-id': requestId, ...headers },
+  );
 }
 
 /**
@@ -69,7 +86,14 @@ export function errorResponse(api: Api, e: ErrorKind, requestId: string): WireRe
       if (isOpenRouter) {
         // OpenRouter relays the upstream's 429 without retry-after (recorded fixture).
         return json(429, {
-          error: { code: 429, message: 'Provider returned error', metadata: { provider_name: 'SimCloud', raw: `${e.model} is temporarily rate-limited upstream. Please retry shortly.` } },
+          error: {
+            code: 429,
+            message: 'Provider returned error',
+            metadata: {
+              provider_name: 'SimCloud',
+              raw: `${e.model} is temporarily rate-limited upstream. Please retry shortly.`,
+            },
+          },
           user_id: 'user_sim',
         });
       }
@@ -84,7 +108,8 @@ export function errorResponse(api: Api, e: ErrorKind, requestId: string): WireRe
       );
     }
     case 'server_error':
-      if (isAnthropic) return anthropic(500, 'api_error', 'Internal server error', requestId, { 'x-should-retry': 'true' });
+      if (isAnthropic)
+        return anthropic(500, 'api_error', 'Internal server error', requestId, { 'x-should-retry': 'true' });
       if (isOpenRouter) return json(500, { error: { code: 500, message: 'Internal Server Error' } });
       return openai(
         500,
@@ -99,18 +124,39 @@ export function errorResponse(api: Api, e: ErrorKind, requestId: string): WireRe
         // The recorded 529 has no request_id in the body; its headers carry request-id.
         return {
           status: 529,
-          headers: { 'content-type': JSON_CT, 'request-id': requestId, 'x-should-retry': 'true', 'cache-control': 'no-store, no-cache' },
+          headers: {
+            'content-type': JSON_CT,
+            'request-id': requestId,
+            'x-should-retry': 'true',
+            'cache-control': 'no-store, no-cache',
+          },
           body: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
         };
       }
-      if (isOpenRouter) return json(503, { error: { code: 503, message: 'No instances available', metadata: { provider_name: 'SimCloud' } } });
-      return openai(503, 'The engine is currently overloaded, please try again later.', 'server_error', null, null, oaHeaders);
+      if (isOpenRouter)
+        return json(503, {
+          error: { code: 503, message: 'No instances available', metadata: { provider_name: 'SimCloud' } },
+        });
+      return openai(
+        503,
+        'The engine is currently overloaded, please try again later.',
+        'server_error',
+        null,
+        null,
+        oaHeaders,
+      );
     case 'invalid_request':
       if (isAnthropic) return anthropic(400, 'invalid_request_error', e.message, requestId);
       if (isOpenRouter) return json(400, { error: { code: 400, message: e.message } });
       return openai(400, e.message, 'invalid_request_error', e.param, e.code, oaHeaders);
     case 'invalid_json':
-      if (isAnthropic) return anthropic(400, 'invalid_request_error', 'There was an error parsing the body of your request.', requestId);
+      if (isAnthropic)
+        return anthropic(
+          400,
+          'invalid_request_error',
+          'There was an error parsing the body of your request.',
+          requestId,
+        );
       if (isOpenRouter) return json(400, { error: { code: 400, message: 'Invalid JSON in request body' } });
       return openai(
         400,
@@ -123,7 +169,14 @@ export function errorResponse(api: Api, e: ErrorKind, requestId: string): WireRe
     case 'model_not_found':
       if (isAnthropic) return anthropic(404, 'not_found_error', `model: ${e.model}`, requestId);
       if (isOpenRouter) return json(400, { error: { code: 400, message: `${e.model} is not a valid model ID` } });
-      return openai(404, `The model \`${e.model}\` does not exist or you do not have access to it.`, 'invalid_request_error', null, 'model_not_found', oaHeaders);
+      return openai(
+        404,
+        `The model \`${e.model}\` does not exist or you do not have access to it.`,
+        'invalid_request_error',
+        null,
+        'model_not_found',
+        oaHeaders,
+      );
     case 'unauthenticated':
       if (isAnthropic) return anthropic(401, 'authentication_error', 'x-api-key header is required', requestId);
       if (isOpenRouter) return json(401, { error: { code: 401, message: 'No auth credentials found' } });
@@ -136,10 +189,13 @@ export function errorResponse(api: Api, e: ErrorKind, requestId: string): WireRe
         oaHeaders,
       );
     case 'payload_too_large':
-      if (isAnthropic) return anthropic(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.', requestId);
+      if (isAnthropic)
+        return anthropic(413, 'request_too_large', 'Request exceeds the maximum allowed number of bytes.', requestId);
       if (isOpenRouter) return json(413, { error: { code: 413, message: 'Request too large' } });
       return openai(413, 'Request too large.', 'invalid_request_error', null, null, oaHeaders);
     case 'no_endpoints':
-      return json(404, { error: { code: 404, message: `No endpoints found that can handle the requested parameters for ${e.model}.` } });
+      return json(404, {
+        error: { code: 404, message: `No endpoints found that can handle the requested parameters for ${e.model}.` },
+      });
   }
 }

@@ -35,7 +35,10 @@ export function hashUnit(...parts: (string | number)[]): number {
 export function hashHex(n: number, ...parts: (string | number)[]): string {
   const k = key(parts);
   let s = '';
-  for (let i = 0; s.length < n; i++) s += cyrb53(k, i + 1).toString(16).padStart(14, '0');
+  for (let i = 0; s.length < n; i++)
+    s += cyrb53(k, i + 1)
+      .toString(16)
+      .padStart(14, '0');
   return s.slice(0, n);
 }
 

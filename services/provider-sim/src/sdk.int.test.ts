@@ -35,7 +35,12 @@ const QUESTION =
 beforeAll(async () => {
   sim = await startProviderSim({ config: { ...DEFAULT_SIM_CONFIG, latency_scale: 0.2 }, seed: 7 });
   openai = new OpenAI({ apiKey: 'sk-sim', baseURL: `${sim.url}/v1`, maxRetries: 0, fetch: teeFetch(captured) });
-  openrouter = new OpenAI({ apiKey: 'sk-or-sim', baseURL: `${sim.url}/api/v1`, maxRetries: 0, fetch: teeFetch(captured) });
+  openrouter = new OpenAI({
+    apiKey: 'sk-or-sim',
+    baseURL: `${sim.url}/api/v1`,
+    maxRetries: 0,
+    fetch: teeFetch(captured),
+  });
   anthropic = new Anthropic({ apiKey: 'sk-ant-sim', baseURL: sim.url, maxRetries: 0, fetch: teeFetch(captured) });
 });
 afterAll(async () => {
@@ -56,7 +61,10 @@ async function ourUsage(api: Api) {
 
 describe('official openai SDK against the sim', () => {
   it('completes a plain chat call and reports usage that matches the text and our parser', async () => {
-    const r = await openai.chat.completions.create({ model: 'sim-large', messages: [{ role: 'user', content: QUESTION }] });
+    const r = await openai.chat.completions.create({
+      model: 'sim-large',
+      messages: [{ role: 'user', content: QUESTION }],
+    });
     const text = r.choices[0]!.message.content!;
     expect(text).toMatch(/#### \d+$/);
     expect(r.usage!.completion_tokens).toBe(encode(text).length);
@@ -96,7 +104,11 @@ describe('official openai SDK against the sim', () => {
   });
 
   it('streams chat without include_usage and sends no usage, so our parser reports null (not 0)', async () => {
-    const stream = await openai.chat.completions.create({ model: 'sim-medium', messages: [{ role: 'user', content: 'Say something.' }], stream: true });
+    const stream = await openai.chat.completions.create({
+      model: 'sim-medium',
+      messages: [{ role: 'user', content: 'Say something.' }],
+      stream: true,
+    });
     let sawUsage = false;
     for await (const ch of stream) if (ch.usage) sawUsage = true;
     expect(sawUsage).toBe(false);
@@ -130,8 +142,15 @@ describe('official openai SDK against the sim', () => {
   });
 
   it('talks to the OpenRouter route with usage.cost and provider, matching our parser', async () => {
-    const r = await openrouter.chat.completions.create({ model: 'sim-medium', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 64 });
-    const raw = r as unknown as { provider: string; usage: { cost: number; prompt_tokens: number; completion_tokens: number } };
+    const r = await openrouter.chat.completions.create({
+      model: 'sim-medium',
+      messages: [{ role: 'user', content: 'Hello there' }],
+      max_tokens: 64,
+    });
+    const raw = r as unknown as {
+      provider: string;
+      usage: { cost: number; prompt_tokens: number; completion_tokens: number };
+    };
     expect(raw.provider).toBe('SimCloud');
     // sim-medium prices: 0.40 USD/Mtok input, 1.60 output (README "Default tiers")
     expect(raw.usage.cost).toBeCloseTo((raw.usage.prompt_tokens * 0.4 + raw.usage.completion_tokens * 1.6) / 1e6, 12);
@@ -140,7 +159,11 @@ describe('official openai SDK against the sim', () => {
     expect(ours.upstream).toBe('SimCloud');
     expect(ours.usage.input_tokens).toBe(raw.usage.prompt_tokens);
 
-    const stream = await openrouter.chat.completions.create({ model: 'sim-large', messages: [{ role: 'user', content: 'Stream please' }], stream: true });
+    const stream = await openrouter.chat.completions.create({
+      model: 'sim-large',
+      messages: [{ role: 'user', content: 'Stream please' }],
+      stream: true,
+    });
     let cost: number | undefined;
     for await (const ch of stream) {
       const u = (ch as unknown as { usage?: { cost?: number } }).usage;
@@ -154,7 +177,11 @@ describe('official openai SDK against the sim', () => {
 
 describe('official @anthropic-ai/sdk against the sim', () => {
   it('completes a plain messages call and reports usage that matches the text and our parser', async () => {
-    const r = await anthropic.messages.create({ model: 'sim-large', max_tokens: 512, messages: [{ role: 'user', content: QUESTION }] });
+    const r = await anthropic.messages.create({
+      model: 'sim-large',
+      max_tokens: 512,
+      messages: [{ role: 'user', content: QUESTION }],
+    });
     const block = r.content[0]!;
     expect(block.type).toBe('text');
     const text = block.type === 'text' ? block.text : '';
@@ -162,14 +189,20 @@ describe('official @anthropic-ai/sdk against the sim', () => {
     expect(r.stop_reason).toBe('end_turn');
     expect(r.usage.output_tokens).toBe(encode(text).length);
     const ours = await ourUsage('anthropic.messages');
-    expect(ours.usage.input_tokens).toBe(r.usage.input_tokens + (r.usage.cache_read_input_tokens ?? 0) + (r.usage.cache_creation_input_tokens ?? 0));
+    expect(ours.usage.input_tokens).toBe(
+      r.usage.input_tokens + (r.usage.cache_read_input_tokens ?? 0) + (r.usage.cache_creation_input_tokens ?? 0),
+    );
     expect(ours.usage.cache_read_input_tokens).toBe(r.usage.cache_read_input_tokens);
     expect(ours.usage.cache_creation_input_tokens).toBe(r.usage.cache_creation_input_tokens);
     expect(ours.usage.output_tokens).toBe(r.usage.output_tokens);
   });
 
   it('streams messages and the SDK final message carries usage equal to our parser', async () => {
-    const stream = anthropic.messages.stream({ model: 'sim-small', max_tokens: 300, messages: [{ role: 'user', content: 'Describe a market.' }] });
+    const stream = anthropic.messages.stream({
+      model: 'sim-small',
+      max_tokens: 300,
+      messages: [{ role: 'user', content: 'Describe a market.' }],
+    });
     let text = '';
     stream.on('text', (t) => (text += t));
     const final = await stream.finalMessage();
@@ -177,11 +210,19 @@ describe('official @anthropic-ai/sdk against the sim', () => {
     const ours = await ourUsage('anthropic.messages');
     expect(ours.complete).toBe(true);
     expect(ours.usage.output_tokens).toBe(final.usage.output_tokens);
-    expect(ours.usage.input_tokens).toBe(final.usage.input_tokens + (final.usage.cache_read_input_tokens ?? 0) + (final.usage.cache_creation_input_tokens ?? 0));
+    expect(ours.usage.input_tokens).toBe(
+      final.usage.input_tokens +
+        (final.usage.cache_read_input_tokens ?? 0) +
+        (final.usage.cache_creation_input_tokens ?? 0),
+    );
   });
 
   it('respects max_tokens with stop_reason max_tokens', async () => {
-    const r = await anthropic.messages.create({ model: 'sim-medium', max_tokens: 5, messages: [{ role: 'user', content: 'Write a long essay.' }] });
+    const r = await anthropic.messages.create({
+      model: 'sim-medium',
+      max_tokens: 5,
+      messages: [{ role: 'user', content: 'Write a long essay.' }],
+    });
     expect(r.stop_reason).toBe('max_tokens');
     expect(r.usage.output_tokens).toBe(5);
   });
@@ -189,11 +230,20 @@ describe('official @anthropic-ai/sdk against the sim', () => {
 
 describe('prompt caching seen through the SDKs', () => {
   // ~1,500 tokens of stable system prompt; counted by gpt-tokenizer directly
-  const system = Array.from({ length: 150 }, (_, i) => `Rule ${i}: answer politely and check the numbers twice.`).join('\n');
+  const system = Array.from({ length: 150 }, (_, i) => `Rule ${i}: answer politely and check the numbers twice.`).join(
+    '\n',
+  );
 
   it('OpenAI: a repeated ≥1024-token prefix reports cached_tokens in 128-token blocks', async () => {
     expect(encode(system).length).toBeGreaterThan(1200);
-    const ask = (q: string) => openai.chat.completions.create({ model: 'sim-small', messages: [{ role: 'system', content: system }, { role: 'user', content: q }] });
+    const ask = (q: string) =>
+      openai.chat.completions.create({
+        model: 'sim-small',
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: q },
+        ],
+      });
     const first = await ask('first question');
     expect(first.usage!.prompt_tokens_details!.cached_tokens).toBe(0);
     const second = await ask('second question, different');
@@ -206,7 +256,13 @@ describe('prompt caching seen through the SDKs', () => {
   });
 
   it('Anthropic: the first call writes the cache, the repeat reads it', async () => {
-    const ask = (q: string) => anthropic.messages.create({ model: 'sim-medium', max_tokens: 64, system, messages: [{ role: 'user', content: q }] });
+    const ask = (q: string) =>
+      anthropic.messages.create({
+        model: 'sim-medium',
+        max_tokens: 64,
+        system,
+        messages: [{ role: 'user', content: q }],
+      });
     const first = await ask('alpha');
     expect(first.usage.cache_read_input_tokens).toBe(0);
     expect(first.usage.cache_creation_input_tokens).toBeGreaterThanOrEqual(1024);

@@ -136,7 +136,8 @@ export class SimServer {
     this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       this.route(req, res).catch((err: unknown) => {
         this.logger?.error({ err }, 'request failed');
-        if (!res.headersSent) sendJson(res, 500, { error: { code: 'internal', message: 'internal error in provider-sim' } });
+        if (!res.headersSent)
+          sendJson(res, 500, { error: { code: 'internal', message: 'internal error in provider-sim' } });
         else res.destroy();
       });
     });
@@ -199,10 +200,14 @@ export class SimServer {
     const method = req.method ?? 'GET';
     const api = API_ROUTES[path];
     if (api !== undefined) {
-      if (method !== 'POST') return sendJson(res, 405, { error: { code: 'method_not_allowed', message: `${method} ${path} is not allowed; use POST` } });
+      if (method !== 'POST')
+        return sendJson(res, 405, {
+          error: { code: 'method_not_allowed', message: `${method} ${path} is not allowed; use POST` },
+        });
       return this.handleApi(api, path, req, res);
     }
-    if (method === 'GET' && path === '/healthz') return sendJson(res, 200, { status: 'ok', models: this.engine.modelNames() });
+    if (method === 'GET' && path === '/healthz')
+      return sendJson(res, 200, { status: 'ok', models: this.engine.modelNames() });
     if (method === 'GET' && path === '/metrics') {
       const text = await this.metrics.registry.metrics();
       res.writeHead(200, { 'content-type': this.metrics.registry.contentType });
@@ -211,8 +216,19 @@ export class SimServer {
     }
     if (method === 'GET' && path === '/sim/calls') {
       const since = Number(new URLSearchParams(qi < 0 ? '' : rawUrl.slice(qi + 1)).get('since') ?? '0');
-      if (!Number.isInteger(since) || since < 0) return sendJson(res, 400, { error: { code: 'invalid_request', message: 'since must be a non-negative integer seq', details: { field: 'since' } } });
-      return sendJson(res, 200, this.log.filter((c) => c.seq > since));
+      if (!Number.isInteger(since) || since < 0)
+        return sendJson(res, 400, {
+          error: {
+            code: 'invalid_request',
+            message: 'since must be a non-negative integer seq',
+            details: { field: 'since' },
+          },
+        });
+      return sendJson(
+        res,
+        200,
+        this.log.filter((c) => c.seq > since),
+      );
     }
     if (method === 'POST' && path === '/sim/reset') {
       this.reset();
@@ -226,10 +242,18 @@ export class SimServer {
     const names = this.engine.modelNames().flatMap((n) => [n, ...this.engine.model(n).aliases]);
     const created = this.config.epoch_s;
     if (req.headers['anthropic-version'] !== undefined) {
-      const data = names.map((id) => ({ type: 'model', id, display_name: id, created_at: new Date(created * 1000).toISOString() }));
+      const data = names.map((id) => ({
+        type: 'model',
+        id,
+        display_name: id,
+        created_at: new Date(created * 1000).toISOString(),
+      }));
       return sendJson(res, 200, { data, has_more: false, first_id: names[0] ?? null, last_id: names.at(-1) ?? null });
     }
-    sendJson(res, 200, { object: 'list', data: names.map((id) => ({ id, object: 'model', created, owned_by: 'shadowplane-sim' })) });
+    sendJson(res, 200, {
+      object: 'list',
+      data: names.map((id) => ({ id, object: 'model', created, owned_by: 'shadowplane-sim' })),
+    });
   }
 
   private async handleApi(api: Api, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -237,7 +261,19 @@ export class SimServer {
     const t0 = performance.now();
     const seq = ++this.seq;
     const authPresent = req.headers.authorization !== undefined || req.headers['x-api-key'] !== undefined;
-    const call: SimCall = { seq, model: '', api, path, requestHash: '', startedAtMs, endedAtMs: null, status: 0, fault: null, stream: false, authPresent };
+    const call: SimCall = {
+      seq,
+      model: '',
+      api,
+      path,
+      requestHash: '',
+      startedAtMs,
+      endedAtMs: null,
+      status: 0,
+      fault: null,
+      stream: false,
+      authPresent,
+    };
     this.pushCall(call);
     // aborted when the response closes (client gone) or the server closes; ends sleeps early
     const ac = new RequestLife(call);
@@ -248,7 +284,13 @@ export class SimServer {
       if (!res.writableFinished) ac.end();
       call.endedAtMs ??= Date.now();
       call.status = res.headersSent ? res.statusCode : 0;
-      this.metrics.countRequest(modelLabel, api, String(call.status), call.fault ?? 'none', (performance.now() - t0) / 1000);
+      this.metrics.countRequest(
+        modelLabel,
+        api,
+        String(call.status),
+        call.fault ?? 'none',
+        (performance.now() - t0) / 1000,
+      );
     });
     const requestId = `req_${hashAlnum(24, this.config.seed, 'reqid', seq)}`;
     const fail = (e: ErrorKind) => this.writeWire(res, ac, errorResponse(api, e, requestId));
@@ -289,13 +331,23 @@ export class SimServer {
     let fault: FaultKind | null = null;
     if (typeof fh === 'string' && fh !== '') {
       if (!(FAULT_KINDS as readonly string[]).includes(fh)) {
-        return fail({ kind: 'invalid_request', param: 'x-sim-fault', message: `x-sim-fault must be one of ${FAULT_KINDS.join(', ')}`, code: null });
+        return fail({
+          kind: 'invalid_request',
+          param: 'x-sim-fault',
+          message: `x-sim-fault must be one of ${FAULT_KINDS.join(', ')}`,
+          code: null,
+        });
       }
       fault = fh as FaultKind;
     } else fault = this.engine.drawFault(model);
     const ah = req.headers['x-sim-fault-after-ms'];
     if (ah !== undefined && (typeof ah !== 'string' || !/^\d{1,9}$/.test(ah))) {
-      return fail({ kind: 'invalid_request', param: 'x-sim-fault-after-ms', message: 'x-sim-fault-after-ms must be a whole number of milliseconds (0–999999999)', code: null });
+      return fail({
+        kind: 'invalid_request',
+        param: 'x-sim-fault-after-ms',
+        message: 'x-sim-fault-after-ms must be a whole number of milliseconds (0–999999999)',
+        code: null,
+      });
     }
     const afterMs = ah === undefined ? null : Number(ah);
 
@@ -306,8 +358,18 @@ export class SimServer {
     const lim = limiter.check(now, input);
     if (!lim.ok) {
       call.fault = 'rate_limit';
-      const e: ErrorKind = { kind: 'rate_limit', model: parsed.model, limit: lim.limit, limitValue: lim.limit === 'requests' ? limiter.rpm : limiter.tpm, retryAfterMs: lim.retryAfterMs };
-      return this.writeWire(res, ac, withHeaders(errorResponse(api, e, requestId), this.limitHeaders(api, limiter, now)));
+      const e: ErrorKind = {
+        kind: 'rate_limit',
+        model: parsed.model,
+        limit: lim.limit,
+        limitValue: lim.limit === 'requests' ? limiter.rpm : limiter.tpm,
+        retryAfterMs: lim.retryAfterMs,
+      };
+      return this.writeWire(
+        res,
+        ac,
+        withHeaders(errorResponse(api, e, requestId), this.limitHeaders(api, limiter, now)),
+      );
     }
     if (input > cfg.context_window) {
       return fail({
@@ -331,7 +393,8 @@ export class SimServer {
             : `max_tokens is too large: ${parsed.maxTokens}. This model supports at most ${cfg.max_output_tokens} completion tokens, whereas you provided ${parsed.maxTokens}.`,
       });
     }
-    if (api === 'openrouter.chat' && !this.engine.pinServable(model, parsed)) return fail({ kind: 'no_endpoints', model: parsed.model });
+    if (api === 'openrouter.chat' && !this.engine.pinServable(model, parsed))
+      return fail({ kind: 'no_endpoints', model: parsed.model });
 
     call.fault = fault;
     if (fault === 'rate_limit' || fault === 'server_error' || fault === 'overloaded') {
@@ -340,7 +403,14 @@ export class SimServer {
         fault === 'rate_limit'
           ? { kind: 'rate_limit', model: parsed.model, limit: 'requests', limitValue: limiter.rpm, retryAfterMs: 1000 }
           : { kind: fault };
-      return this.writeWire(res, ac, withHeaders(errorResponse(api, e, requestId), fault === 'rate_limit' ? this.limitHeaders(api, limiter, now) : {}));
+      return this.writeWire(
+        res,
+        ac,
+        withHeaders(
+          errorResponse(api, e, requestId),
+          fault === 'rate_limit' ? this.limitHeaders(api, limiter, now) : {},
+        ),
+      );
     }
 
     const occ = this.engine.occurrence(call.requestHash);
@@ -395,7 +465,14 @@ export class SimServer {
     end(res, life, w.body);
   }
 
-  private async writeNonStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: RequestLife): Promise<void> {
+  private async writeNonStream(
+    res: ServerResponse,
+    plan: Plan,
+    headers: Record<string, string>,
+    fault: FaultKind | null,
+    afterMs: number | null,
+    signal: RequestLife,
+  ): Promise<void> {
     const text = renderJson(plan.completion);
     if (!(await sleep(plan.ttftMs + plan.generationMs, signal))) return;
     const h = headers;
@@ -431,7 +508,14 @@ export class SimServer {
     end(res, signal, body);
   }
 
-  private async writeStream(res: ServerResponse, plan: Plan, headers: Record<string, string>, fault: FaultKind | null, afterMs: number | null, signal: RequestLife): Promise<void> {
+  private async writeStream(
+    res: ServerResponse,
+    plan: Plan,
+    headers: Record<string, string>,
+    fault: FaultKind | null,
+    afterMs: number | null,
+    signal: RequestLife,
+  ): Promise<void> {
     const { frames, deltaStart, deltaEnd } = renderStream(plan.completion);
     const nDeltas = deltaEnd - deltaStart;
     // the fault point: the middle content delta (or the first frame after the prelude)
@@ -441,14 +525,23 @@ export class SimServer {
       frames[mid] = f.slice(0, Math.max(8, Math.floor(f.length / 2))) + '\n\n';
     }
     if (!(await sleep(plan.ttftMs, signal))) return;
-    head(res, signal, 200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    head(res, signal, 200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+    });
     const instant = plan.generationMs === 0 && fault !== 'stall' && fault !== 'cut';
     if (instant) {
       end(res, signal, frames.join(''));
       return;
     }
     // frame i (a content delta) is due at ttft + generation · (i − deltaStart + 1) / nDeltas
-    const due = (i: number) => (i < deltaStart ? 0 : nDeltas === 0 ? plan.generationMs : (plan.generationMs * Math.min(nDeltas, i - deltaStart + 1)) / nDeltas);
+    const due = (i: number) =>
+      i < deltaStart
+        ? 0
+        : nDeltas === 0
+          ? plan.generationMs
+          : (plan.generationMs * Math.min(nDeltas, i - deltaStart + 1)) / nDeltas;
     let start = performance.now();
     let i = 0;
     while (i < frames.length) {
@@ -465,7 +558,8 @@ export class SimServer {
       }
       const elapsed = performance.now() - start;
       let chunk = '';
-      const stopAt = fault === 'stall' || fault === 'cut' ? Math.min(frames.length, i < mid ? mid : frames.length) : frames.length;
+      const stopAt =
+        fault === 'stall' || fault === 'cut' ? Math.min(frames.length, i < mid ? mid : frames.length) : frames.length;
       while (i < stopAt && due(i) <= elapsed) chunk += frames[i++]!;
       // before a cut or stall, make sure what precedes it has reached the socket
       if (chunk) {

@@ -38,7 +38,10 @@ describe('wrong answers', () => {
 describe('known-answer matching', () => {
   const rows = [
     { question: 'Tom has 3 apples.  He buys 2 more. How many?', answer: 'Tom has 3+2=<<3+2=5>>5 apples.\n#### 5' },
-    { question: 'A train goes 60 miles per hour for 2 hours. How far?', answer: 'It goes 60*2=<<60*2=120>>120 miles.\n#### 120' },
+    {
+      question: 'A train goes 60 miles per hour for 2 hours. How far?',
+      answer: 'It goes 60*2=<<60*2=120>>120 miles.\n#### 120',
+    },
   ];
   const k = new KnownAnswers(rows, 1, 0.5);
 

@@ -63,7 +63,12 @@ function openaiUsage(u: SimUsage) {
     completion_tokens: u.output,
     total_tokens: u.input + u.output,
     prompt_tokens_details: { cached_tokens: u.cacheRead, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -76,7 +81,13 @@ function openrouterUsage(c: Completion) {
     ...(c.cost ? { cost: c.cost.total, is_byok: false } : {}),
     prompt_tokens_details: { cached_tokens: u.cacheRead, cache_write_tokens: u.cacheWrite },
     ...(c.cost
-      ? { cost_details: { upstream_inference_cost: c.cost.total, upstream_inference_prompt_cost: c.cost.prompt, upstream_inference_completions_cost: c.cost.completion } }
+      ? {
+          cost_details: {
+            upstream_inference_cost: c.cost.total,
+            upstream_inference_prompt_cost: c.cost.prompt,
+            upstream_inference_completions_cost: c.cost.completion,
+          },
+        }
       : {}),
     completion_tokens_details: { reasoning_tokens: 0 },
   };
@@ -110,7 +121,19 @@ export function renderJson(c: Completion): string {
   switch (c.api) {
     case 'openai.chat': {
       const message = c.toolCall
-        ? { role: 'assistant', content: null, tool_calls: [{ id: c.toolCall.id, type: 'function', function: { name: c.toolCall.name, arguments: c.toolCall.arguments } }], refusal: null, annotations: [] }
+        ? {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              {
+                id: c.toolCall.id,
+                type: 'function',
+                function: { name: c.toolCall.name, arguments: c.toolCall.arguments },
+              },
+            ],
+            refusal: null,
+            annotations: [],
+          }
         : { role: 'assistant', content: c.text, refusal: null, annotations: [] };
       return JSON.stringify({
         id: c.id,
@@ -125,7 +148,20 @@ export function renderJson(c: Completion): string {
     }
     case 'openrouter.chat': {
       const message = c.toolCall
-        ? { role: 'assistant', content: '', refusal: null, reasoning: null, tool_calls: [{ id: c.toolCall.id, index: 0, type: 'function', function: { name: c.toolCall.name, arguments: c.toolCall.arguments } }] }
+        ? {
+            role: 'assistant',
+            content: '',
+            refusal: null,
+            reasoning: null,
+            tool_calls: [
+              {
+                id: c.toolCall.id,
+                index: 0,
+                type: 'function',
+                function: { name: c.toolCall.name, arguments: c.toolCall.arguments },
+              },
+            ],
+          }
         : { role: 'assistant', content: c.text, refusal: null, reasoning: null };
       return JSON.stringify({
         id: c.id,
@@ -143,7 +179,16 @@ export function renderJson(c: Completion): string {
         id: c.id,
         type: 'message',
         role: 'assistant',
-        content: c.toolCall ? [{ type: 'tool_use', id: c.toolCall.id, name: c.toolCall.name, input: JSON.parse(c.toolCall.arguments) as unknown }] : [{ type: 'text', text: c.text }],
+        content: c.toolCall
+          ? [
+              {
+                type: 'tool_use',
+                id: c.toolCall.id,
+                name: c.toolCall.name,
+                input: JSON.parse(c.toolCall.arguments) as unknown,
+              },
+            ]
+          : [{ type: 'text', text: c.text }],
         stop_reason: ANTHROPIC_STOP[c.finish],
         stop_sequence: null,
         ...(c.usageReported ? { usage: anthropicUsage(c.usage) } : {}),
@@ -155,9 +200,26 @@ export function renderJson(c: Completion): string {
 
 function responseOutput(c: Completion): unknown[] {
   if (c.toolCall) {
-    return [{ id: c.itemId.replace(/^msg_/, 'fc_'), type: 'function_call', status: 'completed', arguments: c.toolCall.arguments, call_id: c.toolCall.id, name: c.toolCall.name }];
+    return [
+      {
+        id: c.itemId.replace(/^msg_/, 'fc_'),
+        type: 'function_call',
+        status: 'completed',
+        arguments: c.toolCall.arguments,
+        call_id: c.toolCall.id,
+        name: c.toolCall.name,
+      },
+    ];
   }
-  return [{ id: c.itemId, type: 'message', status: 'completed', content: [{ type: 'output_text', annotations: [], logprobs: [], text: c.text }], role: 'assistant' }];
+  return [
+    {
+      id: c.itemId,
+      type: 'message',
+      status: 'completed',
+      content: [{ type: 'output_text', annotations: [], logprobs: [], text: c.text }],
+      role: 'assistant',
+    },
+  ];
 }
 
 function responseObject(c: Completion, phase: 'created' | 'final'): Record<string, unknown> {
@@ -222,21 +284,67 @@ function chatStream(c: Completion): StreamFrames {
   const usageNull = !or && c.streamUsage ? { usage: null } : {};
   const head = or
     ? { id: c.id, provider: c.provider, model: c.model, object: 'chat.completion.chunk', created: c.created }
-    : { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model, service_tier: 'default', system_fingerprint: SYSTEM_FINGERPRINT };
+    : {
+        id: c.id,
+        object: 'chat.completion.chunk',
+        created: c.created,
+        model: c.model,
+        service_tier: 'default',
+        system_fingerprint: SYSTEM_FINGERPRINT,
+      };
   const choice = (delta: unknown, finish: string | null) =>
-    or ? { index: 0, delta, finish_reason: finish, native_finish_reason: finish, logprobs: null } : { index: 0, delta, logprobs: null, finish_reason: finish };
+    or
+      ? { index: 0, delta, finish_reason: finish, native_finish_reason: finish, logprobs: null }
+      : { index: 0, delta, logprobs: null, finish_reason: finish };
   const frames: string[] = [];
   if (or) frames.push(': OPENROUTER PROCESSING\n\n');
-  frames.push(data({ ...head, choices: [choice({ role: 'assistant', content: '', ...(or ? {} : { refusal: null }) }, null)], ...usageNull }));
+  frames.push(
+    data({
+      ...head,
+      choices: [choice({ role: 'assistant', content: '', ...(or ? {} : { refusal: null }) }, null)],
+      ...usageNull,
+    }),
+  );
   const deltaStart = frames.length;
   if (c.toolCall) {
-    frames.push(data({ ...head, choices: [choice({ tool_calls: [{ index: 0, id: c.toolCall.id, type: 'function', function: { name: c.toolCall.name, arguments: '' } }] }, null)], ...usageNull }));
-    for (const a of argFragments(c.toolCall.arguments)) frames.push(data({ ...head, choices: [choice({ tool_calls: [{ index: 0, function: { arguments: a } }] }, null)], ...usageNull }));
+    frames.push(
+      data({
+        ...head,
+        choices: [
+          choice(
+            {
+              tool_calls: [
+                { index: 0, id: c.toolCall.id, type: 'function', function: { name: c.toolCall.name, arguments: '' } },
+              ],
+            },
+            null,
+          ),
+        ],
+        ...usageNull,
+      }),
+    );
+    for (const a of argFragments(c.toolCall.arguments))
+      frames.push(
+        data({
+          ...head,
+          choices: [choice({ tool_calls: [{ index: 0, function: { arguments: a } }] }, null)],
+          ...usageNull,
+        }),
+      );
   } else {
-    for (const p of c.pieces) frames.push(data({ ...head, choices: [choice(or ? { role: 'assistant', content: p } : { content: p }, null)], ...usageNull }));
+    for (const p of c.pieces)
+      frames.push(
+        data({
+          ...head,
+          choices: [choice(or ? { role: 'assistant', content: p } : { content: p }, null)],
+          ...usageNull,
+        }),
+      );
   }
   const deltaEnd = frames.length;
-  frames.push(data({ ...head, choices: [choice(or ? { role: 'assistant', content: '' } : {}, c.finish)], ...usageNull }));
+  frames.push(
+    data({ ...head, choices: [choice(or ? { role: 'assistant', content: '' } : {}, c.finish)], ...usageNull }),
+  );
   if (c.usageReported && c.streamUsage) {
     frames.push(
       or
@@ -266,14 +374,38 @@ function anthropicStream(c: Completion): StreamFrames {
       },
     }),
   );
-  if (c.toolCall) frames.push(event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: c.toolCall.id, name: c.toolCall.name, input: {} } }));
-  else frames.push(event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+  if (c.toolCall)
+    frames.push(
+      event('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'tool_use', id: c.toolCall.id, name: c.toolCall.name, input: {} },
+      }),
+    );
+  else
+    frames.push(
+      event('content_block_start', {
+        type: 'content_block_start',
+        index: 0,
+        content_block: { type: 'text', text: '' },
+      }),
+    );
   frames.push(event('ping', { type: 'ping' }));
   const deltaStart = frames.length;
   if (c.toolCall) {
-    for (const a of argFragments(c.toolCall.arguments)) frames.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: a } }));
+    for (const a of argFragments(c.toolCall.arguments))
+      frames.push(
+        event('content_block_delta', {
+          type: 'content_block_delta',
+          index: 0,
+          delta: { type: 'input_json_delta', partial_json: a },
+        }),
+      );
   } else {
-    for (const p of c.pieces) frames.push(event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }));
+    for (const p of c.pieces)
+      frames.push(
+        event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: p } }),
+      );
   }
   const deltaEnd = frames.length;
   frames.push(event('content_block_stop', { type: 'content_block_stop', index: 0 }));
@@ -282,7 +414,14 @@ function anthropicStream(c: Completion): StreamFrames {
       type: 'message_delta',
       delta: { stop_reason: ANTHROPIC_STOP[c.finish], stop_sequence: null },
       ...(c.usageReported
-        ? { usage: { input_tokens: u.input_tokens, cache_creation_input_tokens: u.cache_creation_input_tokens, cache_read_input_tokens: u.cache_read_input_tokens, output_tokens: u.output_tokens } }
+        ? {
+            usage: {
+              input_tokens: u.input_tokens,
+              cache_creation_input_tokens: u.cache_creation_input_tokens,
+              cache_read_input_tokens: u.cache_read_input_tokens,
+              output_tokens: u.output_tokens,
+            },
+          }
         : {}),
     }),
   );
@@ -302,20 +441,61 @@ function responsesStream(c: Completion): StreamFrames {
   let deltaEnd: number;
   if (c.toolCall) {
     const id = out.id as string;
-    frames.push(ev('response.output_item.added', { item: { ...out, status: 'in_progress', arguments: '' }, output_index: 0 }));
+    frames.push(
+      ev('response.output_item.added', { item: { ...out, status: 'in_progress', arguments: '' }, output_index: 0 }),
+    );
     deltaStart = frames.length;
-    for (const a of argFragments(c.toolCall.arguments)) frames.push(ev('response.function_call_arguments.delta', { delta: a, item_id: id, output_index: 0 }));
+    for (const a of argFragments(c.toolCall.arguments))
+      frames.push(ev('response.function_call_arguments.delta', { delta: a, item_id: id, output_index: 0 }));
     deltaEnd = frames.length;
-    frames.push(ev('response.function_call_arguments.done', { arguments: c.toolCall.arguments, item_id: id, output_index: 0 }));
+    frames.push(
+      ev('response.function_call_arguments.done', { arguments: c.toolCall.arguments, item_id: id, output_index: 0 }),
+    );
     frames.push(ev('response.output_item.done', { item: out, output_index: 0 }));
   } else {
-    frames.push(ev('response.output_item.added', { item: { id: c.itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' }, output_index: 0 }));
-    frames.push(ev('response.content_part.added', { content_index: 0, item_id: c.itemId, output_index: 0, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } }));
+    frames.push(
+      ev('response.output_item.added', {
+        item: { id: c.itemId, type: 'message', status: 'in_progress', content: [], role: 'assistant' },
+        output_index: 0,
+      }),
+    );
+    frames.push(
+      ev('response.content_part.added', {
+        content_index: 0,
+        item_id: c.itemId,
+        output_index: 0,
+        part: { type: 'output_text', annotations: [], logprobs: [], text: '' },
+      }),
+    );
     deltaStart = frames.length;
-    for (const p of c.pieces) frames.push(ev('response.output_text.delta', { content_index: 0, delta: p, item_id: c.itemId, logprobs: [], output_index: 0 }));
+    for (const p of c.pieces)
+      frames.push(
+        ev('response.output_text.delta', {
+          content_index: 0,
+          delta: p,
+          item_id: c.itemId,
+          logprobs: [],
+          output_index: 0,
+        }),
+      );
     deltaEnd = frames.length;
-    frames.push(ev('response.output_text.done', { content_index: 0, item_id: c.itemId, logprobs: [], output_index: 0, text: c.text }));
-    frames.push(ev('response.content_part.done', { content_index: 0, item_id: c.itemId, output_index: 0, part: { type: 'output_text', annotations: [], logprobs: [], text: c.text } }));
+    frames.push(
+      ev('response.output_text.done', {
+        content_index: 0,
+        item_id: c.itemId,
+        logprobs: [],
+        output_index: 0,
+        text: c.text,
+      }),
+    );
+    frames.push(
+      ev('response.content_part.done', {
+        content_index: 0,
+        item_id: c.itemId,
+        output_index: 0,
+        part: { type: 'output_text', annotations: [], logprobs: [], text: c.text },
+      }),
+    );
     frames.push(ev('response.output_item.done', { item: out, output_index: 0 }));
   }
   const final = responseObject(c, 'final');

@@ -33,7 +33,9 @@ describe('shadowplane ledger (subprocess)', () => {
     const msgs: ObsMessage[] = [];
     for (let i = 0; i < 10; i++) {
       msgs.push(synthObservation(CID, i, 'inc', 'incumbent'));
-      msgs.push(synthObservation(CID, i, 'cand', 'candidate', i < 3 ? { status: 'error', error_class: 'rate_limited' } : {}));
+      msgs.push(
+        synthObservation(CID, i, 'cand', 'candidate', i < 3 ? { status: 'error', error_class: 'rate_limited' } : {}),
+      );
     }
     msgs.push(synthEvent(CID, 3, 'duplicate', null)); // item events are not calls: skipped
     writeFileSync(file, msgs.map((m) => JSON.stringify(m)).join('\n'));

@@ -7,7 +7,14 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ObsMessage, type Observation } from '@shadowplane/contracts';
-import { buildLedger, ledgerCsv, type ArmRollup, type CallRow, type HostRollup, type Ledger } from '@shadowplane/reports';
+import {
+  buildLedger,
+  ledgerCsv,
+  type ArmRollup,
+  type CallRow,
+  type HostRollup,
+  type Ledger,
+} from '@shadowplane/reports';
 
 const EX_USAGE = 64;
 const EX_DATAERR = 65;
@@ -21,13 +28,31 @@ const money = (x: number | null) => (x === null ? '—' : `$${x < 0.01 && x > 0 
 /** A fixed-width text table: header, a rule, rows; every cell already a string. */
 function textTable(head: string[], rows: string[][]): string {
   const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(w[i]!)).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(w[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
 }
 
 function armsText(arms: ArmRollup[]): string {
   return textTable(
-    ['arm', 'role', 'route', 'calls', 'never completed [95% Wilson]', 'abandoned', 'cost (basis)', '$/prompt token', 'cache hits', 'p50/p90 ms', 'upstreams', 'z vs incumbent', 'p (Holm)'],
+    [
+      'arm',
+      'role',
+      'route',
+      'calls',
+      'never completed [95% Wilson]',
+      'abandoned',
+      'cost (basis)',
+      '$/prompt token',
+      'cache hits',
+      'p50/p90 ms',
+      'upstreams',
+      'z vs incumbent',
+      'p (Holm)',
+    ],
     arms.map((a) => [
       a.arm_id,
       a.role,
@@ -48,7 +73,24 @@ function armsText(arms: ArmRollup[]): string {
 
 function callsText(calls: CallRow[]): string {
   return textTable(
-    ['started_at', 'call type', 'item', 'arm', 'route', 'upstream', 'pin', 'status', 'error', 'ms', 'prompt', 'completion', 'cached', 'reasoning', 'cost (basis)', 'abandoned'],
+    [
+      'started_at',
+      'call type',
+      'item',
+      'arm',
+      'route',
+      'upstream',
+      'pin',
+      'status',
+      'error',
+      'ms',
+      'prompt',
+      'completion',
+      'cached',
+      'reasoning',
+      'cost (basis)',
+      'abandoned',
+    ],
     calls.map((c) => [
       c.started_at,
       c.call_type,
@@ -73,12 +115,21 @@ function callsText(calls: CallRow[]): string {
 function hostsText(hosts: HostRollup[]): string {
   return textTable(
     ['arm', 'role', 'upstream', 'calls', 'never completed', 'pin honoured yes/no/unknown', 'p50 ms'],
-    hosts.map((h) => [h.arm_id, h.role, dash(h.upstream), String(h.calls), `${h.never_completed} = ${pc(h.never_completed_share)}`, `${h.pin_honored_true}/${h.pin_honored_false}/${h.pin_honored_null}`, f(h.latency_p50_ms, 0)]),
+    hosts.map((h) => [
+      h.arm_id,
+      h.role,
+      dash(h.upstream),
+      String(h.calls),
+      `${h.never_completed} = ${pc(h.never_completed_share)}`,
+      `${h.pin_honored_true}/${h.pin_honored_false}/${h.pin_honored_null}`,
+      f(h.latency_p50_ms, 0),
+    ]),
   );
 }
 
 function concurrencyText(l: Ledger): string {
-  if (!l.concurrency.sequential) return `Arms ran concurrently (every arm's calls overlap the incumbent's, median start skew ≤ ${l.concurrency.skew_bound_ms} ms).`;
+  if (!l.concurrency.sequential)
+    return `Arms ran concurrently (every arm's calls overlap the incumbent's, median start skew ≤ ${l.concurrency.skew_bound_ms} ms).`;
   return `WARNING: arms ran sequentially rather than concurrently — ${l.concurrency.arms.map((a) => `${a.arm_id}: ${a.why}`).join('; ')}. Differences between arms may reflect when they ran, not what they are.`;
 }
 
@@ -104,7 +155,16 @@ export function readObservations(file: string): Observation[] {
       throw Object.assign(new Error(`${file}:${i + 1}: not JSON: ${(e as Error).message}`), { exitCode: EX_DATAERR });
     }
     const r = ObsMessage.safeParse(j);
-    if (!r.success) throw Object.assign(new Error(`${file}:${i + 1}: not an OBS message: ${r.error.issues.slice(0, 3).map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`), { exitCode: EX_DATAERR });
+    if (!r.success)
+      throw Object.assign(
+        new Error(
+          `${file}:${i + 1}: not an OBS message: ${r.error.issues
+            .slice(0, 3)
+            .map((x) => `${x.path.join('.')}: ${x.message}`)
+            .join('; ')}`,
+        ),
+        { exitCode: EX_DATAERR },
+      );
     if (r.data.schema === 'shadow.observation/v1') out.push(r.data);
   });
   return out;
@@ -158,13 +218,20 @@ export async function main(argv: string[]): Promise<number> {
     const dir = o.out ?? '.';
     mkdirSync(dir, { recursive: true });
     const csv = ledgerCsv(l);
-    const files: [string, string][] = [['calls.csv', csv.calls], ['arms.csv', csv.arms], ...(o.hosts ? ([['hosts.csv', csv.hosts]] as [string, string][]) : [])];
+    const files: [string, string][] = [
+      ['calls.csv', csv.calls],
+      ['arms.csv', csv.arms],
+      ...(o.hosts ? ([['hosts.csv', csv.hosts]] as [string, string][]) : []),
+    ];
     for (const [name, text] of files) writeFileSync(join(dir, name), text);
     process.stdout.write(`${files.map(([n]) => join(dir, n)).join('\n')}\n`);
     process.stderr.write(`${concurrencyText(l)}\n`);
     return 0;
   }
-  const parts = [concurrencyText(l), `Arms (${obs.length} calls; never completed = status error; z-test of each arm's never-completed share against the incumbent's, Holm-corrected):\n${armsText(l.arms)}`];
+  const parts = [
+    concurrencyText(l),
+    `Arms (${obs.length} calls; never completed = status error; z-test of each arm's never-completed share against the incumbent's, Holm-corrected):\n${armsText(l.arms)}`,
+  ];
   if (o.hosts) parts.push(`By upstream:\n${hostsText(l.hosts)}`);
   parts.push(`Calls (null = not reported, shown as —; never 0):\n${callsText(l.calls)}`);
   process.stdout.write(`${parts.join('\n\n')}\n`);

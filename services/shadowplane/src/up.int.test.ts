@@ -36,32 +36,49 @@ function up(args: string[]) {
 }
 
 describe('shadowplane up', () => {
-  it('starts NATS, provider-sim and every role from examples/config, launches its campaign, prints exports and a ready line, and drains on SIGTERM', { timeout: 240_000 }, async () => {
-    const p = up(['--ephemeral', '--config', join(ROOT, 'examples', 'config')]);
-    await p.until('shadowplane up: ready', 180_000);
-    const url = /^export SHADOWPLANE_URL=(\S+)$/m.exec(p.out())![1]!;
-    const key = /^export SHADOWPLANE_API_KEY=(\S+)$/m.exec(p.out())![1]!;
-    const sidecar = /^sidecar\s+(\S+)/m.exec(p.out())![1]!;
-    // shadowctl's view of the stack: the folder's campaign, running
-    const list = (await (await fetch(`${url}/v1/campaigns`, { headers: { authorization: `Bearer ${key}` } })).json()) as { campaigns: { name: string; state: string }[] };
-    expect(list.campaigns.map((c) => [c.name, c.state])).toEqual([['gsm8k tier check', 'running']]);
-    // traffic through the sidecar reaches provider-sim and is captured
-    const res = await fetch(`${sidecar}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-client', 'x-shadow-call-type': 'chat' }, body: JSON.stringify({ model: 'sim-large', messages: [{ role: 'user', content: 'hello' }] }) });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('x-shadow-capture')).toBe('queued');
-    await res.text();
+  it(
+    'starts NATS, provider-sim and every role from examples/config, launches its campaign, prints exports and a ready line, and drains on SIGTERM',
+    { timeout: 240_000 },
+    async () => {
+      const p = up(['--ephemeral', '--config', join(ROOT, 'examples', 'config')]);
+      await p.until('shadowplane up: ready', 180_000);
+      const url = /^export SHADOWPLANE_URL=(\S+)$/m.exec(p.out())![1]!;
+      const key = /^export SHADOWPLANE_API_KEY=(\S+)$/m.exec(p.out())![1]!;
+      const sidecar = /^sidecar\s+(\S+)/m.exec(p.out())![1]!;
+      // shadowctl's view of the stack: the folder's campaign, running
+      const list = (await (
+        await fetch(`${url}/v1/campaigns`, { headers: { authorization: `Bearer ${key}` } })
+      ).json()) as { campaigns: { name: string; state: string }[] };
+      expect(list.campaigns.map((c) => [c.name, c.state])).toEqual([['gsm8k tier check', 'running']]);
+      // traffic through the sidecar reaches provider-sim and is captured
+      const res = await fetch(`${sidecar}/v1/chat/completions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer sk-client',
+          'x-shadow-call-type': 'chat',
+        },
+        body: JSON.stringify({ model: 'sim-large', messages: [{ role: 'user', content: 'hello' }] }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-shadow-capture')).toBe('queued');
+      await res.text();
 
-    p.child.kill('SIGTERM');
-    expect(await p.exited).toBe(0);
-    expect(p.out()).toContain('shadowplane up: stopped');
-    await expect(fetch(`${url}/healthz`)).rejects.toThrow(); // control is gone
-    await expect(fetch(`${sidecar}/`)).rejects.toThrow(); // and the sidecar
-  });
+      p.child.kill('SIGTERM');
+      expect(await p.exited).toBe(0);
+      expect(p.out()).toContain('shadowplane up: stopped');
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow(); // control is gone
+      await expect(fetch(`${sidecar}/`)).rejects.toThrow(); // and the sidecar
+    },
+  );
 
   it('refuses a config folder with a bad providers file (78), naming the field, and starts nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'up-cfg-'));
     cpSync(join(ROOT, 'examples', 'config'), dir, { recursive: true });
-    writeFileSync(join(dir, 'providers.yaml'), 'providers:\n  - id: sim\n    base_url: not-a-url\n    api: openai.chat\n');
+    writeFileSync(
+      join(dir, 'providers.yaml'),
+      'providers:\n  - id: sim\n    base_url: not-a-url\n    api: openai.chat\n',
+    );
     const p = up(['--ephemeral', '--config', dir]);
     expect(await p.exited).toBe(78);
     expect(p.err()).toContain('SHADOWPLANE_PROVIDERS_FILE[0.base_url]');

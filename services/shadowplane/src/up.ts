@@ -40,7 +40,12 @@ function configDir(o: UpOptions): string {
 }
 
 /** Reads and checks the folder's three files; errors name the file and field (exit 78). */
-function readConfig(dir: string): { providers: ProviderEntry[]; apiKeys: unknown[]; campaign: CampaignSpec | null; campaignText: unknown } {
+function readConfig(dir: string): {
+  providers: ProviderEntry[];
+  apiKeys: unknown[];
+  campaign: CampaignSpec | null;
+  campaignText: unknown;
+} {
   const need = (f: string) => {
     const p = join(dir, f);
     if (!existsSync(p)) throw new ConfigError([{ key: p, message: 'missing (see examples/config/README.md)' }]);
@@ -48,14 +53,21 @@ function readConfig(dir: string): { providers: ProviderEntry[]; apiKeys: unknown
   };
   const providers = loadProviderAllowlist(need('providers.yaml'));
   const keysDoc = parseYaml(readFileSync(need('api-keys.yaml'), 'utf8')) as unknown;
-  const apiKeys = Array.isArray(keysDoc) ? keysDoc : keysDoc === null ? [] : (keysDoc as { keys?: unknown[] }).keys ?? [];
+  const apiKeys = Array.isArray(keysDoc)
+    ? keysDoc
+    : keysDoc === null
+      ? []
+      : ((keysDoc as { keys?: unknown[] }).keys ?? []);
   const campaignPath = join(dir, 'campaign.yaml');
   let campaign: CampaignSpec | null = null;
   let campaignText: unknown = null;
   if (existsSync(campaignPath)) {
     campaignText = parseYaml(readFileSync(campaignPath, 'utf8')) as unknown;
     const r = CampaignSpec.safeParse(campaignText);
-    if (!r.success) throw new ConfigError(r.error.issues.map((i) => ({ key: `${campaignPath}[${i.path.join('.')}]`, message: i.message })));
+    if (!r.success)
+      throw new ConfigError(
+        r.error.issues.map((i) => ({ key: `${campaignPath}[${i.path.join('.')}]`, message: i.message })),
+      );
     campaign = r.data;
   }
   return { providers, apiKeys, campaign, campaignText };
@@ -66,14 +78,23 @@ export async function main(argv: string[]): Promise<number> {
   let out = '';
   let err = '';
   const program = new Command('shadowplane up')
-    .description('start the whole stack from a config folder (providers, API keys, a campaign) on this machine; Ctrl-C drains it')
+    .description(
+      'start the whole stack from a config folder (providers, API keys, a campaign) on this machine; Ctrl-C drains it',
+    )
     .option('--config <dir>', 'config folder (default ./examples/config)')
-    .option('--no-sim', 'do not start provider-sim; the providers file names real providers (paid_dispatch stays as it is)')
+    .option(
+      '--no-sim',
+      'do not start provider-sim; the providers file names real providers (paid_dispatch stays as it is)',
+    )
     .option('--upstream <url>', `what the sidecar forwards to (default: provider-sim, ${SIM_ORIGIN})`)
-    .option('--no-campaign', 'do not launch the folder\'s campaign.yaml')
-    .option('--ephemeral', 'every listener on a free port instead of the defaults (sidecar 8080, control 8090, provider-sim 4000)', false)
-    .option('--sample <rate>', 'the sidecar\'s sample rate, 0–1', '1')
-    .option('--logs <dir>', 'write each role\'s log here (default: a folder in the session directory, removed at exit)')
+    .option('--no-campaign', "do not launch the folder's campaign.yaml")
+    .option(
+      '--ephemeral',
+      'every listener on a free port instead of the defaults (sidecar 8080, control 8090, provider-sim 4000)',
+      false,
+    )
+    .option('--sample <rate>', "the sidecar's sample rate, 0–1", '1')
+    .option('--logs <dir>', "write each role's log here (default: a folder in the session directory, removed at exit)")
     .exitOverride()
     .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
   try {
@@ -98,7 +119,9 @@ export async function main(argv: string[]): Promise<number> {
     cfg = readConfig(dir);
   } catch (e) {
     if (e instanceof ConfigError) {
-      process.stderr.write(`shadowplane up: bad config in ${dir}:\n${e.issues.map((i) => `  ${i.key}: ${i.message}`).join('\n')}\n`);
+      process.stderr.write(
+        `shadowplane up: bad config in ${dir}:\n${e.issues.map((i) => `  ${i.key}: ${i.message}`).join('\n')}\n`,
+      );
       return EX_CONFIG;
     }
     throw e;
@@ -119,54 +142,121 @@ export async function main(argv: string[]): Promise<number> {
 
     // secrets for this session only, in a private folder removed at exit
     const adminKey = `sp_${randomBytes(32).toString('base64url')}`;
-    const keys = [...cfg.apiKeys, { id: 'up-session', hash: `sha256:${createHash('sha256').update(adminKey).digest('hex')}`, scopes: ['campaign:read', 'campaign:write', 'outcome:write', 'admin'] }];
+    const keys = [
+      ...cfg.apiKeys,
+      {
+        id: 'up-session',
+        hash: `sha256:${createHash('sha256').update(adminKey).digest('hex')}`,
+        scopes: ['campaign:read', 'campaign:write', 'outcome:write', 'admin'],
+      },
+    ];
     writeFileSync(join(work, 'api-keys.yaml'), toYaml(keys), { mode: 0o600 });
     writeFileSync(join(work, 'artifact.key'), randomBytes(32).toString('base64'), { mode: 0o600 });
-    const env: Record<string, string> = { SHADOWPLANE_NATS_URL: nats.url, SHADOWPLANE_LOG_LEVEL: process.env.SHADOWPLANE_LOG_LEVEL ?? 'warn', SHADOWPLANE_SIM_API_KEY: process.env.SHADOWPLANE_SIM_API_KEY ?? `sk-sim-${randomBytes(8).toString('hex')}` };
+    const env: Record<string, string> = {
+      SHADOWPLANE_NATS_URL: nats.url,
+      SHADOWPLANE_LOG_LEVEL: process.env.SHADOWPLANE_LOG_LEVEL ?? 'warn',
+      SHADOWPLANE_SIM_API_KEY: process.env.SHADOWPLANE_SIM_API_KEY ?? `sk-sim-${randomBytes(8).toString('hex')}`,
+    };
 
     let providers = cfg.providers;
     let simUrl: string | null = null;
     if (o.sim) {
       const sim = await group.startRole('provider-sim', 'provider-sim', ['--listen', `127.0.0.1:${port(4000)}`], {});
       simUrl = String(sim.ready.url).replace(/\/$/, '');
-      providers = providers.map((p) => (p.base_url.startsWith(SIM_ORIGIN) ? { ...p, base_url: simUrl + p.base_url.slice(SIM_ORIGIN.length) } : p));
+      providers = providers.map((p) =>
+        p.base_url.startsWith(SIM_ORIGIN) ? { ...p, base_url: simUrl + p.base_url.slice(SIM_ORIGIN.length) } : p,
+      );
       say(`provider-sim ${simUrl} (simulated OpenAI/Anthropic/OpenRouter upstream: sim-large, sim-medium, sim-small)`);
     }
     writeFileSync(join(work, 'providers.yaml'), toYaml({ providers }));
     const upstream = o.upstream ?? simUrl;
     if (!upstream) throw new Error('--no-sim needs --upstream <url>: the sidecar must forward somewhere');
 
-    const sidecar = await group.startRole('sidecar', 'sidecar', ['--listen', `127.0.0.1:${port(8080)}`, '--ops-listen', `127.0.0.1:${port(9464)}`, '--upstream', upstream, '--nats', nats.url, '--sample', String(sample), '--suite', cfg.campaign?.suite ?? 'default'], env);
-    say(`sidecar     ${sidecar.ready.url} → ${upstream} (sampling ${sample * 100}%, suite ${cfg.campaign?.suite ?? 'default'})`);
-    const shared = { ...env, SHADOWPLANE_PROVIDERS_FILE: join(work, 'providers.yaml'), SHADOWPLANE_ARTIFACT_KEY_FILE: join(work, 'artifact.key') };
-    const dup = await group.startRole('duplicator', 'duplicator', [], { ...shared, SHADOWPLANE_DUPLICATOR_OPS_LISTEN: `127.0.0.1:${port(9465)}` });
+    const sidecar = await group.startRole(
+      'sidecar',
+      'sidecar',
+      [
+        '--listen',
+        `127.0.0.1:${port(8080)}`,
+        '--ops-listen',
+        `127.0.0.1:${port(9464)}`,
+        '--upstream',
+        upstream,
+        '--nats',
+        nats.url,
+        '--sample',
+        String(sample),
+        '--suite',
+        cfg.campaign?.suite ?? 'default',
+      ],
+      env,
+    );
+    say(
+      `sidecar     ${sidecar.ready.url} → ${upstream} (sampling ${sample * 100}%, suite ${cfg.campaign?.suite ?? 'default'})`,
+    );
+    const shared = {
+      ...env,
+      SHADOWPLANE_PROVIDERS_FILE: join(work, 'providers.yaml'),
+      SHADOWPLANE_ARTIFACT_KEY_FILE: join(work, 'artifact.key'),
+    };
+    const dup = await group.startRole('duplicator', 'duplicator', [], {
+      ...shared,
+      SHADOWPLANE_DUPLICATOR_OPS_LISTEN: `127.0.0.1:${port(9465)}`,
+    });
     say(`duplicator  ops ${dup.ready.url}`);
-    const verdict = await group.startRole('verdict', 'verdict', [], { ...env, SHADOWPLANE_ARTIFACT_KEY_FILE: join(work, 'artifact.key'), SHADOWPLANE_VERDICT_OPS_LISTEN: `127.0.0.1:${port(9466)}` });
+    const verdict = await group.startRole('verdict', 'verdict', [], {
+      ...env,
+      SHADOWPLANE_ARTIFACT_KEY_FILE: join(work, 'artifact.key'),
+      SHADOWPLANE_VERDICT_OPS_LISTEN: `127.0.0.1:${port(9466)}`,
+    });
     say(`verdict     ops ${verdict.ready.url}`);
-    const control = await group.startRole('control', 'control', [], { ...shared, SHADOWPLANE_CONTROL_LISTEN: `127.0.0.1:${port(8090)}`, SHADOWPLANE_CONTROL_API_KEYS_FILE: join(work, 'api-keys.yaml') });
+    const control = await group.startRole('control', 'control', [], {
+      ...shared,
+      SHADOWPLANE_CONTROL_LISTEN: `127.0.0.1:${port(8090)}`,
+      SHADOWPLANE_CONTROL_API_KEYS_FILE: join(work, 'api-keys.yaml'),
+    });
     const controlUrl = String(control.ready.url).replace(/\/$/, '');
     say(`control     ${controlUrl} (OpenAPI at ${controlUrl}/openapi.json)`);
 
     const api = async (method: string, path: string, body?: unknown) => {
-      const r = await fetch(`${controlUrl}${path}`, { method, headers: { authorization: `Bearer ${adminKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const r = await fetch(`${controlUrl}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${adminKey}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
       return { status: r.status, json: (await r.json().catch(() => null)) as Record<string, any> | null };
     };
     if (o.sim && !o.upstream && cfg.campaign && o.campaign) {
       // only simulated money can be spent: the kill switch goes on for this session's own NATS
-      const flag = await api('PUT', '/v1/admin/flags/paid_dispatch', { enabled: true, reason: 'shadowplane up: provider-sim only' });
+      const flag = await api('PUT', '/v1/admin/flags/paid_dispatch', {
+        enabled: true,
+        reason: 'shadowplane up: provider-sim only',
+      });
       if (flag.status !== 200) throw new Error(`turning paid_dispatch on failed: ${flag.status}`);
       const launched = await api('POST', '/v1/campaigns', cfg.campaignText);
-      if (launched.status !== 201) throw new Error(`launching ${join(dir, 'campaign.yaml')} failed: ${launched.status} ${JSON.stringify(launched.json?.error ?? null)}`);
+      if (launched.status !== 201)
+        throw new Error(
+          `launching ${join(dir, 'campaign.yaml')} failed: ${launched.status} ${JSON.stringify(launched.json?.error ?? null)}`,
+        );
       const c = launched.json!.campaign;
-      say(`campaign    ${c.id} "${c.spec.name}" running (max_cost_usd ${c.spec.max_cost_usd}; call types ${c.spec.call_types.join(', ')})`);
+      say(
+        `campaign    ${c.id} "${c.spec.name}" running (max_cost_usd ${c.spec.max_cost_usd}; call types ${c.spec.call_types.join(', ')})`,
+      );
     } else if (cfg.campaign && o.campaign) {
-      say(`campaign    not launched: real providers spend real money. Turn paid_dispatch on, then: shadowctl campaign create -f ${join(dir, 'campaign.yaml')}`);
+      say(
+        `campaign    not launched: real providers spend real money. Turn paid_dispatch on, then: shadowctl campaign create -f ${join(dir, 'campaign.yaml')}`,
+      );
     }
     say('');
     say('# in another shell:');
     say(`export SHADOWPLANE_URL=${controlUrl}`);
     say(`export SHADOWPLANE_API_KEY=${adminKey}`);
-    say(`# send traffic through ${sidecar.ready.url} with header x-shadow-call-type: <call type> (e.g. ${cfg.campaign?.call_types[0] ?? 'gsm8k'}); watch with: npx shadowctl campaign list`);
+    say(
+      `# send traffic through ${sidecar.ready.url} with header x-shadow-call-type: <call type> (e.g. ${cfg.campaign?.call_types[0] ?? 'gsm8k'}); watch with: npx shadowctl campaign list`,
+    );
     say(`# logs: ${logDir}`);
     say('shadowplane up: ready (Ctrl-C drains and stops everything)');
   } catch (e) {

@@ -48,7 +48,14 @@ describe('shadowplane usage (subprocess)', () => {
       [...groups.values()].map((bodies) =>
         limit(async () => {
           const b0 = bodies[0]!;
-          const args = ['--api', b0.api, '--prices', EXPECTED.prices_flag, ...(b0.sidecar ? [] : ['--status', String(b0.status)]), ...bodies.map((b) => `test/fixtures/providers/${b.file}`)];
+          const args = [
+            '--api',
+            b0.api,
+            '--prices',
+            EXPECTED.prices_flag,
+            ...(b0.sidecar ? [] : ['--status', String(b0.status)]),
+            ...bodies.map((b) => `test/fixtures/providers/${b.file}`),
+          ];
           const res = await usage(args);
           const lines = res.stdout.split('\n').filter((l) => l !== '');
           const docs = bodies.length === 1 ? [res.stdout] : lines;
@@ -83,13 +90,24 @@ describe('shadowplane usage (subprocess)', () => {
       expect(out['retry_after_s']).toBe(exp['retry_after_s']);
       expect(out['output_chars']).toBe(exp['output_chars']);
       expect(out['tool_calls']).toEqual(exp['tool_calls']);
-      expect(out['headers_source']).toBe(exp.sidecar ? `test/fixtures/providers/${exp.file.replace(/\.(json|sse)$/, '')}.headers.json` : 'default');
+      expect(out['headers_source']).toBe(
+        exp.sidecar ? `test/fixtures/providers/${exp.file.replace(/\.(json|sse)$/, '')}.headers.json` : 'default',
+      );
     });
   }
 
   it('reads the body from stdin with "-" and takes status/headers from --headers', async () => {
     const body = readFileSync(`${ROOT}test/fixtures/providers/anthropic/error-529-overloaded.json`, 'utf8');
-    const res = await usage(['--api', 'anthropic.messages', '--headers', 'test/fixtures/providers/anthropic/error-529-overloaded.headers.json', '-'], body);
+    const res = await usage(
+      [
+        '--api',
+        'anthropic.messages',
+        '--headers',
+        'test/fixtures/providers/anthropic/error-529-overloaded.headers.json',
+        '-',
+      ],
+      body,
+    );
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
     expect(out.http_status).toBe(529);

@@ -54,7 +54,10 @@ export interface UsageReport {
  */
 export function parsePrices(s: string): RateCard {
   const parts = s.split(',').map((p) => p.trim());
-  if (parts.length < 2 || parts.length > 5) throw new Error(`--prices wants in,out[,cached_in[,cache_write[,cache_write_1h]]] (USD per million tokens), got '${s}'`);
+  if (parts.length < 2 || parts.length > 5)
+    throw new Error(
+      `--prices wants in,out[,cached_in[,cache_write[,cache_write_1h]]] (USD per million tokens), got '${s}'`,
+    );
   const nums = parts.map((p, i) => {
     if (!/^\d+(\.\d+)?$/.test(p)) throw new Error(`--prices part ${i + 1} ('${p}') is not a non-negative number`);
     return Number(p);
@@ -67,7 +70,14 @@ export function parsePrices(s: string): RateCard {
 }
 
 /** Builds the report for a body and its meta (pure; the CLI wraps it). */
-export function usageReport(api: Api, meta: ResponseMeta, body: Uint8Array, card: RateCard | undefined, headersSource: string, withText: boolean): UsageReport {
+export function usageReport(
+  api: Api,
+  meta: ResponseMeta,
+  body: Uint8Array,
+  card: RateCard | undefined,
+  headersSource: string,
+  withText: boolean,
+): UsageReport {
   const p = parseResponse(api, meta, body);
   return {
     api,
@@ -113,7 +123,8 @@ async function readStdin(maxBytes: number): Promise<Uint8Array> {
 async function readBounded(file: string, maxBytes: number): Promise<Uint8Array> {
   if (file === '-') return readStdin(maxBytes);
   const st = await stat(file);
-  if (st.isFile() && st.size > maxBytes) throw new TooLarge(`${file} is ${st.size} bytes, larger than --max-bytes ${maxBytes}`);
+  if (st.isFile() && st.size > maxBytes)
+    throw new TooLarge(`${file} is ${st.size} bytes, larger than --max-bytes ${maxBytes}`);
   return readFile(file);
 }
 
@@ -138,7 +149,10 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('shadowplane usage')
     .description('print what Shadowplane would record for a recorded provider response (JSON body or raw SSE)')
     .addOption(new Option('--api <api>', 'wire API of the response').choices(Api.options).makeOptionMandatory())
-    .option('--prices <in,out[,cached_in[,cache_write[,cache_write_1h]]]>', 'rate card, USD per million tokens (cost basis rate_card when no provider-reported cost)')
+    .option(
+      '--prices <in,out[,cached_in[,cache_write[,cache_write_1h]]]>',
+      'rate card, USD per million tokens (cost basis rate_card when no provider-reported cost)',
+    )
     .option('--headers <file>', 'status/headers sidecar JSON ({"status":..,"headers":[[name,value],...]})')
     .option('--status <code>', 'HTTP status to assume (overrides the sidecar)')
     .option('--text', 'include the output text')
@@ -156,7 +170,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const opts = program.opts<{ api: Api; prices?: string; headers?: string; status?: string; text?: boolean; maxBytes?: string }>();
+  const opts = program.opts<{
+    api: Api;
+    prices?: string;
+    headers?: string;
+    status?: string;
+    text?: boolean;
+    maxBytes?: string;
+  }>();
   if (opts.maxBytes !== undefined && !/^[1-9]\d{0,15}$/.test(opts.maxBytes)) {
     process.stderr.write(`shadowplane usage: --max-bytes must be a positive integer, got '${opts.maxBytes}'\n`);
     return EX_USAGE;
@@ -208,7 +229,9 @@ export async function main(argv: string[]): Promise<number> {
           process.stderr.write(`shadowplane usage: ${file} decompresses to more than --max-bytes ${maxBytes} bytes\n`);
           return EX_DATAERR;
         }
-        process.stderr.write(`shadowplane usage: ${file} looks gzip-compressed but does not decompress: ${(e as Error).message}\n`);
+        process.stderr.write(
+          `shadowplane usage: ${file} looks gzip-compressed but does not decompress: ${(e as Error).message}\n`,
+        );
         return EX_DATAERR;
       }
     }

@@ -14,9 +14,11 @@ parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
   const result = toPublishable(buildEnvelope(input));
   const transfer: ArrayBuffer[] = [];
   if (result.kind === 'envelope') {
-    if (result.data.byteOffset === 0 && result.data.byteLength === result.data.buffer.byteLength) transfer.push(result.data.buffer as ArrayBuffer);
+    if (result.data.byteOffset === 0 && result.data.byteLength === result.data.buffer.byteLength)
+      transfer.push(result.data.buffer as ArrayBuffer);
     const b = result.body?.bytes;
-    if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !transfer.includes(b.buffer as ArrayBuffer)) transfer.push(b.buffer as ArrayBuffer);
+    if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !transfer.includes(b.buffer as ArrayBuffer))
+      transfer.push(b.buffer as ArrayBuffer);
   }
   parentPort!.postMessage({ id: msg.id, result }, transfer);
 });

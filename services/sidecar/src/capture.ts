@@ -107,7 +107,14 @@ export type ProcessResult = Publishable | { kind: 'excluded'; reason: ExcludeRea
 /** Reduces a {@link BuildResult} to what the publisher needs. */
 export function toPublishable(r: BuildResult): ProcessResult {
   if (r.kind === 'excluded') return r;
-  return { kind: 'envelope', envelopeId: r.envelope.envelope_id, suite: r.envelope.suite, callType: r.envelope.call_type, data: r.data, body: r.body };
+  return {
+    kind: 'envelope',
+    envelopeId: r.envelope.envelope_id,
+    suite: r.envelope.suite,
+    callType: r.envelope.call_type,
+    data: r.data,
+    body: r.body,
+  };
 }
 
 /** What {@link decodeBounded} found: the decoded bytes, over a limit, or not decodable. */
@@ -120,7 +127,8 @@ export type Decoded = { kind: 'ok'; bytes: Buffer } | { kind: 'too_large' } | { 
  */
 export function decodeBounded(buf: Buffer, encoding: string | null, max: number, ratio: number): Decoded {
   const enc = (encoding ?? 'identity').trim().toLowerCase();
-  if (enc === 'identity' || enc === '') return buf.byteLength > max ? { kind: 'too_large' } : { kind: 'ok', bytes: buf };
+  if (enc === 'identity' || enc === '')
+    return buf.byteLength > max ? { kind: 'too_large' } : { kind: 'ok', bytes: buf };
   const limit = Math.max(1, Math.min(max, Math.floor(buf.byteLength * ratio)));
   try {
     if (enc === 'gzip' || enc === 'x-gzip') return { kind: 'ok', bytes: gunzipSync(buf, { maxOutputLength: limit }) };
@@ -175,7 +183,8 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
   } else {
     const raw = c.requestChunks.length === 1 ? c.requestChunks[0]! : Buffer.concat(c.requestChunks, c.requestBytes);
     const dec = decodeBounded(raw, c.contentEncoding, c.maxBodyBytes, c.maxDecodeRatio);
-    if (dec.kind === 'too_large') return { kind: 'excluded', reason: 'too_large', detail: 'decoded body over the limit' };
+    if (dec.kind === 'too_large')
+      return { kind: 'excluded', reason: 'too_large', detail: 'decoded body over the limit' };
     if (dec.kind === 'bad') return { kind: 'excluded', reason: 'bad_body_encoding' };
     decoded = dec.bytes;
   }
@@ -187,16 +196,23 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
   } catch {
     return { kind: 'excluded', reason: 'not_json' };
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { kind: 'excluded', reason: 'not_json', detail: 'not an object' };
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    return { kind: 'excluded', reason: 'not_json', detail: 'not an object' };
 
   const red =
     where === 'inline'
-      ? redactJson(body, { secretFieldNames: c.secretFieldNames, deadline: performance.now() + INLINE_BUDGET_MS, maxStringLength: INLINE_MAX_STRING })
+      ? redactJson(body, {
+          secretFieldNames: c.secretFieldNames,
+          deadline: performance.now() + INLINE_BUDGET_MS,
+          maxStringLength: INLINE_MAX_STRING,
+        })
       : redactJson(body, { secretFieldNames: c.secretFieldNames, deadline: t0 + c.cpuBudgetMs });
   if (red.overBudget) return where === 'inline' ? { kind: 'offload' } : { kind: 'excluded', reason: 'cpu_budget' };
   if (red.uncertain) return { kind: 'excluded', reason: 'pii_uncertain', detail: red.uncertainReasons.join(',') };
   if (!modelMatches(d.models, requestModel(d.api, red.value))) return { kind: 'excluded', reason: 'model_filtered' };
-  const redactions: Redaction[] = [...red.counts.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([type, count]) => ({ type, count }));
+  const redactions: Redaction[] = [...red.counts.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([type, count]) => ({ type, count }));
 
   const hash = itemHash(d.api, c.path, red.value);
   // the client's bytes only when they hold nothing but the value redaction saw
@@ -237,7 +253,12 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
   // No zod re-validation here: it cost ~30% of the build (profiled). Every field is built from
   // validated parts (config/sampler tokens, detectApi, providers usage); the integration tests
   // parse every published envelope with the contract schema.
-  return { kind: 'envelope', envelope, data: serialize(envelope, bodyRef === null && stored === decoded ? decoded : null), body: bodyOut };
+  return {
+    kind: 'envelope',
+    envelope,
+    data: serialize(envelope, bodyRef === null && stored === decoded ? decoded : null),
+    body: bodyOut,
+  };
 }
 
 /**
@@ -298,7 +319,11 @@ function serialize(envelope: Envelope, bodyBytes: Buffer | null): Buffer {
   const at = json.indexOf(BODY_SLOT);
   if (at === -1) return Buffer.from(JSON.stringify(envelope), 'utf8');
   const from = at + BODY_SLOT.length - 5; // the "null" and its comma
-  return Buffer.concat([Buffer.from(json.slice(0, from), 'utf8'), bodyBytes, Buffer.from(json.slice(from + 4), 'utf8')]);
+  return Buffer.concat([
+    Buffer.from(json.slice(0, from), 'utf8'),
+    bodyBytes,
+    Buffer.from(json.slice(from + 4), 'utf8'),
+  ]);
 }
 
 function served(c: CaptureInput): Envelope['served'] {

@@ -30,17 +30,38 @@ function yamlFile(text: string): string {
 
 describe('loadConfig', () => {
   it('the simplest form needs only flags; documented defaults apply', () => {
-    const c = cfg(['--listen', '127.0.0.1:8080', '--upstream', 'http://127.0.0.1:4000', '--nats', 'nats://127.0.0.1:4222', '--sample', '0.1']);
+    const c = cfg([
+      '--listen',
+      '127.0.0.1:8080',
+      '--upstream',
+      'http://127.0.0.1:4000',
+      '--nats',
+      'nats://127.0.0.1:4222',
+      '--sample',
+      '0.1',
+    ]);
     expect(c.listen).toEqual({ host: '127.0.0.1', port: 8080 });
     expect(c.opsListen).toEqual({ host: '127.0.0.1', port: 9464 });
-    expect(c.routes).toEqual([{ path_prefix: '/', upstream: 'http://127.0.0.1:4000', strip_prefix: false, preserve_host: false, placement: 'ingress' }]);
+    expect(c.routes).toEqual([
+      {
+        path_prefix: '/',
+        upstream: 'http://127.0.0.1:4000',
+        strip_prefix: false,
+        preserve_host: false,
+        placement: 'ingress',
+      },
+    ]);
     expect(c.sampling.rate).toBe(0.1);
     expect(c.capture.inlineMaxBytes).toBe(512 * 1024);
     expect(c.capture.captureMaxBytes).toBe(32 * 1024 * 1024);
   });
 
   it('flags override env vars', () => {
-    const c = cfg(['--sample', '0.5'], { SHADOWPLANE_SIDECAR_UPSTREAM: 'http://up:1', SHADOWPLANE_SIDECAR_SAMPLE: '0.2', SHADOWPLANE_SIDECAR_LISTEN: '0.0.0.0:9000' });
+    const c = cfg(['--sample', '0.5'], {
+      SHADOWPLANE_SIDECAR_UPSTREAM: 'http://up:1',
+      SHADOWPLANE_SIDECAR_SAMPLE: '0.2',
+      SHADOWPLANE_SIDECAR_LISTEN: '0.0.0.0:9000',
+    });
     expect(c.sampling.rate).toBe(0.5);
     expect(c.listen).toEqual({ host: '0.0.0.0', port: 9000 });
   });
@@ -55,8 +76,13 @@ describe('loadConfig', () => {
   });
 
   it('sticky sampling needs a salt', () => {
-    expect(issueKeys(() => loadConfig(['--upstream', 'http://x:1'], { SHADOWPLANE_SIDECAR_STICKY_HEADER: 'x-tenant-id' }))).toEqual(['SHADOWPLANE_SIDECAR_STICKY_SALT']);
-    const c = cfg(['--upstream', 'http://x:1'], { SHADOWPLANE_SIDECAR_STICKY_HEADER: 'X-Tenant-Id', SHADOWPLANE_SIDECAR_STICKY_SALT: '0123456789abcdef' });
+    expect(
+      issueKeys(() => loadConfig(['--upstream', 'http://x:1'], { SHADOWPLANE_SIDECAR_STICKY_HEADER: 'x-tenant-id' })),
+    ).toEqual(['SHADOWPLANE_SIDECAR_STICKY_SALT']);
+    const c = cfg(['--upstream', 'http://x:1'], {
+      SHADOWPLANE_SIDECAR_STICKY_HEADER: 'X-Tenant-Id',
+      SHADOWPLANE_SIDECAR_STICKY_SALT: '0123456789abcdef',
+    });
     expect(c.sampling.stickyHeader).toBe('x-tenant-id');
   });
 
@@ -86,7 +112,11 @@ sampling:
     expect(c.routes[1]).toMatchObject({ host: 'anthropic.local', path_prefix: '/' });
     expect(c.sampling.rate).toBe(0.05);
     expect(c.sampling.suite).toBe('prod');
-    expect(c.sampling.rules[0]).toMatchObject({ headers: { 'x-tenant-id': 'acme' }, models: ['gpt-4o-mini'], rate: 0.5 });
+    expect(c.sampling.rules[0]).toMatchObject({
+      headers: { 'x-tenant-id': 'acme' },
+      models: ['gpt-4o-mini'],
+      rate: 0.5,
+    });
   });
 
   it('a bad YAML key is named with the file and path', () => {
@@ -108,17 +138,37 @@ describe('abuse limits and opt-in', () => {
   it('opt-in headers are off unless the operator turns them on (env, or the file, which wins)', () => {
     expect(cfg(up).sampling.optIn).toBe(false);
     expect(cfg(up, { SHADOWPLANE_SIDECAR_OPT_IN: 'true' }).sampling.optIn).toBe(true);
-    expect(cfg(['--config', yamlFile('routes: [{upstream: "http://127.0.0.1:1"}]\nsampling: {opt_in: false}\n')], { SHADOWPLANE_SIDECAR_OPT_IN: 'true' }).sampling.optIn).toBe(false);
+    expect(
+      cfg(['--config', yamlFile('routes: [{upstream: "http://127.0.0.1:1"}]\nsampling: {opt_in: false}\n')], {
+        SHADOWPLANE_SIDECAR_OPT_IN: 'true',
+      }).sampling.optIn,
+    ).toBe(false);
   });
 
   it('client deadlines, decode ratio, CPU and memory budgets and extra secret names have defaults and env overrides', () => {
     const d = cfg(up);
-    expect(d.client).toEqual({ headerTimeoutMs: 60_000, bodyTimeoutMs: 60_000, requestTimeoutMs: 300_000, pipelineMaxUnreadBytes: 1024 * 1024 });
-    expect([d.capture.maxDecodeRatio, d.capture.cpuBudgetMs, d.capture.workerMemoryMb, d.capture.secretFieldNames]).toEqual([100, 2000, 512, []]);
-    const e = cfg(up, { SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '5000', SHADOWPLANE_SIDECAR_REDACT_FIELD_NAMES: 'passcode, tenant-key ,', SHADOWPLANE_SIDECAR_CAPTURE_MAX_DECODE_RATIO: '20' });
+    expect(d.client).toEqual({
+      headerTimeoutMs: 60_000,
+      bodyTimeoutMs: 60_000,
+      requestTimeoutMs: 300_000,
+      pipelineMaxUnreadBytes: 1024 * 1024,
+    });
+    expect([
+      d.capture.maxDecodeRatio,
+      d.capture.cpuBudgetMs,
+      d.capture.workerMemoryMb,
+      d.capture.secretFieldNames,
+    ]).toEqual([100, 2000, 512, []]);
+    const e = cfg(up, {
+      SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '5000',
+      SHADOWPLANE_SIDECAR_REDACT_FIELD_NAMES: 'passcode, tenant-key ,',
+      SHADOWPLANE_SIDECAR_CAPTURE_MAX_DECODE_RATIO: '20',
+    });
     expect(e.client.bodyTimeoutMs).toBe(5000);
     expect(e.capture.secretFieldNames).toEqual(['passcode', 'tenant-key']);
     expect(e.capture.maxDecodeRatio).toBe(20);
-    expect(issueKeys(() => cfg(up, { SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB: '1' }))).toEqual(['SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB']);
+    expect(issueKeys(() => cfg(up, { SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB: '1' }))).toEqual([
+      'SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB',
+    ]);
   });
 });

@@ -1,6 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from '@shadowplane/stats';
-import { ChunkedDecoder, FIELD_CONTENT_LENGTH, FIELD_HOST, FIELD_OTHER, FIELD_SHADOW, FIELD_SHADOW_CAPTURE, FIELD_TRANSFER_ENCODING, FieldScan, HttpSyntaxError, assertChunkedOnly, isFieldValue, isToken, parseContentLength, parseRequestLine, parseStatusLine } from './http1.js';
+import {
+  ChunkedDecoder,
+  FIELD_CONTENT_LENGTH,
+  FIELD_HOST,
+  FIELD_OTHER,
+  FIELD_SHADOW,
+  FIELD_SHADOW_CAPTURE,
+  FIELD_TRANSFER_ENCODING,
+  FieldScan,
+  HttpSyntaxError,
+  assertChunkedOnly,
+  isFieldValue,
+  isToken,
+  parseContentLength,
+  parseRequestLine,
+  parseStatusLine,
+} from './http1.js';
 
 /** Runs `fn` and returns the HttpSyntaxError it throws (fails the test when it does not). */
 function syntaxError(fn: () => unknown): HttpSyntaxError {
@@ -22,7 +38,24 @@ function expectMalformed(fn: () => unknown): void {
 describe('isToken / isFieldValue', () => {
   it('accepts every tchar and refuses separators, controls and non-ASCII', () => {
     expect(isToken("!#$%&'*+-.^_`|~09AZaz")).toBe(true);
-    for (const bad of ['', 'a b', 'a:b', 'a"b', 'a(b', 'a,b', 'a/b', 'a;b', 'a=b', 'a@b', 'a[b', 'a{b', 'a\x00b', 'a\x7fb', 'a\xe9b', 'a\tb']) {
+    for (const bad of [
+      '',
+      'a b',
+      'a:b',
+      'a"b',
+      'a(b',
+      'a,b',
+      'a/b',
+      'a;b',
+      'a=b',
+      'a@b',
+      'a[b',
+      'a{b',
+      'a\x00b',
+      'a\x7fb',
+      'a\xe9b',
+      'a\tb',
+    ]) {
       expect(isToken(bad), JSON.stringify(bad)).toBe(false);
     }
   });
@@ -30,7 +63,8 @@ describe('isToken / isFieldValue', () => {
   it('allows VCHAR, obs-text, SP and HTAB in values and refuses other controls', () => {
     expect(isFieldValue('')).toBe(true);
     expect(isFieldValue('a b\tc ~ \x80\xff')).toBe(true);
-    for (const bad of ['\x00', 'a\rb', 'a\nb', '\x01', '\x1b', '\x7f', '\u0100']) expect(isFieldValue(bad), JSON.stringify(bad)).toBe(false);
+    for (const bad of ['\x00', 'a\rb', 'a\nb', '\x01', '\x1b', '\x7f', '\u0100'])
+      expect(isFieldValue(bad), JSON.stringify(bad)).toBe(false);
   });
 });
 
@@ -38,7 +72,12 @@ describe('parseRequestLine', () => {
   it('parses origin-form, absolute-form and asterisk-form targets of HTTP/1.1 and HTTP/1.0', () => {
     expect(parseRequestLine('GET / HTTP/1.1')).toEqual({ method: 'GET', target: '/', minor: 1, fieldsAt: 16 });
     const h = 'POST /v1/chat?x=1&y=%20 HTTP/1.0\r\nHost: a\r\n';
-    expect(parseRequestLine(h)).toEqual({ method: 'POST', target: '/v1/chat?x=1&y=%20', minor: 0, fieldsAt: h.indexOf('Host') });
+    expect(parseRequestLine(h)).toEqual({
+      method: 'POST',
+      target: '/v1/chat?x=1&y=%20',
+      minor: 0,
+      fieldsAt: h.indexOf('Host'),
+    });
     expect(parseRequestLine('GET http://a.example:8080/p?q HTTP/1.1').target).toBe('http://a.example:8080/p?q');
     expect(parseRequestLine('OPTIONS * HTTP/1.1').target).toBe('*');
     expect(parseRequestLine('M-SEARCH /x HTTP/1.1').method).toBe('M-SEARCH');
@@ -75,12 +114,20 @@ describe('parseRequestLine', () => {
 
 describe('parseStatusLine', () => {
   it('parses status, reason and version; a missing reason (with or without its space) is empty', () => {
-    expect(parseStatusLine('HTTP/1.1 200 OK\r\ncontent-length: 0')).toEqual({ status: 200, reason: 'OK', minor: 1, fieldsAt: 17 });
+    expect(parseStatusLine('HTTP/1.1 200 OK\r\ncontent-length: 0')).toEqual({
+      status: 200,
+      reason: 'OK',
+      minor: 1,
+      fieldsAt: 17,
+    });
     expect(parseStatusLine('HTTP/1.0 404 Not  Found')).toMatchObject({ status: 404, reason: 'Not  Found', minor: 0 });
     expect(parseStatusLine('HTTP/1.1 204')).toMatchObject({ status: 204, reason: '' });
     expect(parseStatusLine('HTTP/1.1 204 ')).toMatchObject({ status: 204, reason: '' });
     expect(parseStatusLine('HTTP/1.1 103 Early Hints')).toMatchObject({ status: 103 });
-    expect(parseStatusLine('HTTP/1.1 599 tab\there \x80\xff')).toMatchObject({ status: 599, reason: 'tab\there \x80\xff' });
+    expect(parseStatusLine('HTTP/1.1 599 tab\there \x80\xff')).toMatchObject({
+      status: 599,
+      reason: 'tab\there \x80\xff',
+    });
   });
 
   it.each([
@@ -118,7 +165,18 @@ describe('FieldScan', () => {
 
   it('keeps names, order and duplicates; trims OWS around values; allows empty values, inner whitespace and obs-text', () => {
     expect(parse('Host: a\r\nX-A:b\r\nx-a:  \t c \t d\t \r\nEmpty:\r\nE2:   \r\nO: \x80\xff')).toEqual([
-      'Host', 'a', 'X-A', 'b', 'x-a', 'c \t d', 'Empty', '', 'E2', '', 'O', '\x80\xff',
+      'Host',
+      'a',
+      'X-A',
+      'b',
+      'x-a',
+      'c \t d',
+      'Empty',
+      '',
+      'E2',
+      '',
+      'O',
+      '\x80\xff',
     ]);
   });
 
@@ -149,15 +207,29 @@ describe('FieldScan', () => {
   });
 
   it('names the fields the proxy acts on in any letter case, and gives line bounds for verbatim copies', () => {
-    const text = 'HOST: a\r\ncontent-LENGTH: 12\r\nTransfer-Encoding: chunked\r\nX-Shadow-Suite: s\r\nx-shadow-capture: q\r\nHostx: b\r\nx-shadow-: c\r\n';
+    const text =
+      'HOST: a\r\ncontent-LENGTH: 12\r\nTransfer-Encoding: chunked\r\nX-Shadow-Suite: s\r\nx-shadow-capture: q\r\nHostx: b\r\nx-shadow-: c\r\n';
     const b = Buffer.from(text, 'latin1');
     const fs = new FieldScan();
     fs.scan(b, 0, b.length);
-    expect(Array.from({ length: fs.n }, (_, k) => fs.id(k))).toEqual([FIELD_HOST, FIELD_CONTENT_LENGTH, FIELD_TRANSFER_ENCODING, FIELD_SHADOW, FIELD_SHADOW_CAPTURE, FIELD_OTHER, FIELD_SHADOW]);
+    expect(Array.from({ length: fs.n }, (_, k) => fs.id(k))).toEqual([
+      FIELD_HOST,
+      FIELD_CONTENT_LENGTH,
+      FIELD_TRANSFER_ENCODING,
+      FIELD_SHADOW,
+      FIELD_SHADOW_CAPTURE,
+      FIELD_OTHER,
+      FIELD_SHADOW,
+    ]);
     expect(b.toString('latin1', fs.lineStart(1), fs.lineEnd(1))).toBe('content-LENGTH: 12\r\n');
     expect(fs.digits(1)).toBe(12);
     expect(fs.digits(0)).toBe(-1);
-    expect(fs.valueIs(2, Uint8Array.from('chunked', (c) => c.charCodeAt(0)))).toBe(true);
+    expect(
+      fs.valueIs(
+        2,
+        Uint8Array.from('chunked', (c) => c.charCodeAt(0)),
+      ),
+    ).toBe(true);
   });
 
   it('is reused from head to head and grows past 64 fields', () => {
@@ -234,11 +306,23 @@ describe('parseContentLength', () => {
 
 describe('assertChunkedOnly', () => {
   it('passes chunked alone, in any case and with OWS or empty list members', () => {
-    for (const v of ['chunked', 'Chunked', 'CHUNKED', ' chunked ', 'chunked,', ', chunked']) expect(() => assertChunkedOnly(v), v).not.toThrow();
+    for (const v of ['chunked', 'Chunked', 'CHUNKED', ' chunked ', 'chunked,', ', chunked'])
+      expect(() => assertChunkedOnly(v), v).not.toThrow();
   });
 
   it('400 malformed_http when chunked is not the final coding, is applied twice, or the list is empty (RFC 9112 §6.3)', () => {
-    for (const v of ['chunked, chunked', 'chunked,chunked', '', ' , ', 'chunked, gzip', 'chunked, identity', 'gzip', 'identity', 'xchunked', 'chunked;q=1']) {
+    for (const v of [
+      'chunked, chunked',
+      'chunked,chunked',
+      '',
+      ' , ',
+      'chunked, gzip',
+      'chunked, identity',
+      'gzip',
+      'identity',
+      'xchunked',
+      'chunked;q=1',
+    ]) {
       const e = syntaxError(() => assertChunkedOnly(v));
       expect(e.status, v).toBe(400);
       expect(e.code).toBe('malformed_http');
@@ -292,7 +376,7 @@ describe('ChunkedDecoder', () => {
   const singles = (b: Buffer) => Array.from({ length: b.length }, (_, i) => b.subarray(i, i + 1));
   function randomPieces(b: Buffer, r: () => number): Buffer[] {
     const out: Buffer[] = [];
-    for (let i = 0; i < b.length; ) {
+    for (let i = 0; i < b.length;) {
       const n = 1 + Math.floor(r() * 7);
       out.push(b.subarray(i, i + n));
       i += n;
@@ -332,7 +416,8 @@ describe('ChunkedDecoder', () => {
     expect(run(singles(WHOLE))).toMatchObject({ data: DATA, end: MESSAGE.length });
     // seeded, so the random splits are the same on every run
     const r = createRng(0x5eed);
-    for (let t = 0; t < 200; t++) expect(run(randomPieces(WHOLE, r)), `run ${t}`).toMatchObject({ data: DATA, end: MESSAGE.length });
+    for (let t = 0; t < 200; t++)
+      expect(run(randomPieces(WHOLE, r)), `run ${t}`).toMatchObject({ data: DATA, end: MESSAGE.length });
   });
 
   it('finds the same end without a data callback', () => {
@@ -419,7 +504,8 @@ describe('ChunkedDecoder', () => {
     if (at >= 0) expect(one.errorAt).toBe(at);
     else expect(one.errorAt).toBeGreaterThan(4000);
     // every 2-piece split refuses too (no state is lost across a boundary)
-    for (let k = 0; k <= Math.min(b.length, 64); k++) expect(run(split2(b, k)).error, `split at ${k}`).toBeInstanceOf(HttpSyntaxError);
+    for (let k = 0; k <= Math.min(b.length, 64); k++)
+      expect(run(split2(b, k)).error, `split at ${k}`).toBeInstanceOf(HttpSyntaxError);
   });
 
   it('refuses a second, smuggled size line hidden behind a bare LF in the data CRLF', () => {

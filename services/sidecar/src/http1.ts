@@ -175,7 +175,8 @@ export class FieldScan {
     let pos = from;
     while (pos < end) {
       const c0 = b[pos]!;
-      if (c0 === 0x20 || c0 === 0x09) throw new HttpSyntaxError(400, 'malformed_http', 'obsolete line folding in a header field');
+      if (c0 === 0x20 || c0 === 0x09)
+        throw new HttpSyntaxError(400, 'malformed_http', 'obsolete line folding in a header field');
       let i = pos;
       while (TCHAR[b[i]!] === 1) i++;
       const nameEnd = i;
@@ -185,7 +186,11 @@ export class FieldScan {
       const vs = i;
       while (i < end && FVCHAR[b[i]!] === 1) i++;
       if (i >= end - 1 || b[i] !== 0x0d || b[i + 1] !== 0x0a) {
-        throw new HttpSyntaxError(400, 'malformed_http', `control characters in the value of ${latin1(b, pos, nameEnd)}`);
+        throw new HttpSyntaxError(
+          400,
+          'malformed_http',
+          `control characters in the value of ${latin1(b, pos, nameEnd)}`,
+        );
       }
       let ve = i;
       while (ve > vs && (b[ve - 1] === 0x20 || b[ve - 1] === 0x09)) ve--;
@@ -266,7 +271,11 @@ function latin1(b: Buffer, s: number, e: number): string {
 function nameError(b: Buffer, pos: number, end: number): HttpSyntaxError {
   let i = pos;
   while (i < end && b[i] !== 0x0d && b[i] !== 0x3a) i++;
-  return new HttpSyntaxError(400, 'malformed_http', b[i] === 0x3a ? 'an invalid header field name' : 'a header line without a colon');
+  return new HttpSyntaxError(
+    400,
+    'malformed_http',
+    b[i] === 0x3a ? 'an invalid header field name' : 'a header line without a colon',
+  );
 }
 
 /** A parsed request line. */
@@ -289,7 +298,8 @@ export function parseRequestLine(head: string): RequestLine {
   if (eol === -1) eol = head.length;
   const sp1 = head.indexOf(' ');
   const sp2 = sp1 === -1 ? -1 : head.indexOf(' ', sp1 + 1);
-  if (sp1 <= 0 || sp2 === -1 || sp2 > eol || eol - sp2 !== 9) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed request line');
+  if (sp1 <= 0 || sp2 === -1 || sp2 > eol || eol - sp2 !== 9)
+    throw new HttpSyntaxError(400, 'malformed_http', 'a malformed request line');
   const method = head.slice(0, sp1);
   const target = head.slice(sp1 + 1, sp2);
   const version = head.slice(sp2 + 1, eol);
@@ -297,12 +307,18 @@ export function parseRequestLine(head: string): RequestLine {
   if (target.length === 0) throw new HttpSyntaxError(400, 'malformed_http', 'an empty request target');
   for (let i = 0; i < target.length; i++) {
     const c = target.charCodeAt(i);
-    if (c <= 0x20 || c >= 0x7f) throw new HttpSyntaxError(400, 'malformed_http', 'control characters or spaces in the request target');
+    if (c <= 0x20 || c >= 0x7f)
+      throw new HttpSyntaxError(400, 'malformed_http', 'control characters or spaces in the request target');
   }
   let minor: 0 | 1;
   if (version === 'HTTP/1.1') minor = 1;
   else if (version === 'HTTP/1.0') minor = 0;
-  else throw new HttpSyntaxError(400, 'malformed_http', `unsupported protocol version ${JSON.stringify(version.slice(0, 16))}`);
+  else
+    throw new HttpSyntaxError(
+      400,
+      'malformed_http',
+      `unsupported protocol version ${JSON.stringify(version.slice(0, 16))}`,
+    );
   return { method, target, minor, fieldsAt: eol + 2 };
 }
 
@@ -322,16 +338,20 @@ export interface StatusLine {
 export function parseStatusLine(head: string): StatusLine {
   let eol = head.indexOf('\r\n');
   if (eol === -1) eol = head.length;
-  if (eol < 12 || !head.startsWith('HTTP/1.') || head.charCodeAt(8) !== 0x20) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status line');
+  if (eol < 12 || !head.startsWith('HTTP/1.') || head.charCodeAt(8) !== 0x20)
+    throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status line');
   const mc = head.charCodeAt(7);
   if (mc !== 0x30 && mc !== 0x31) throw new HttpSyntaxError(400, 'malformed_http', 'an unsupported response version');
   const d0 = head.charCodeAt(9) - 0x30;
   const d1 = head.charCodeAt(10) - 0x30;
   const d2 = head.charCodeAt(11) - 0x30;
-  if (d0 < 1 || d0 > 9 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status code');
-  if (eol > 12 && head.charCodeAt(12) !== 0x20) throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status line');
+  if (d0 < 1 || d0 > 9 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9)
+    throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status code');
+  if (eol > 12 && head.charCodeAt(12) !== 0x20)
+    throw new HttpSyntaxError(400, 'malformed_http', 'a malformed status line');
   const reason = eol > 13 ? head.slice(13, eol) : '';
-  if (!isFieldValue(reason)) throw new HttpSyntaxError(400, 'malformed_http', 'control characters in the reason phrase');
+  if (!isFieldValue(reason))
+    throw new HttpSyntaxError(400, 'malformed_http', 'control characters in the reason phrase');
   return { status: d0 * 100 + d1 * 10 + d2, reason, minor: mc === 0x31 ? 1 : 0, fieldsAt: eol + 2 };
 }
 
@@ -367,10 +387,18 @@ export function assertChunkedOnly(te: string): void {
     .map((t) => t.trim().toLowerCase())
     .filter((t) => t !== '');
   if (codings.length === 1 && codings[0] === 'chunked') return;
-  if (codings.length === 0 || codings[codings.length - 1] !== 'chunked' || codings.filter((c) => c === 'chunked').length > 1) {
+  if (
+    codings.length === 0 ||
+    codings[codings.length - 1] !== 'chunked' ||
+    codings.filter((c) => c === 'chunked').length > 1
+  ) {
     throw new HttpSyntaxError(400, 'malformed_http', 'chunked must be the final transfer coding, once');
   }
-  throw new HttpSyntaxError(501, 'not_implemented', `transfer coding ${JSON.stringify(codings.join(', ').slice(0, 64))} is not supported`);
+  throw new HttpSyntaxError(
+    501,
+    'not_implemented',
+    `transfer coding ${JSON.stringify(codings.join(', ').slice(0, 64))} is not supported`,
+  );
 }
 
 const enum CS {

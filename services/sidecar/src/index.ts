@@ -8,7 +8,15 @@ export type { SampleDecision, RequestHead, SkipReason, SamplerOptions } from './
 export { redactJson, redactText, luhnValid, ibanValid } from './redact.js';
 export type { PiiType, RedactionResult } from './redact.js';
 export { buildEnvelope, toPublishable } from './capture.js';
-export type { CaptureInput, BuildResult, BuiltEnvelope, ExcludeReason, TeedResponse, Publishable, ProcessResult } from './capture.js';
+export type {
+  CaptureInput,
+  BuildResult,
+  BuiltEnvelope,
+  ExcludeReason,
+  TeedResponse,
+  Publishable,
+  ProcessResult,
+} from './capture.js';
 export { CaptureProcessor } from './processor.js';
 export { CapturePublisher } from './publisher.js';
 export type { PublishJob, PublisherOptions, DropReason } from './publisher.js';

@@ -60,7 +60,8 @@ export class JetStreamAcks {
         resolve({ ok: false, timeout: false, error: err instanceof Error ? err.message : String(err) });
         return;
       }
-      if (this.timer === null) this.timer = setInterval(() => this.expire(), Math.max(10, Math.min(250, this.timeoutMs / 4))).unref();
+      if (this.timer === null)
+        this.timer = setInterval(() => this.expire(), Math.max(10, Math.min(250, this.timeoutMs / 4))).unref();
     });
   }
 
@@ -100,7 +101,8 @@ export class JetStreamAcks {
     } catch {
       // the connection is already closed
     }
-    for (const [, p] of this.pending) p.resolve({ ok: false, timeout: true, error: 'no ack before the publisher closed' });
+    for (const [, p] of this.pending)
+      p.resolve({ ok: false, timeout: true, error: 'no ack before the publisher closed' });
     this.pending.clear();
   }
 }
@@ -109,7 +111,11 @@ export class JetStreamAcks {
 export function readAck(msg: Pick<Msg, 'headers' | 'data' | 'json'>): AckResult {
   const h = msg.headers;
   if (h !== undefined && h.hasError) {
-    return { ok: false, timeout: false, error: h.code === 503 ? 'no stream takes this subject (503 no responders)' : `status ${h.status}` };
+    return {
+      ok: false,
+      timeout: false,
+      error: h.code === 503 ? 'no stream takes this subject (503 no responders)' : `status ${h.status}`,
+    };
   }
   let a: { stream?: unknown; error?: { description?: unknown; err_code?: unknown; code?: unknown } };
   try {
@@ -119,8 +125,13 @@ export function readAck(msg: Pick<Msg, 'headers' | 'data' | 'json'>): AckResult 
   }
   if (a !== null && typeof a === 'object' && a.error !== undefined) {
     const e = a.error;
-    return { ok: false, timeout: false, error: `${String(e?.description ?? 'JetStream error')} (err_code ${String(e?.err_code ?? e?.code ?? '?')})` };
+    return {
+      ok: false,
+      timeout: false,
+      error: `${String(e?.description ?? 'JetStream error')} (err_code ${String(e?.err_code ?? e?.code ?? '?')})`,
+    };
   }
-  if (a === null || typeof a !== 'object' || typeof a.stream !== 'string' || a.stream === '') return { ok: false, timeout: false, error: 'an ack without a stream' };
+  if (a === null || typeof a !== 'object' || typeof a.stream !== 'string' || a.stream === '')
+    return { ok: false, timeout: false, error: 'an ack without a stream' };
   return { ok: true };
 }

@@ -26,7 +26,11 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(loaded.text);
     return 0;
   }
-  const tracing = startTracing({ serviceName: 'shadowplane-sidecar', serviceVersion: SIDECAR_VERSION, role: 'sidecar' });
+  const tracing = startTracing({
+    serviceName: 'shadowplane-sidecar',
+    serviceVersion: SIDECAR_VERSION,
+    role: 'sidecar',
+  });
   let sidecar;
   try {
     sidecar = await startSidecar(loaded.config);
@@ -34,7 +38,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`shadowplane sidecar: cannot start: ${(e as Error).message}\n`);
     return 1;
   }
-  process.stdout.write(`${JSON.stringify({ event: 'listening', role: 'sidecar', url: sidecar.url, ops_url: sidecar.opsUrl })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ event: 'listening', role: 'sidecar', url: sidecar.url, ops_url: sidecar.opsUrl })}\n`,
+  );
   await new Promise<void>((resolve) => {
     const onSignal = () => {
       process.off('SIGTERM', onSignal);

@@ -1,7 +1,15 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 /** Outcome of one proxied request (label of `shadowplane_sidecar_requests_total`). */
-export type RequestOutcome = 'ok' | 'upstream_error' | 'upstream_timeout' | 'upstream_cut' | 'client_aborted' | 'client_timeout' | 'no_route' | 'bad_request';
+export type RequestOutcome =
+  | 'ok'
+  | 'upstream_error'
+  | 'upstream_timeout'
+  | 'upstream_cut'
+  | 'client_aborted'
+  | 'client_timeout'
+  | 'no_route'
+  | 'bad_request';
 
 /**
  * Outcome of a capture (label `outcome` of `shadowplane_sidecar_captures_total`):
@@ -102,7 +110,17 @@ export class SidecarMetrics {
       registers: [registry],
     });
     // every outcome is exported from the start (0), so a rate() over it exists before the first one
-    for (const outcome of ['ok', 'upstream_error', 'upstream_timeout', 'upstream_cut', 'client_aborted', 'client_timeout', 'no_route', 'bad_request'] as const) this.requests.inc({ outcome }, 0);
+    for (const outcome of [
+      'ok',
+      'upstream_error',
+      'upstream_timeout',
+      'upstream_cut',
+      'client_aborted',
+      'client_timeout',
+      'no_route',
+      'bad_request',
+    ] as const)
+      this.requests.inc({ outcome }, 0);
     this.lastPublish.set(0);
     this.natsConnected.set(0);
     this.queueDepth.set(0);
@@ -113,7 +131,10 @@ export class SidecarMetrics {
   private readonly requestsReported = new Map<RequestOutcome, number>();
   private notSampled = 0;
   private notSampledReported = 0;
-  private readonly captureCounts = new Map<string, { outcome: CaptureOutcome; reason: string; n: number; reported: number }>();
+  private readonly captureCounts = new Map<
+    string,
+    { outcome: CaptureOutcome; reason: string; n: number; reported: number }
+  >();
 
   private readonly addedValues = new Float64Array(ADDED_BATCH);
   private addedN = 0;

@@ -8,9 +8,22 @@ import { CaptureProcessor } from './processor.js';
 import type { CaptureInput } from './capture.js';
 
 function input(i: number): CaptureInput {
-  const body = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `question ${i}` }] }));
+  const body = Buffer.from(
+    JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `question ${i}` }] }),
+  );
   return {
-    decision: { kind: 'sampled', api: 'openai.chat', suite: 's', callType: 'c', trafficClass: 'production', expectations: [], retentionConsent: false, stickyKeyHash: null, models: null, rule: null },
+    decision: {
+      kind: 'sampled',
+      api: 'openai.chat',
+      suite: 's',
+      callType: 'c',
+      trafficClass: 'production',
+      expectations: [],
+      retentionConsent: false,
+      stickyKeyHash: null,
+      models: null,
+      rule: null,
+    },
     method: 'POST',
     path: '/v1/chat/completions',
     contentType: 'application/json',
@@ -33,7 +46,15 @@ function input(i: number): CaptureInput {
 
 function processor(batchMs: number): { p: CaptureProcessor; metrics: SidecarMetrics } {
   const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
-  return { p: new CaptureProcessor(64 * 1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, batchMs), metrics };
+  return {
+    p: new CaptureProcessor(
+      64 * 1024,
+      createLogger({ service: 'test', version: '0', level: 'silent' }),
+      metrics,
+      batchMs,
+    ),
+    metrics,
+  };
 }
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
@@ -103,8 +124,14 @@ describe('CaptureProcessor batching', () => {
 
 describe('CaptureProcessor budgets', () => {
   const gz = (s: string) => gzipSync(Buffer.from(s));
-  const withBody = (body: Buffer, over: Partial<CaptureInput> = {}): CaptureInput => ({ ...input(0), requestChunks: [body], requestBytes: body.length, ...over });
-  const where = async (m: SidecarMetrics, w: string) => (await m.builds.get()).values.find((v) => v.labels.where === w)?.value ?? 0;
+  const withBody = (body: Buffer, over: Partial<CaptureInput> = {}): CaptureInput => ({
+    ...input(0),
+    requestChunks: [body],
+    requestBytes: body.length,
+    ...over,
+  });
+  const where = async (m: SidecarMetrics, w: string) =>
+    (await m.builds.get()).values.find((v) => v.labels.where === w)?.value ?? 0;
 
   it('the decoded size decides inline or worker: a gzip body of a few KB that inflates to 10 MB is never inflated on the event loop, and is too_large', async () => {
     const { p, metrics } = processor(0);
@@ -119,7 +146,11 @@ describe('CaptureProcessor budgets', () => {
 
   it('a small gzip body is decoded once and built inline', async () => {
     const { p, metrics } = processor(0);
-    const r = await p.process(withBody(gz(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })), { contentEncoding: 'gzip' }));
+    const r = await p.process(
+      withBody(gz(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] })), {
+        contentEncoding: 'gzip',
+      }),
+    );
     expect(r.kind).toBe('envelope');
     expect(await where(metrics, 'inline')).toBe(1);
     expect(await where(metrics, 'worker')).toBe(0);
@@ -128,7 +159,9 @@ describe('CaptureProcessor budgets', () => {
 
   it('an inline build that meets a long string hands the capture to the worker, which builds it', async () => {
     const { p, metrics } = processor(0);
-    const body = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'password: x '.repeat(1000) }] }));
+    const body = Buffer.from(
+      JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'password: x '.repeat(1000) }] }),
+    );
     expect(body.length).toBeLessThan(64 * 1024);
     const r = await p.process(withBody(body));
     expect(r.kind).toBe('envelope');
@@ -139,7 +172,12 @@ describe('CaptureProcessor budgets', () => {
 
   it('over the CPU budget on the worker, the capture is dropped as cpu_budget', async () => {
     const { p } = processor(0);
-    const body = Buffer.from(JSON.stringify({ model: 'm', messages: Array.from({ length: 400 }, () => ({ role: 'user', content: `mail a@b.io ${'1 '.repeat(2000)}` })) }));
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'm',
+        messages: Array.from({ length: 400 }, () => ({ role: 'user', content: `mail a@b.io ${'1 '.repeat(2000)}` })),
+      }),
+    );
     const r = await p.process(withBody(body, { cpuBudgetMs: 1, maxBodyBytes: 8 << 20 }));
     expect(r).toMatchObject({ kind: 'excluded', reason: 'cpu_budget' });
     await p.close();
@@ -147,8 +185,16 @@ describe('CaptureProcessor budgets', () => {
 
   it('a build past the hard timeout is stopped by terminating the worker (cpu_budget), and the next capture gets a new worker', async () => {
     const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
-    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, { memoryMb: 512, hardTimeoutMs: 1 });
-    const big = Buffer.from(JSON.stringify({ model: 'm', messages: Array.from({ length: 2000 }, (_, i) => ({ role: 'user', content: `q ${i} ${'x'.repeat(2000)}` })) }));
+    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, {
+      memoryMb: 512,
+      hardTimeoutMs: 1,
+    });
+    const big = Buffer.from(
+      JSON.stringify({
+        model: 'm',
+        messages: Array.from({ length: 2000 }, (_, i) => ({ role: 'user', content: `q ${i} ${'x'.repeat(2000)}` })),
+      }),
+    );
     const r = await p.process(withBody(big));
     expect(r).toMatchObject({ kind: 'excluded', reason: 'cpu_budget' });
     await p.close();
@@ -156,7 +202,10 @@ describe('CaptureProcessor budgets', () => {
 
   it('a body that exhausts the worker heap is dropped as memory_budget', async () => {
     const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
-    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, { memoryMb: 32, hardTimeoutMs: 60_000 });
+    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, {
+      memoryMb: 32,
+      hardTimeoutMs: 60_000,
+    });
     // ~6 MB of tiny objects: far more heap than 32 MiB once parsed
     const big = Buffer.from(`{"model":"m","messages":[${Array.from({ length: 800_000 }, () => '{"a":1}').join(',')}]}`);
     const r = await p.process(withBody(big, { maxBodyBytes: 64 << 20 }));

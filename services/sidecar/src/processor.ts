@@ -1,7 +1,14 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '@shadowplane/telemetry';
 import type { SidecarMetrics } from './metrics.js';
-import { buildEnvelope, buildEnvelopeInline, decodeBounded, toPublishable, type CaptureInput, type ProcessResult } from './capture.js';
+import {
+  buildEnvelope,
+  buildEnvelopeInline,
+  decodeBounded,
+  toPublishable,
+  type CaptureInput,
+  type ProcessResult,
+} from './capture.js';
 
 /** A batch this large is built without waiting for the window to end. */
 const BATCH_MAX = 16;
@@ -62,8 +69,16 @@ export class CaptureProcessor {
       let reqBytes = input.requestBytes;
       if (input.contentEncoding !== null && reqBytes + respBytes <= this.offloadBytes) {
         // the decoded size decides: inflate at most what an inline build may hold
-        const raw = input.requestChunks.length === 1 ? input.requestChunks[0]! : Buffer.concat(input.requestChunks, input.requestBytes);
-        const d = decodeBounded(raw, input.contentEncoding, Math.min(this.offloadBytes - respBytes, input.maxBodyBytes), input.maxDecodeRatio);
+        const raw =
+          input.requestChunks.length === 1
+            ? input.requestChunks[0]!
+            : Buffer.concat(input.requestChunks, input.requestBytes);
+        const d = decodeBounded(
+          raw,
+          input.contentEncoding,
+          Math.min(this.offloadBytes - respBytes, input.maxBodyBytes),
+          input.maxDecodeRatio,
+        );
         if (d.kind === 'ok') {
           input.decodedBody = d.bytes;
           reqBytes = d.bytes.byteLength;
@@ -146,7 +161,10 @@ export class CaptureProcessor {
     try {
       w = this.ensureWorker();
     } catch (err) {
-      this.log.warn({ err: { message: (err as Error).message } }, 'capture worker unavailable; building on the event loop');
+      this.log.warn(
+        { err: { message: (err as Error).message } },
+        'capture worker unavailable; building on the event loop',
+      );
       return new Promise((resolve) => setImmediate(() => resolve(toPublishable(buildEnvelope(input)))));
     }
     this.metrics.builds.inc({ where: 'worker' });
@@ -198,7 +216,8 @@ export class CaptureProcessor {
     w.unref();
     w.on('message', (m: { id: number; result: ProcessResult }) => {
       const r = m.result;
-      if (r.kind === 'envelope' && r.body) r.body.bytes = Buffer.from(r.body.bytes.buffer, r.body.bytes.byteOffset, r.body.bytes.byteLength);
+      if (r.kind === 'envelope' && r.body)
+        r.body.bytes = Buffer.from(r.body.bytes.buffer, r.body.bytes.byteOffset, r.body.bytes.byteLength);
       this.pending.get(m.id)?.(r);
       this.pending.delete(m.id);
       this.startedNext();
@@ -208,8 +227,10 @@ export class CaptureProcessor {
       if (this.worker === w) this.worker = null;
       // the job it was running pays for the failure; the ones queued behind it are lost with it
       const running = this.running?.id;
-      const culprit: 'cpu_budget' | 'memory_budget' | 'worker_error' = this.killedFor ?? (oom ? 'memory_budget' : 'worker_error');
-      for (const [id, resolve] of this.pending) resolve({ kind: 'excluded', reason: id === running ? culprit : 'worker_error', detail: why });
+      const culprit: 'cpu_budget' | 'memory_budget' | 'worker_error' =
+        this.killedFor ?? (oom ? 'memory_budget' : 'worker_error');
+      for (const [id, resolve] of this.pending)
+        resolve({ kind: 'excluded', reason: id === running ? culprit : 'worker_error', detail: why });
       this.pending.clear();
       this.killedFor = null;
       this.startedNext();

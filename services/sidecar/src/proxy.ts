@@ -259,7 +259,6 @@ export class SidecarProxy {
     this.inflight--;
   }
 
-
   private route(path: string, host: string): CompiledRoute | undefined {
     for (const r of this.routes) {
       if (r.host !== null && r.host !== host) continue;
@@ -300,7 +299,8 @@ export class SidecarProxy {
     if (target.charCodeAt(0) !== 0x2f) {
       // absolute-form (RFC 9112 §3.2.2): its authority replaces Host
       const m = /^https?:\/\/([^/?#]+)(.*)$/i.exec(target);
-      if (m === null) throw new HttpSyntaxError(400, 'malformed_http', 'request target must be origin-form or absolute-form');
+      if (m === null)
+        throw new HttpSyntaxError(400, 'malformed_http', 'request target must be origin-form or absolute-form');
       absoluteHost = m[1]!;
       target = m[2] === '' ? '/' : m[2]!.charCodeAt(0) === 0x2f ? m[2]! : `/${m[2]!}`;
     }
@@ -360,7 +360,8 @@ export class SidecarProxy {
           // a request's length must be one plain number: RFC 9110 §8.6 allows rejecting a list or
           // repeated lines, and llhttp (Node) and nginx both do, so a next hop of either kind could
           // not read what was forwarded as the sidecar did
-          if (contentLength >= 0 || fs.digits(k) < 0) throw new HttpSyntaxError(400, 'malformed_http', 'a repeated or list-valued content-length');
+          if (contentLength >= 0 || fs.digits(k) < 0)
+            throw new HttpSyntaxError(400, 'malformed_http', 'a repeated or list-valued content-length');
           contentLength = contentLengthField(fs, k, contentLength);
           break;
         case FIELD_CONTENT_TYPE:
@@ -383,7 +384,8 @@ export class SidecarProxy {
     }
     // RFC 9112 §3.2: exactly one Host in HTTP/1.1, with an absolute-form target too (it then
     // stands in for the Host value, §3.2.2, but the field is still required)
-    if (hosts > 1 || (hosts === 0 && line.minor === 1)) throw new HttpSyntaxError(400, 'malformed_http', 'a request needs exactly one host header');
+    if (hosts > 1 || (hosts === 0 && line.minor === 1))
+      throw new HttpSyntaxError(400, 'malformed_http', 'a request needs exactly one host header');
     const hostValue = absoluteHost ?? (hostField >= 0 ? fs.value(hostField) : '');
     const hl = hostValue.toLowerCase();
     const colon = hl.startsWith('[') ? hl.indexOf(']') + 1 : hl.indexOf(':');
@@ -392,22 +394,34 @@ export class SidecarProxy {
     // request body framing (RFC 9112 §6.3); both headers at once is how smuggling starts
     let framing = Framing.None;
     if (te !== null) {
-      if (contentLength >= 0) throw new HttpSyntaxError(400, 'malformed_http', 'both transfer-encoding and content-length');
-      if (line.minor === 0) throw new HttpSyntaxError(400, 'malformed_http', 'transfer-encoding in an HTTP/1.0 request');
+      if (contentLength >= 0)
+        throw new HttpSyntaxError(400, 'malformed_http', 'both transfer-encoding and content-length');
+      if (line.minor === 0)
+        throw new HttpSyntaxError(400, 'malformed_http', 'transfer-encoding in an HTTP/1.0 request');
       assertChunkedOnly(te);
       framing = Framing.Chunked;
     } else if (contentLength > 0) framing = Framing.Length;
     let sendContinue = false;
     if (expect !== null) {
       // every listed expectation, across repeated lines, must be 100-continue (RFC 9110 §10.1.1)
-      if (!expect.split(',').every((e) => e.trim().toLowerCase() === '100-continue')) throw new HttpSyntaxError(417, 'expectation_failed', 'only 100-continue is supported');
+      if (!expect.split(',').every((e) => e.trim().toLowerCase() === '100-continue'))
+        throw new HttpSyntaxError(417, 'expectation_failed', 'only 100-continue is supported');
       sendContinue = line.minor === 1 && framing !== Framing.None;
     }
     let keepAlive = line.minor === 1 && !connectionClose;
     if (connectionTokens !== null && applyConnection(fs, kept, connectionTokens)) keepAlive = false;
 
     const route = this.route(path, host);
-    const ex = new Exchange(this, conn, line.method, line.minor, keepAlive && !this.draining, framing, contentLength, t0);
+    const ex = new Exchange(
+      this,
+      conn,
+      line.method,
+      line.minor,
+      keepAlive && !this.draining,
+      framing,
+      contentLength,
+      t0,
+    );
     if (route === undefined) {
       ex.noRoute();
       return null;
@@ -427,9 +441,21 @@ export class SidecarProxy {
         ex.echo = 'skipped:too_large';
         this.d.metrics.capture('skipped', 'too_large');
       } else {
-        const c = new Capture(decision, this.d.publisher, this.d.metrics, cap.captureMaxBytes, cap.responseCaptureMaxBytes, t0);
+        const c = new Capture(
+          decision,
+          this.d.publisher,
+          this.d.metrics,
+          cap.captureMaxBytes,
+          cap.responseCaptureMaxBytes,
+          t0,
+        );
         c.contentType = contentTypeField >= 0 ? fs.value(contentTypeField) : null;
-        c.contentEncoding = contentEncoding === null ? null : contentEncoding >= 0 ? fs.value(contentEncoding) : joinedValues(fs, FIELD_CONTENT_ENCODING);
+        c.contentEncoding =
+          contentEncoding === null
+            ? null
+            : contentEncoding >= 0
+              ? fs.value(contentEncoding)
+              : joinedValues(fs, FIELD_CONTENT_ENCODING);
         if (framing === Framing.None) c.requestComplete = true;
         ex.capture = c;
         ex.echo = 'queued';
@@ -456,7 +482,13 @@ export class SidecarProxy {
     const cap = ex.capture;
     if (cap === null) return;
     if (outcome !== 'ok' && outcome !== 'upstream_cut') {
-      cap.abandon(outcome === 'client_aborted' ? 'client_aborted' : outcome === 'bad_request' || outcome === 'client_timeout' ? 'request_incomplete' : 'upstream_failed');
+      cap.abandon(
+        outcome === 'client_aborted'
+          ? 'client_aborted'
+          : outcome === 'bad_request' || outcome === 'client_timeout'
+            ? 'request_incomplete'
+            : 'upstream_failed',
+      );
       return;
     }
     if (!cap.requestComplete && !ex.requestDone) {
@@ -497,8 +529,12 @@ export class SidecarProxy {
       this.d.publisher.release(teed);
       if (built.kind === 'excluded') {
         // over a budget: the capture was dropped for what it cost, not for what it held
-        this.d.metrics.capture(built.reason === 'cpu_budget' || built.reason === 'memory_budget' ? 'dropped' : 'excluded', built.reason);
-        if (built.reason === 'envelope_invalid' || built.reason === 'worker_error') this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
+        this.d.metrics.capture(
+          built.reason === 'cpu_budget' || built.reason === 'memory_budget' ? 'dropped' : 'excluded',
+          built.reason,
+        );
+        if (built.reason === 'envelope_invalid' || built.reason === 'worker_error')
+          this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
         return;
       }
       const envBytes = built.data.byteLength + (built.body?.bytes.byteLength ?? 0);
@@ -510,7 +546,10 @@ export class SidecarProxy {
         subject: this.d.names.captureSubject(built.suite, built.callType),
         data: built.data,
         msgId: built.envelopeId,
-        body: built.body === null ? null : { store: this.d.names.captureBodies, name: built.body.name, bytes: built.body.bytes },
+        body:
+          built.body === null
+            ? null
+            : { store: this.d.names.captureBodies, name: built.body.name, bytes: built.body.bytes },
         heldBytes: envBytes,
       });
     });
@@ -566,7 +605,8 @@ function applyConnection(fs: FieldScan, kept: Uint8Array, value: string): boolea
       throw new HttpSyntaxError(400, 'malformed_http', `the connection header lists ${t}, which frames the message`);
     } else if (t !== '' && t !== 'keep-alive') listed.add(t);
   }
-  if (listed.size > 0) for (let k = 0; k < fs.n; k++) if (kept[k] === 1 && listed.has(fs.name(k).toLowerCase())) kept[k] = 0;
+  if (listed.size > 0)
+    for (let k = 0; k < fs.n; k++) if (kept[k] === 1 && listed.has(fs.name(k).toLowerCase())) kept[k] = 0;
   return close;
 }
 
@@ -579,7 +619,8 @@ function applyConnection(fs: FieldScan, kept: Uint8Array, value: string): boolea
 function contentLengthField(fs: FieldScan, k: number, prev: number): number {
   let cl = fs.digits(k);
   if (cl < 0) cl = parseContentLength(fs.value(k));
-  if (cl < 0 || (prev >= 0 && cl !== prev)) throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
+  if (cl < 0 || (prev >= 0 && cl !== prev))
+    throw new HttpSyntaxError(400, 'malformed_http', 'an invalid or conflicting content-length');
   return cl;
 }
 
@@ -632,7 +673,6 @@ function writeJoined(sock: Socket, head: Buffer | null, parts: Buffer[] | null):
   sock.uncork();
   return ok;
 }
-
 
 /**
  * One client connection: parses request heads, runs one exchange at a time (pipelined requests
@@ -743,7 +783,8 @@ class ClientConn {
         return;
       }
       const t0 = performance.now();
-      this.requestDeadline = (this.headStartedAt === 0 ? t0 : this.headStartedAt) + this.proxy.d.config.client.requestTimeoutMs;
+      this.requestDeadline =
+        (this.headStartedAt === 0 ? t0 : this.headStartedAt) + this.proxy.d.config.client.requestTimeoutMs;
       this.headStartedAt = 0;
       const ex = this.proxy.begin(this, b, off, i + 2, t0);
       if (ex === null) {
@@ -771,7 +812,9 @@ class ClientConn {
    */
   private bodyDeadline(ex: Exchange): void {
     if (this.ex !== ex) return;
-    this.deadline = ex.requestDone ? Infinity : Math.min(performance.now() + this.proxy.d.config.client.bodyTimeoutMs, this.requestDeadline);
+    this.deadline = ex.requestDone
+      ? Infinity
+      : Math.min(performance.now() + this.proxy.d.config.client.bodyTimeoutMs, this.requestDeadline);
   }
 
   /** The client read what waited: read its pipelined requests again. */
@@ -992,7 +1035,12 @@ class UpstreamConn {
   constructor(readonly pool: UpstreamPool) {
     const o = pool.opts;
     if (pool.tls) {
-      this.sock = tlsConnect({ host: pool.hostname, port: pool.port, servername: isIp(pool.hostname) ? '' : pool.hostname, ALPNProtocols: ['http/1.1'] });
+      this.sock = tlsConnect({
+        host: pool.hostname,
+        port: pool.port,
+        servername: isIp(pool.hostname) ? '' : pool.hostname,
+        ALPNProtocols: ['http/1.1'],
+      });
       this.sock.once('secureConnect', () => this.onConnect());
     } else {
       this.sock = netConnect({ host: pool.hostname, port: pool.port, noDelay: true });
@@ -1247,9 +1295,14 @@ class Exchange {
       }
       for (;;) {
         const i = b.indexOf(CRLFCRLF, off);
-        if (i === -1 ? b.length - off > MAX_RESPONSE_HEAD : i - off > MAX_RESPONSE_HEAD) return this.upstreamInvalid('the upstream response head is larger than 64 KiB');
+        if (i === -1 ? b.length - off > MAX_RESPONSE_HEAD : i - off > MAX_RESPONSE_HEAD)
+          return this.upstreamInvalid('the upstream response head is larger than 64 KiB');
         // not HTTP at all: no need to wait for a blank line that may never come
-        if (b.length - off >= 5 && (b[off] !== 0x48 || b[off + 1] !== 0x54 || b[off + 2] !== 0x54 || b[off + 3] !== 0x50 || b[off + 4] !== 0x2f)) return this.upstreamInvalid('the upstream did not answer with HTTP');
+        if (
+          b.length - off >= 5 &&
+          (b[off] !== 0x48 || b[off + 1] !== 0x54 || b[off + 2] !== 0x54 || b[off + 3] !== 0x50 || b[off + 4] !== 0x2f)
+        )
+          return this.upstreamInvalid('the upstream did not answer with HTTP');
         if (i === -1) {
           this.resBuf = off === 0 ? b : b.subarray(off);
           return;
@@ -1397,12 +1450,14 @@ class Exchange {
 
     // the status line as sent when it is HTTP/1.1 already; the kept field lines as they arrived
     // (without a reason phrase the space after the code is still required: RFC 9112 §4)
-    const start = sl.minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
+    const start =
+      sl.minor === 1 && eol > off + 12 ? b.latin1Slice(off, eol + 2) : `HTTP/1.1 ${status} ${sl.reason}\r\n`;
     let tail = `${CAPTURE_HEADER}: ${echo}\r\n${this.closeAfter ? 'connection: close\r\n\r\n' : this.proxy.keepAliveLine}`;
     if (framing === Framing.Chunked && !this.dechunk) tail = `transfer-encoding: chunked\r\n${tail}`;
     else if (dropId !== -1 && framing !== Framing.Chunked) tail = `content-length: ${contentLength}\r\n${tail}`;
     this.clientHead = copyHead(start, fs, kept, dropId, tail);
-    if (this.conn !== null) this.conn.deadline = framing === Framing.None ? Infinity : performance.now() + this.conn.pool.opts.bodyTimeoutMs;
+    if (this.conn !== null)
+      this.conn.deadline = framing === Framing.None ? Infinity : performance.now() + this.conn.pool.opts.bodyTimeoutMs;
     return false;
   }
 
@@ -1422,7 +1477,19 @@ class Exchange {
     for (let k = 0; k < n; k++) {
       const id = fs.id(k);
       // hop-by-hop (RFC 9110 §7.6.1), body framing (a 1xx has no body) and the sidecar's own echo
-      kept[k] = id === FIELD_CONNECTION || id === FIELD_KEEP_ALIVE || id === FIELD_PROXY_CONNECTION || id === FIELD_PROXY_AUTH || id === FIELD_TE || id === FIELD_UPGRADE || id === FIELD_TRAILER || id === FIELD_TRANSFER_ENCODING || id === FIELD_CONTENT_LENGTH || id === FIELD_SHADOW_CAPTURE ? 0 : 1;
+      kept[k] =
+        id === FIELD_CONNECTION ||
+        id === FIELD_KEEP_ALIVE ||
+        id === FIELD_PROXY_CONNECTION ||
+        id === FIELD_PROXY_AUTH ||
+        id === FIELD_TE ||
+        id === FIELD_UPGRADE ||
+        id === FIELD_TRAILER ||
+        id === FIELD_TRANSFER_ENCODING ||
+        id === FIELD_CONTENT_LENGTH ||
+        id === FIELD_SHADOW_CAPTURE
+          ? 0
+          : 1;
       if (id !== FIELD_CONNECTION || fs.valueIs(k, V_KEEP_ALIVE)) continue;
       if (fs.valueIs(k, V_CLOSE)) this.upstreamKeepAlive = false;
       else connectionTokens = connectionTokens === null ? fs.value(k) : `${connectionTokens},${fs.value(k)}`;
@@ -1539,7 +1606,14 @@ class Exchange {
     // a reused keep-alive connection the upstream had closed: replay once on a fresh one, for
     // idempotent methods only — a POST may have been received and acted on (billed) before the
     // close, and a proxy must not retry it (RFC 9110 §9.2.2)
-    if (c.reused && !this.retried && this.replay !== null && this.requestDone && this.resBuf === null && IDEMPOTENT.has(this.method)) {
+    if (
+      c.reused &&
+      !this.retried &&
+      this.replay !== null &&
+      this.requestDone &&
+      this.resBuf === null &&
+      IDEMPOTENT.has(this.method)
+    ) {
       this.retried = true;
       this.pending = this.replay;
       this.replay = null;
@@ -1560,7 +1634,13 @@ class Exchange {
     }
     this.finished = true;
     this.proxy.d.log.warn({ path: this.upstreamPath, reason: message }, 'invalid upstream response');
-    this.client.answer(502, 'upstream_invalid_response', 'The upstream sent a response that is not valid HTTP/1.1.', this.echo, !this.requestDone || !this.keepAlive);
+    this.client.answer(
+      502,
+      'upstream_invalid_response',
+      'The upstream sent a response that is not valid HTTP/1.1.',
+      this.echo,
+      !this.requestDone || !this.keepAlive,
+    );
     this.client.exchangeDone(!this.requestDone || !this.keepAlive);
     this.proxy.finish(this, 'upstream_error');
   }
@@ -1575,7 +1655,9 @@ class Exchange {
     this.client.answer(
       timeout ? 504 : 502,
       timeout ? 'upstream_timeout' : 'upstream_unavailable',
-      timeout ? 'The upstream did not answer in time.' : 'The upstream could not be reached or failed before responding.',
+      timeout
+        ? 'The upstream did not answer in time.'
+        : 'The upstream could not be reached or failed before responding.',
       this.echo,
       close,
     );

@@ -5,7 +5,8 @@ import { JetStreamAcks } from './js-acks.js';
 import type { SidecarMetrics } from './metrics.js';
 
 /** Why an accepted capture never reached JetStream (metric label values). */
-export type DropReason = 'queue_full' | 'nats_down' | 'publish_timeout' | 'publish_error' | 'object_store_error' | 'shutdown';
+export type DropReason =
+  'queue_full' | 'nats_down' | 'publish_timeout' | 'publish_error' | 'object_store_error' | 'shutdown';
 
 /** One envelope waiting to be published. */
 export interface PublishJob {
@@ -168,7 +169,13 @@ export class CapturePublisher {
   }
 
   private pump(): void {
-    while (this.connected && this.provisioned && this.bus !== null && this.inflight < this.o.concurrency && this.depth > 0) {
+    while (
+      this.connected &&
+      this.provisioned &&
+      this.bus !== null &&
+      this.inflight < this.o.concurrency &&
+      this.depth > 0
+    ) {
       const job = this.queue[this.qHead]!;
       this.queue[this.qHead] = undefined as unknown as PublishJob;
       this.qHead++;

@@ -2,20 +2,53 @@ import fc from 'fast-check';
 import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import { redactText as backtrackingRedact } from '../test/redact-backtracking-reference.js';
-import { applyNamedRule, BOUNDED_V8_PATTERNS, normaliseFieldName, redactJson, redactText, REDACTION_RULES, V8_MAX_REPEAT } from './redact.js';
+import {
+  applyNamedRule,
+  BOUNDED_V8_PATTERNS,
+  normaliseFieldName,
+  redactJson,
+  redactText,
+  REDACTION_RULES,
+  V8_MAX_REPEAT,
+} from './redact.js';
 
 // Characters that make up the rules' shapes: digits, separators, key prefixes, '@', ':' and '.'.
 const ALPHABET = [...'0123456789  -.:@+()abcdefAF'];
-const chunks = ['sk-', 'AKIA', 'ghp_', 'eyJ', 'Bearer ', '.com', '4111', '555-', '192.168.', '::', 'GB82', '+44 ', 'AB 12 ', 'x@y', 'ASIA'];
-const text = fc.array(fc.oneof(fc.constantFrom(...ALPHABET), fc.constantFrom(...chunks)), { maxLength: 60 }).map((a) => a.join(''));
+const chunks = [
+  'sk-',
+  'AKIA',
+  'ghp_',
+  'eyJ',
+  'Bearer ',
+  '.com',
+  '4111',
+  '555-',
+  '192.168.',
+  '::',
+  'GB82',
+  '+44 ',
+  'AB 12 ',
+  'x@y',
+  'ASIA',
+];
+const text = fc
+  .array(fc.oneof(fc.constantFrom(...ALPHABET), fc.constantFrom(...chunks)), { maxLength: 60 })
+  .map((a) => a.join(''));
 
 describe('the linear-time redactor', () => {
   it('every rule is an RE2JS pattern (automata: time linear in the input, no backtracking) or a V8 pattern bounded by construction', () => {
     expect(REDACTION_RULES.length).toBeGreaterThan(20);
     for (const r of REDACTION_RULES) expect(r.re).toBeInstanceOf(RE2JS);
     expect(BOUNDED_V8_PATTERNS.length).toBe(9);
-    for (const { name, re } of BOUNDED_V8_PATTERNS) expect({ name, ...boundedByConstruction(re.source) }).toEqual({ name, unbounded: 0, longestRepeat: expect.any(Number), longLookaround: 0 });
-    for (const { re } of BOUNDED_V8_PATTERNS) expect(boundedByConstruction(re.source).longestRepeat).toBeLessThanOrEqual(V8_MAX_REPEAT);
+    for (const { name, re } of BOUNDED_V8_PATTERNS)
+      expect({ name, ...boundedByConstruction(re.source) }).toEqual({
+        name,
+        unbounded: 0,
+        longestRepeat: expect.any(Number),
+        longLookaround: 0,
+      });
+    for (const { re } of BOUNDED_V8_PATTERNS)
+      expect(boundedByConstruction(re.source).longestRepeat).toBeLessThanOrEqual(V8_MAX_REPEAT);
   });
 
   it('the structural check catches the patterns that backtracked', () => {
@@ -48,7 +81,12 @@ describe('the linear-time redactor', () => {
   });
 
   it('a deadline stops redaction between strings and reports over budget, never a partial value as done', () => {
-    const body = { messages: Array.from({ length: 200 }, (_, i) => ({ role: 'user', content: `call +1 415 555 ${String(1000 + i)} ` + 'x'.repeat(1000) })) };
+    const body = {
+      messages: Array.from({ length: 200 }, (_, i) => ({
+        role: 'user',
+        content: `call +1 415 555 ${String(1000 + i)} ` + 'x'.repeat(1000),
+      })),
+    };
     const r = redactJson(body, { deadline: performance.now() - 1 });
     expect(r.overBudget).toBe(true);
     expect(r.uncertain).toBe(true);
@@ -66,7 +104,15 @@ describe('secrets by field name and inside strings', () => {
     const body = {
       model: 'm',
       max_tokens: 100,
-      metadata: { api_key: 'abc123def', 'API-KEY': 'x1', Password: 'hunter2', client_secret: 'cs', 'private.key': 'k', openai_api_key: 'sk', pin: 1234 },
+      metadata: {
+        api_key: 'abc123def',
+        'API-KEY': 'x1',
+        Password: 'hunter2',
+        client_secret: 'cs',
+        'private.key': 'k',
+        openai_api_key: 'sk',
+        pin: 1234,
+      },
       tools: [{ auth: { token: 'tok', type: 'bearer' } }],
       authorization: 'Basic dXNlcjpwYXNz',
       list: { secrets: ['a', 'b'] },
@@ -75,7 +121,15 @@ describe('secrets by field name and inside strings', () => {
     expect(r.value).toEqual({
       model: 'm',
       max_tokens: 100,
-      metadata: { api_key: '<SECRET>', 'API-KEY': '<SECRET>', Password: '<SECRET>', client_secret: '<SECRET>', 'private.key': '<SECRET>', openai_api_key: '<SECRET>', pin: '<SECRET>' },
+      metadata: {
+        api_key: '<SECRET>',
+        'API-KEY': '<SECRET>',
+        Password: '<SECRET>',
+        client_secret: '<SECRET>',
+        'private.key': '<SECRET>',
+        openai_api_key: '<SECRET>',
+        pin: '<SECRET>',
+      },
       tools: [{ auth: { token: '<SECRET>', type: 'bearer' } }],
       authorization: '<SECRET>',
       list: { secrets: ['a', 'b'] },
@@ -95,7 +149,9 @@ describe('secrets by field name and inside strings', () => {
     expect(redactText('Authorization: Basic dXNlcjpwYXNzd29yZA==').value).toBe('Authorization: Basic <SECRET>');
     expect(redactText('send Basic dXNlcjpwYXNzd29yZA== now').value).toBe('send Basic <CREDENTIALS> now');
     expect(redactText('he did basic training').value).toBe('he did basic training');
-    expect(redactText('db at postgres://admin:pa55w0rd@db.internal:5432/x').value).toBe('db at postgres://<CREDENTIALS>@db.internal:5432/x');
+    expect(redactText('db at postgres://admin:pa55w0rd@db.internal:5432/x').value).toBe(
+      'db at postgres://<CREDENTIALS>@db.internal:5432/x',
+    );
     const pem = '-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----';
     expect(redactText(`key:\n${pem}\nthanks`).value).toBe('key:\n<PRIVATE_KEY>\nthanks');
     expect(redactText('-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B (truncated').value).toBe('<PRIVATE_KEY>');
@@ -137,7 +193,8 @@ function boundedByConstruction(src: string): { unbounded: number; longestRepeat:
     }
     if (c === '(' && /^\(\?<?[=!]/.test(src.slice(i))) {
       // look-around: its body must be atoms of one character each, between alternations
-      let k = src.indexOf(src[i + 2] === '<' ? src.slice(i, i + 4) : src.slice(i, i + 3), i) + (src[i + 2] === '<' ? 4 : 3);
+      let k =
+        src.indexOf(src[i + 2] === '<' ? src.slice(i, i + 4) : src.slice(i, i + 3), i) + (src[i + 2] === '<' ? 4 : 3);
       let width = 0;
       let depth = 0;
       while (k < src.length && !(src[k] === ')' && depth === 0)) {

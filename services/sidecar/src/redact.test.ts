@@ -6,7 +6,8 @@ const red = (s: string) => redactText(s);
 
 describe('checksums', () => {
   it('Luhn accepts the published network test numbers and rejects a changed digit', () => {
-    for (const n of ['4111111111111111', '5555555555554444', '378282246310005', '6011111111111117', '3530111333300000']) expect(luhnValid(n)).toBe(true);
+    for (const n of ['4111111111111111', '5555555555554444', '378282246310005', '6011111111111117', '3530111333300000'])
+      expect(luhnValid(n)).toBe(true);
     expect(luhnValid('4111111111111112')).toBe(false);
     expect(luhnValid('')).toBe(false);
   });
@@ -79,10 +80,22 @@ describe('redactText', () => {
 
 describe('redactJson', () => {
   it('redacts every string value in nested objects and arrays, returns counts, and leaves the input unchanged', () => {
-    const input = { model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: 'me@x.io and you@y.io' }] }], n: 1, ok: true, none: null };
+    const input = {
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'me@x.io and you@y.io' }] }],
+      n: 1,
+      ok: true,
+      none: null,
+    };
     const copy = structuredClone(input);
     const r = redactJson(input);
-    expect(r.value).toEqual({ model: 'm', messages: [{ role: 'user', content: [{ type: 'text', text: '<EMAIL> and <EMAIL>' }] }], n: 1, ok: true, none: null });
+    expect(r.value).toEqual({
+      model: 'm',
+      messages: [{ role: 'user', content: [{ type: 'text', text: '<EMAIL> and <EMAIL>' }] }],
+      n: 1,
+      ok: true,
+      none: null,
+    });
     expect(r.counts.get('EMAIL')).toBe(2);
     expect(input).toEqual(copy);
   });
@@ -93,12 +106,16 @@ describe('redactJson', () => {
   });
 
   it('keeps key order, unchanged siblings by reference, and a "__proto__" member as a member', () => {
-    const input = JSON.parse('{"a":{"k":1},"__proto__":{"x":"call +44 20 7946 0958"},"b":["same",{"c":2}],"z":"mail me@x.io"}') as Record<string, unknown>;
+    const input = JSON.parse(
+      '{"a":{"k":1},"__proto__":{"x":"call +44 20 7946 0958"},"b":["same",{"c":2}],"z":"mail me@x.io"}',
+    ) as Record<string, unknown>;
     const r = redactJson(input);
     const out = r.value as Record<string, unknown>;
     expect(Object.keys(out)).toEqual(['a', '__proto__', 'b', 'z']);
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
-    expect(JSON.stringify(out)).toBe('{"a":{"k":1},"__proto__":{"x":"call <PHONE>"},"b":["same",{"c":2}],"z":"mail <EMAIL>"}');
+    expect(JSON.stringify(out)).toBe(
+      '{"a":{"k":1},"__proto__":{"x":"call <PHONE>"},"b":["same",{"c":2}],"z":"mail <EMAIL>"}',
+    );
     expect(out['a']).toBe(input['a']);
     expect(out['b']).toBe(input['b']);
     const arr = redactJson(['x', 'y', 'card 4111 1111 1111 1111', 'z']).value;

@@ -52,7 +52,8 @@ import { RE2JS, RE2Set, type Matcher } from 're2js';
  * ranges (SSA, "Social Security Number Randomization", 2011); PEM (RFC 7468); URL userinfo
  * (RFC 3986 §3.2.1); Basic (RFC 7617). Recall on a corpus: `services/sidecar/test/secrets-corpus.ts`.
  */
-export type PiiType = 'SECRET' | 'PRIVATE_KEY' | 'CREDENTIALS' | 'API_KEY' | 'EMAIL' | 'IBAN' | 'CARD' | 'NATIONAL_ID' | 'PHONE' | 'IP';
+export type PiiType =
+  'SECRET' | 'PRIVATE_KEY' | 'CREDENTIALS' | 'API_KEY' | 'EMAIL' | 'IBAN' | 'CARD' | 'NATIONAL_ID' | 'PHONE' | 'IP';
 
 /** The outcome of redacting one value. */
 export interface RedactionResult<T> {
@@ -87,8 +88,28 @@ export interface RedactOptions {
  * `max_tokens` does not (`tokens` ≠ `token`).
  */
 export const DEFAULT_SECRET_FIELD_NAMES: readonly string[] = Object.freeze([
-  'apikey', 'password', 'passwd', 'passphrase', 'pwd', 'secret', 'token', 'authorization', 'auth', 'clientsecret',
-  'privatekey', 'accesskey', 'secretkey', 'credential', 'credentials', 'cookie', 'setcookie', 'sessionid', 'signature', 'pin', 'cvv', 'cvc',
+  'apikey',
+  'password',
+  'passwd',
+  'passphrase',
+  'pwd',
+  'secret',
+  'token',
+  'authorization',
+  'auth',
+  'clientsecret',
+  'privatekey',
+  'accesskey',
+  'secretkey',
+  'credential',
+  'credentials',
+  'cookie',
+  'setcookie',
+  'sessionid',
+  'signature',
+  'pin',
+  'cvv',
+  'cvc',
 ]);
 
 interface Ctx {
@@ -104,11 +125,75 @@ class OverBudget extends Error {}
 
 /** Registered IBAN lengths per country (ISO 13616 registry, subset covering SEPA and common others). */
 const IBAN_LENGTHS: Record<string, number> = {
-  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24, DE: 22,
-  DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27, GT: 28, HR: 21,
-  HU: 28, IE: 22, IL: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LI: 21, LT: 20, LU: 20, LV: 21, MC: 27, MD: 24,
-  ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, SA: 24,
-  SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
+  AD: 24,
+  AE: 23,
+  AL: 28,
+  AT: 20,
+  AZ: 28,
+  BA: 20,
+  BE: 16,
+  BG: 22,
+  BH: 22,
+  BR: 29,
+  CH: 21,
+  CR: 22,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DK: 18,
+  DO: 28,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FO: 18,
+  FR: 27,
+  GB: 22,
+  GE: 22,
+  GI: 23,
+  GL: 18,
+  GR: 27,
+  GT: 28,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IL: 23,
+  IS: 26,
+  IT: 27,
+  JO: 30,
+  KW: 30,
+  KZ: 20,
+  LB: 28,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  MC: 27,
+  MD: 24,
+  ME: 22,
+  MK: 19,
+  MR: 27,
+  MT: 31,
+  MU: 30,
+  NL: 18,
+  NO: 15,
+  PK: 24,
+  PL: 28,
+  PS: 29,
+  PT: 25,
+  QA: 29,
+  RO: 24,
+  RS: 22,
+  SA: 24,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  TN: 24,
+  TR: 26,
+  UA: 29,
+  VG: 24,
+  XK: 20,
 };
 
 /** Luhn checksum (ISO/IEC 7812-1 Annex B) over a string of digits. */
@@ -154,7 +239,6 @@ function hasCardPrefix(d: string): boolean {
   return false;
 }
 
-
 function bump(ctx: Ctx, t: PiiType): string {
   ctx.counts.set(t, (ctx.counts.get(t) ?? 0) + 1);
   return `<${t}>`;
@@ -170,7 +254,11 @@ interface Rule {
   replace: (m: Matcher, ctx: Ctx) => string | null;
 }
 
-const rule = (pattern: string, group: number, replace: Rule['replace']): Rule => ({ re: RE2JS.compile(pattern), group, replace });
+const rule = (pattern: string, group: number, replace: Rule['replace']): Rule => ({
+  re: RE2JS.compile(pattern),
+  group,
+  replace,
+});
 const placeholder = (t: PiiType) => (_m: Matcher, ctx: Ctx) => bump(ctx, t);
 
 /**
@@ -207,21 +295,38 @@ function applyRule(r: Rule, s: string, ctx: Ctx): string {
 }
 
 // Secret names inside free text: `password: x`, `"api_key": "x"`, `client-secret=x`, `token = x`.
-const SECRET_WORDS = 'api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|client[-_. ]?secret|private[-_. ]?key|access[-_. ]?key|secret[-_. ]?key|credentials?';
+const SECRET_WORDS =
+  'api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|client[-_. ]?secret|private[-_. ]?key|access[-_. ]?key|secret[-_. ]?key|credentials?';
 const KV_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?([^\\s"',;&<>]{3,})`, 1, (m, ctx) => {
   const v = m.group(1) ?? '';
   // `Bearer x` / `Basic x`: the word after the scheme is the credential, the scheme is not
   if (/^(?:bearer|basic)$/i.test(v)) return null;
   return bump(ctx, 'SECRET');
 });
-const KV_SCHEME_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?(?:bearer|basic|token|digest)[ \\t]+([^\\s"',;&<>]{3,})`, 1, placeholder('SECRET'));
+const KV_SCHEME_RULE = rule(
+  `(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?(?:bearer|basic|token|digest)[ \\t]+([^\\s"',;&<>]{3,})`,
+  1,
+  placeholder('SECRET'),
+);
 
 // `password "x"` / `token 'x'`: a secret name followed by a quoted value (optionally after "is")
-const QUOTED_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]+(?:is[ \\t]+)?["']([^"'\\s<>]{3,})["']`, 1, placeholder('SECRET'));
+const QUOTED_RULE = rule(
+  `(?i)(?:${SECRET_WORDS})["']?[ \\t]+(?:is[ \\t]+)?["']([^"'\\s<>]{3,})["']`,
+  1,
+  placeholder('SECRET'),
+);
 
-const PEM_RULE = rule('-----BEGIN ([A-Z0-9 ]{1,64})-----[\\s\\S]*?-----END [A-Z0-9 ]{1,64}-----', 0, placeholder('PRIVATE_KEY'));
+const PEM_RULE = rule(
+  '-----BEGIN ([A-Z0-9 ]{1,64})-----[\\s\\S]*?-----END [A-Z0-9 ]{1,64}-----',
+  0,
+  placeholder('PRIVATE_KEY'),
+);
 const PEM_OPEN_RULE = rule('-----BEGIN [A-Z0-9 ]{0,64}PRIVATE KEY-----[\\s\\S]*', 0, placeholder('PRIVATE_KEY'));
-const USERINFO_RULE = rule("\\b[A-Za-z][A-Za-z0-9+.-]{0,31}://([^\\s/?#@:\"'<>]{1,256}(?::[^\\s/?#@\"'<>]{0,256})?)@", 1, placeholder('CREDENTIALS'));
+const USERINFO_RULE = rule(
+  '\\b[A-Za-z][A-Za-z0-9+.-]{0,31}://([^\\s/?#@:"\'<>]{1,256}(?::[^\\s/?#@"\'<>]{0,256})?)@',
+  1,
+  placeholder('CREDENTIALS'),
+);
 const BASIC_RULE = rule('\\b[Bb]asic[ \\t]+([A-Za-z0-9+/]{4,}=*)', 1, (m, ctx) => {
   // only when it decodes to `user:password` (RFC 7617): "basic training" is not a credential
   const decoded = Buffer.from(m.group(1) ?? '', 'base64').toString('latin1');
@@ -275,36 +380,66 @@ const IPV4_RE = /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?![\w]|\.\
 /** The digit-shaped rules, bounded by construction, on V8 (in the order applied); ctx is bound per call. */
 function digitRules(ctx: Ctx): [string, V8Rule][] {
   return [
-    ['iban', { re: IBAN_RE, replace: (m) => {
-      const compact = m.replace(/ /g, '');
-      if (ibanValid(compact)) return bump(ctx, 'IBAN');
-      if (IBAN_LENGTHS[compact.slice(0, 2)] === compact.length) ctx.uncertain.push('iban_checksum');
-      return m;
-    } }],
-    ['ssn', { re: SSN_RE, replace: (m, a, g, sn) => {
-      const area = Number(a);
-      if (area === 0 || area === 666 || area >= 900 || g === '00' || sn === '0000') {
-        ctx.uncertain.push('ssn_range');
-        return m;
-      }
-      return bump(ctx, 'NATIONAL_ID');
-    } }],
+    [
+      'iban',
+      {
+        re: IBAN_RE,
+        replace: (m) => {
+          const compact = m.replace(/ /g, '');
+          if (ibanValid(compact)) return bump(ctx, 'IBAN');
+          if (IBAN_LENGTHS[compact.slice(0, 2)] === compact.length) ctx.uncertain.push('iban_checksum');
+          return m;
+        },
+      },
+    ],
+    [
+      'ssn',
+      {
+        re: SSN_RE,
+        replace: (m, a, g, sn) => {
+          const area = Number(a);
+          if (area === 0 || area === 666 || area >= 900 || g === '00' || sn === '0000') {
+            ctx.uncertain.push('ssn_range');
+            return m;
+          }
+          return bump(ctx, 'NATIONAL_ID');
+        },
+      },
+    ],
     ['nino', { re: NINO_RE, replace: () => bump(ctx, 'NATIONAL_ID') }],
-    ['card', { re: CARD_RE, replace: (m) => {
-      const digits = m.replace(/[ -]/g, '');
-      if (hasCardPrefix(digits)) {
-        if (luhnValid(digits)) return bump(ctx, 'CARD');
-        if (digits.length !== m.length) ctx.uncertain.push('card_luhn');
-      }
-      return m;
-    } }],
-    ['phone_e164', { re: PHONE_E164_RE, replace: (m) => {
-      const n = m.replace(/\D/g, '').length;
-      return n >= 8 && n <= 15 ? bump(ctx, 'PHONE') : m;
-    } }],
+    [
+      'card',
+      {
+        re: CARD_RE,
+        replace: (m) => {
+          const digits = m.replace(/[ -]/g, '');
+          if (hasCardPrefix(digits)) {
+            if (luhnValid(digits)) return bump(ctx, 'CARD');
+            if (digits.length !== m.length) ctx.uncertain.push('card_luhn');
+          }
+          return m;
+        },
+      },
+    ],
+    [
+      'phone_e164',
+      {
+        re: PHONE_E164_RE,
+        replace: (m) => {
+          const n = m.replace(/\D/g, '').length;
+          return n >= 8 && n <= 15 ? bump(ctx, 'PHONE') : m;
+        },
+      },
+    ],
     ['phone_nanp', { re: PHONE_NANP_RE, replace: () => bump(ctx, 'PHONE') }],
-    ['ipv4', { re: IPV4_RE, replace: (m, a, b, c, d) =>
-      [a, b, c, d].every((o) => Number(o) <= 255 && (o!.length === 1 || !o!.startsWith('0'))) ? bump(ctx, 'IP') : m }],
+    [
+      'ipv4',
+      {
+        re: IPV4_RE,
+        replace: (m, a, b, c, d) =>
+          [a, b, c, d].every((o) => Number(o) <= 255 && (o!.length === 1 || !o!.startsWith('0'))) ? bump(ctx, 'IP') : m,
+      },
+    ],
   ];
 }
 
@@ -331,11 +466,14 @@ function replaceV8(re: RegExp, s: string, fn: (m: string, ...groups: string[]) =
   return parts === null ? s : parts.join('') + s.slice(last);
 }
 
-const ipv6Replace = (ctx: Ctx) => (m: string) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m);
+const ipv6Replace = (ctx: Ctx) => (m: string) =>
+  (m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m;
 
 // One scan says whether any digit rule could fire; the rules run only then. Bounded too: an
 // alternation of bounded patterns.
-const DIGIT_RULES_ANY = new RegExp([IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'));
+const DIGIT_RULES_ANY = new RegExp(
+  [IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'),
+);
 
 /** The V8 patterns, for the test that each is bounded by construction and for the benchmark. */
 export const BOUNDED_V8_PATTERNS: ReadonlyArray<{ name: string; re: RegExp }> = Object.freeze([
@@ -408,7 +546,8 @@ const byIndex = (a: number, b: number) => a - b;
 // No RE2JS rule can match a string without one of RE2_TRIGGERS (its fixed parts: a key prefix, a
 // secret name, `://`, `@`, …), and no rule at all without one of QUICK; a ~1 KB chat message with
 // digits but none of them skips the automaton pass (~20 µs) and goes straight to the digit rules.
-const QUICK = /[\d@:=]|api[-_. ]?key|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|earer|asic|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_|-----BEGIN|ecret|oken|ass|uthorization|rivate|redential|ccess/i;
+const QUICK =
+  /[\d@:=]|api[-_. ]?key|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|earer|asic|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_|-----BEGIN|ecret|oken|ass|uthorization|rivate|redential|ccess/i;
 // Most prose has none of the characters below; then only the rules whose fixed parts are letters,
 // digits, spaces or a dot can match (Bearer, Basic, AWS ids, Google keys and OAuth tokens,
 // SendGrid, JWTs), and a case-sensitive test of those literals stands in for the slower
@@ -418,7 +557,8 @@ const QUICK = /[\d@:=]|api[-_. ]?key|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|earer|asic|gh
 // (secret names with a value).
 const RE2_CHARS = /[@/\-_:="']/;
 const RE2_LITERALS = /[Bb]earer|[Bb]asic|AKIA|ASIA|AIza|ya29|SG\.|eyJ/;
-const RE2_TRIGGERS = /-----BEGIN|:\/\/|@|api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|private[-_. ]?key|access[-_. ]?key|credential|basic|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|bearer|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_/i;
+const RE2_TRIGGERS =
+  /-----BEGIN|:\/\/|@|api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|private[-_. ]?key|access[-_. ]?key|credential|basic|sk-|[sr]k_|AKIA|ASIA|AIza|eyJ|bearer|gh[pousr]_|github_pat_|glpat-|xox|xapp-|ya29|npm_|hf_|SG\.|gsk_|r8_/i;
 
 function redactString(s: string, ctx: Ctx): string {
   if (s.length < 7 || !QUICK.test(s)) return s;
@@ -429,7 +569,9 @@ function redactString(s: string, ctx: Ctx): string {
     const next = applyRule(RULES[i]!, out, ctx);
     if (next === out) continue;
     out = next;
-    hits = ANY.match(out).filter((j) => j > i).sort(byIndex);
+    hits = ANY.match(out)
+      .filter((j) => j > i)
+      .sort(byIndex);
     k = -1;
   }
   if (out.includes(':')) out = replaceV8(IPV6_RE, out, ipv6Replace(ctx));
@@ -448,7 +590,9 @@ function secretNameTest(extra: readonly string[] | undefined): (k: string) => bo
   const key = extra && extra.length > 0 ? extra.join('\u0000') : '';
   let t = SECRET_TESTS.get(key);
   if (t === undefined) {
-    const names = [...new Set([...DEFAULT_SECRET_FIELD_NAMES, ...(extra ?? []).map(normaliseFieldName)])].filter((n) => n.length > 0);
+    const names = [...new Set([...DEFAULT_SECRET_FIELD_NAMES, ...(extra ?? []).map(normaliseFieldName)])].filter(
+      (n) => n.length > 0,
+    );
     const cache = new Map<string, boolean>();
     t = (k: string) => {
       let v = cache.get(k);
@@ -468,7 +612,14 @@ function secretNameTest(extra: readonly string[] | undefined): (k: string) => bo
 const SECRET_TESTS = new Map<string, (k: string) => boolean>();
 
 function newCtx(o: RedactOptions): Ctx {
-  return { counts: new Map(), uncertain: [], secretName: secretNameTest(o.secretFieldNames), deadline: o.deadline ?? Infinity, maxString: o.maxStringLength ?? Infinity, sinceCheck: 0 };
+  return {
+    counts: new Map(),
+    uncertain: [],
+    secretName: secretNameTest(o.secretFieldNames),
+    deadline: o.deadline ?? Infinity,
+    maxString: o.maxStringLength ?? Infinity,
+    sinceCheck: 0,
+  };
 }
 
 /** Checks the budget before each string, reading the clock every ~2 KiB of text (once per string would cost more than most scans). */
@@ -483,7 +634,8 @@ function spend(ctx: Ctx, n: number): void {
 /** A scalar under a secret name, or an array of them, as `<SECRET>`; anything else is walked as usual. */
 function redactSecretValue(v: unknown, ctx: Ctx, depth: number): unknown {
   if (typeof v === 'string' || typeof v === 'number') return v === '' ? v : bump(ctx, 'SECRET');
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number' || x === null)) return v.map((x) => (x === null || x === '' ? x : bump(ctx, 'SECRET')));
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number' || x === null))
+    return v.map((x) => (x === null || x === '' ? x : bump(ctx, 'SECRET')));
   return walk(v, ctx, depth);
 }
 
@@ -532,7 +684,8 @@ function walk(v: unknown, ctx: Ctx, depth: number): unknown {
 
 /** `o[k] = x` as JSON.parse would make it: a key `__proto__` is an own member, not the prototype. */
 function setMember(o: Record<string, unknown>, k: string, x: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
   else o[k] = x;
 }
 
@@ -547,7 +700,13 @@ export function redactJson<T>(value: T, options: RedactOptions = {}): RedactionR
   const ctx = newCtx(options);
   try {
     const out = walk(value, ctx, 0) as T;
-    return { value: out, counts: ctx.counts, uncertain: ctx.uncertain.length > 0, uncertainReasons: [...new Set(ctx.uncertain)], overBudget: false };
+    return {
+      value: out,
+      counts: ctx.counts,
+      uncertain: ctx.uncertain.length > 0,
+      uncertainReasons: [...new Set(ctx.uncertain)],
+      overBudget: false,
+    };
   } catch (e) {
     if (!(e instanceof OverBudget)) throw e;
     return { value, counts: ctx.counts, uncertain: true, uncertainReasons: ['over_budget'], overBudget: true };

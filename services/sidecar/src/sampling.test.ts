@@ -13,27 +13,45 @@ const base: SamplerOptions = {
   retentionConsent: false,
 };
 
-function head(headers: Record<string, string> = {}, path = '/v1/chat/completions', method = 'POST', host = 'router.local'): RequestHead {
+function head(
+  headers: Record<string, string> = {},
+  path = '/v1/chat/completions',
+  method = 'POST',
+  host = 'router.local',
+): RequestHead {
   return { method, path, host, headers: new Map(Object.entries(headers)) };
 }
 
 describe('Sampler', () => {
   it('opt-out wins over opt-in and over a rate of 1', () => {
     const s = new Sampler({ ...base, rate: 1 });
-    expect(s.decide(head({ 'x-shadow-opt-out': '1', 'x-shadow-suite': 'a' }))).toEqual({ kind: 'skipped', reason: 'opt_out' });
+    expect(s.decide(head({ 'x-shadow-opt-out': '1', 'x-shadow-suite': 'a' }))).toEqual({
+      kind: 'skipped',
+      reason: 'opt_out',
+    });
     expect(s.decide(head({ 'x-shadow-opt-out': 'true' })).kind).toBe('skipped');
   });
 
   it('opt-in headers sample at opt_in_rate with the given suite and call type', () => {
     const s = new Sampler(base);
     const d = s.decide(head({ 'x-shadow-suite': 'support', 'x-shadow-call-type': 'triage' }));
-    expect(d).toMatchObject({ kind: 'sampled', suite: 'support', callType: 'triage', api: 'openai.chat', trafficClass: 'production', stickyKeyHash: null });
+    expect(d).toMatchObject({
+      kind: 'sampled',
+      suite: 'support',
+      callType: 'triage',
+      api: 'openai.chat',
+      trafficClass: 'production',
+      stickyKeyHash: null,
+    });
   });
 
   it('an opt-in with an unsafe token is skipped as bad_opt_in; an opt-in to a non-LLM path as unknown_api', () => {
     const s = new Sampler(base);
     expect(s.decide(head({ 'x-shadow-suite': 'a.b' }))).toEqual({ kind: 'skipped', reason: 'bad_opt_in' });
-    expect(s.decide(head({ 'x-shadow-suite': 'a' }, '/v1/models', 'POST'))).toEqual({ kind: 'skipped', reason: 'unknown_api' });
+    expect(s.decide(head({ 'x-shadow-suite': 'a' }, '/v1/models', 'POST'))).toEqual({
+      kind: 'skipped',
+      reason: 'unknown_api',
+    });
   });
 
   it('only POSTs to a known LLM API path are sampled; the call type defaults from the API', () => {
@@ -42,7 +60,10 @@ describe('Sampler', () => {
     expect(s.decide(head({}, '/healthz')).kind).toBe('not_sampled');
     expect(s.decide(head({}, '/v1/messages'))).toMatchObject({ kind: 'sampled', callType: 'anthropic_messages' });
     expect(s.decide(head({}, '/v1/responses'))).toMatchObject({ kind: 'sampled', callType: 'openai_responses' });
-    expect(s.decide(head({}, '/api/v1/chat/completions'))).toMatchObject({ kind: 'sampled', callType: 'openrouter_chat' });
+    expect(s.decide(head({}, '/api/v1/chat/completions'))).toMatchObject({
+      kind: 'sampled',
+      callType: 'openrouter_chat',
+    });
   });
 
   it('the first matching rule (path, host, headers) sets suite, call type, rate, traffic class and model filter', () => {
@@ -50,12 +71,28 @@ describe('Sampler', () => {
       ...base,
       rules: [
         { name: 'no', path_prefix: '/v1/messages', rate: 1, suite: 'wrong' },
-        { name: 'acme', host: 'router.local', headers: { 'x-tenant-id': 'acme' }, rate: 1, suite: 'acme', call_type: 'chat', models: ['gpt-4o*'], traffic_class: 'synthetic' },
+        {
+          name: 'acme',
+          host: 'router.local',
+          headers: { 'x-tenant-id': 'acme' },
+          rate: 1,
+          suite: 'acme',
+          call_type: 'chat',
+          models: ['gpt-4o*'],
+          traffic_class: 'synthetic',
+        },
         { name: 'zero', rate: 0 },
       ],
     });
     expect(s.headerNames.has('x-tenant-id')).toBe(true);
-    expect(s.decide(head({ 'x-tenant-id': 'acme' }))).toMatchObject({ kind: 'sampled', suite: 'acme', callType: 'chat', models: ['gpt-4o*'], rule: 'acme', trafficClass: 'synthetic' });
+    expect(s.decide(head({ 'x-tenant-id': 'acme' }))).toMatchObject({
+      kind: 'sampled',
+      suite: 'acme',
+      callType: 'chat',
+      models: ['gpt-4o*'],
+      rule: 'acme',
+      trafficClass: 'synthetic',
+    });
     expect(s.decide(head({ 'x-tenant-id': 'other' })).kind).toBe('not_sampled');
   });
 
@@ -68,7 +105,14 @@ describe('Sampler', () => {
   });
 
   it('sticky sampling: one key always gets one answer, about rate of keys are in, and a key in at 0.3 is in at 0.6', () => {
-    const mk = (rate: number) => new Sampler({ ...base, rate, stickyHeader: 'x-conversation-id', stickySalt: 'salt-salt-salt-salt', random: () => 0 });
+    const mk = (rate: number) =>
+      new Sampler({
+        ...base,
+        rate,
+        stickyHeader: 'x-conversation-id',
+        stickySalt: 'salt-salt-salt-salt',
+        random: () => 0,
+      });
     const s3 = mk(0.3);
     const s6 = mk(0.6);
     let inCount = 0;
@@ -100,17 +144,28 @@ describe('Sampler', () => {
     const s = new Sampler({ ...base, rate: 1 });
     expect(s.decide(head({ 'x-shadow-traffic-class': 'synthetic' }))).toMatchObject({ trafficClass: 'synthetic' });
     expect(s.decide(head({ 'x-shadow-traffic-class': 'TEST' }))).toMatchObject({ trafficClass: 'test' });
-    expect(s.decide(head({ 'x-shadow-traffic-class': 'import-ish' }))).toEqual({ kind: 'skipped', reason: 'bad_traffic_class' });
+    expect(s.decide(head({ 'x-shadow-traffic-class': 'import-ish' }))).toEqual({
+      kind: 'skipped',
+      reason: 'bad_traffic_class',
+    });
   });
 
   it('x-shadow-expect: one expectation or an array joins the configured ones; invalid JSON or shape skips', () => {
     const s = new Sampler({ ...base, rate: 1, expectations: [{ kind: 'must_not_include', value: ['As an AI'] }] });
     expect(s.decide(head({ 'x-shadow-expect': '{"kind":"numeric","value":18,"hard":true}' }))).toMatchObject({
-      expectations: [{ kind: 'must_not_include', value: ['As an AI'] }, { kind: 'numeric', value: 18, hard: true }],
+      expectations: [
+        { kind: 'must_not_include', value: ['As an AI'] },
+        { kind: 'numeric', value: 18, hard: true },
+      ],
     });
-    expect(s.decide(head({ 'x-shadow-expect': '[{"kind":"exact","value":"yes"},{"kind":"regex","value":"^y"}]' }))).toMatchObject({ expectations: [{}, { kind: 'exact' }, { kind: 'regex' }] });
+    expect(
+      s.decide(head({ 'x-shadow-expect': '[{"kind":"exact","value":"yes"},{"kind":"regex","value":"^y"}]' })),
+    ).toMatchObject({ expectations: [{}, { kind: 'exact' }, { kind: 'regex' }] });
     expect(s.decide(head({ 'x-shadow-expect': '{"kind":' }))).toEqual({ kind: 'skipped', reason: 'bad_expectation' });
-    expect(s.decide(head({ 'x-shadow-expect': '{"kind":"numeric"}' }))).toEqual({ kind: 'skipped', reason: 'bad_expectation' });
+    expect(s.decide(head({ 'x-shadow-expect': '{"kind":"numeric"}' }))).toEqual({
+      kind: 'skipped',
+      reason: 'bad_expectation',
+    });
   });
 
   it('retention consent comes from the header when present, else from config', () => {

@@ -18,12 +18,7 @@ export interface RequestHead {
 
 /** Why a request that would otherwise be captured is not (stable, bounded set; used as a metric label). */
 export type SkipReason =
-  | 'opt_out'
-  | 'unknown_api'
-  | 'bad_opt_in'
-  | 'bad_expectation'
-  | 'bad_traffic_class'
-  | 'too_large';
+  'opt_out' | 'unknown_api' | 'bad_opt_in' | 'bad_expectation' | 'bad_traffic_class' | 'too_large';
 
 /** What sampling decided for one request, from its head alone. */
 export type SampleDecision =
@@ -137,7 +132,10 @@ export class Sampler {
     let ruleName: string | null = null;
     let trafficClass: TrafficClass = 'production';
     if (optedIn) {
-      if ((optSuite !== undefined && !isSubjectToken(optSuite)) || (optCallType !== undefined && !isSubjectToken(optCallType))) {
+      if (
+        (optSuite !== undefined && !isSubjectToken(optSuite)) ||
+        (optCallType !== undefined && !isSubjectToken(optCallType))
+      ) {
         return { kind: 'skipped', reason: 'bad_opt_in' };
       }
       rate = this.o.optInRate;
@@ -173,7 +171,8 @@ export class Sampler {
     const tc = h.headers.get(SHADOW_HEADERS.trafficClass);
     if (tc !== undefined) {
       const v = tc.trim().toLowerCase();
-      if (v !== 'production' && v !== 'synthetic' && v !== 'test') return { kind: 'skipped', reason: 'bad_traffic_class' };
+      if (v !== 'production' && v !== 'synthetic' && v !== 'test')
+        return { kind: 'skipped', reason: 'bad_traffic_class' };
       trafficClass = v;
     }
     let expectations = this.o.expectations;
@@ -193,10 +192,22 @@ export class Sampler {
     const rc = h.headers.get(SHADOW_HEADERS.retentionConsent);
     if (rc !== undefined) retentionConsent = /^(1|true|yes)$/i.test(rc.trim());
 
-    const d: SampleDecision = { kind: 'sampled', api, suite, callType, trafficClass, expectations, retentionConsent, stickyKeyHash, models, rule: ruleName };
+    const d: SampleDecision = {
+      kind: 'sampled',
+      api,
+      suite,
+      callType,
+      trafficClass,
+      expectations,
+      retentionConsent,
+      stickyKeyHash,
+      models,
+      rule: ruleName,
+    };
     if (this.traceContext) {
       const tp = h.headers.get('traceparent')?.trim().toLowerCase();
-      if (tp !== undefined && TRACEPARENT_RE.test(tp)) d.traceContext = { traceparent: tp, tracestate: h.headers.get('tracestate')?.slice(0, 512) ?? null };
+      if (tp !== undefined && TRACEPARENT_RE.test(tp))
+        d.traceContext = { traceparent: tp, tracestate: h.headers.get('tracestate')?.slice(0, 512) ?? null };
     }
     return d;
   }

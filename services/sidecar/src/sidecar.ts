@@ -1,7 +1,14 @@
 import { pino } from 'pino';
 import { connectBus, type Bus } from '@shadowplane/bus';
 import { natsNames } from '@shadowplane/contracts';
-import { createLogger, createMetricsRegistry, serveOps, type Logger, type OpsServer, type Registry } from '@shadowplane/telemetry';
+import {
+  createLogger,
+  createMetricsRegistry,
+  serveOps,
+  type Logger,
+  type OpsServer,
+  type Registry,
+} from '@shadowplane/telemetry';
 import type { SidecarConfig } from './config.js';
 import { SidecarMetrics } from './metrics.js';
 import { CapturePublisher } from './publisher.js';
@@ -53,7 +60,12 @@ export interface SidecarHandle {
 export async function startSidecar(config: SidecarConfig, opts: StartSidecarOptions = {}): Promise<SidecarHandle> {
   const log =
     opts.logger ??
-    createLogger({ service: 'sidecar', version: SIDECAR_VERSION, level: config.logLevel, destination: pino.destination({ fd: 2, sync: false }) });
+    createLogger({
+      service: 'sidecar',
+      version: SIDECAR_VERSION,
+      level: config.logLevel,
+      destination: pino.destination({ fd: 2, sync: false }),
+    });
   // event-loop delay sampled once a second, not 100 times: each sample is a wake-up on the hot path
   const registry = opts.registry ?? createMetricsRegistry({ role: 'sidecar', eventLoopMonitoringPrecisionMs: 1000 });
   const metrics = new SidecarMetrics(registry);
@@ -74,11 +86,23 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     // the redactor stops itself at the CPU budget; this backstop also covers decoding and parsing
     hardTimeoutMs: 2 * config.capture.cpuBudgetMs + 1000,
   });
-  const proxy = new SidecarProxy({ config, metrics, log, publisher, processor, names, ...(opts.random ? { random: opts.random } : {}) });
+  const proxy = new SidecarProxy({
+    config,
+    metrics,
+    log,
+    publisher,
+    processor,
+    names,
+    ...(opts.random ? { random: opts.random } : {}),
+  });
   const url = await proxy.listen(config.listen.host, config.listen.port);
   let ops: OpsServer;
   try {
-    ops = await serveOps(registry, { ready: () => proxy.accepting, host: config.opsListen.host, port: config.opsListen.port });
+    ops = await serveOps(registry, {
+      ready: () => proxy.accepting,
+      host: config.opsListen.host,
+      port: config.opsListen.port,
+    });
   } catch (e) {
     await proxy.drain(0);
     throw e;
@@ -108,7 +132,8 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
         publisher.attach(b);
         return;
       } catch (err) {
-        if (attempt === 0 || attempt % 30 === 0) log.warn({ err: { message: (err as Error).message }, attempt }, 'nats unreachable; captures wait or drop');
+        if (attempt === 0 || attempt % 30 === 0)
+          log.warn({ err: { message: (err as Error).message }, attempt }, 'nats unreachable; captures wait or drop');
         await new Promise<void>((r) => {
           wake = r;
           retryTimer = setTimeout(r, Math.min(10_000, retryBase * 2 ** Math.min(attempt, 4)));
@@ -118,7 +143,14 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
   };
   const connecting = connectLoop();
 
-  log.info({ url, opsUrl: ops.url, routes: config.routes.map((r) => ({ path_prefix: r.path_prefix, host: r.host ?? null, upstream: r.upstream })) }, 'sidecar listening');
+  log.info(
+    {
+      url,
+      opsUrl: ops.url,
+      routes: config.routes.map((r) => ({ path_prefix: r.path_prefix, host: r.host ?? null, upstream: r.upstream })),
+    },
+    'sidecar listening',
+  );
 
   return {
     url,

@@ -13,7 +13,12 @@ const base: SamplerOptions = {
   retentionConsent: false,
 };
 
-function head(headers: Record<string, string> = {}, path = '/v1/chat/completions', method = 'POST', host = 'router.local'): RequestHead {
+function head(
+  headers: Record<string, string> = {},
+  path = '/v1/chat/completions',
+  method = 'POST',
+  host = 'router.local',
+): RequestHead {
   return { method, path, host, headers: new Map(Object.entries(headers)) };
 }
 
@@ -23,7 +28,10 @@ describe('Sampler trace context', () => {
   it('carries a valid traceparent and its tracestate into a sampled decision when it reads trace context', () => {
     const s = new Sampler({ ...base, rate: 1, traceContext: true });
     expect(s.headerNames.has('traceparent')).toBe(true);
-    expect(s.decide(head({ traceparent: TP, tracestate: 'router=1' }))).toMatchObject({ kind: 'sampled', traceContext: { traceparent: TP, tracestate: 'router=1' } });
+    expect(s.decide(head({ traceparent: TP, tracestate: 'router=1' }))).toMatchObject({
+      kind: 'sampled',
+      traceContext: { traceparent: TP, tracestate: 'router=1' },
+    });
     const bad = s.decide(head({ traceparent: '00-xyz-1-01' }));
     expect(bad.kind).toBe('sampled');
     expect(bad).not.toHaveProperty('traceContext');

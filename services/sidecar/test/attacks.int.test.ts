@@ -12,12 +12,30 @@ import { DeliverPolicy } from '@nats-io/jetstream';
 import { connectBus, type Bus } from '@shadowplane/bus';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
-import { metricValue, send, startTestSidecar, startUpstream, testConfig, waitFor, type TestUpstream } from './helpers.js';
+import {
+  metricValue,
+  send,
+  startTestSidecar,
+  startUpstream,
+  testConfig,
+  waitFor,
+  type TestUpstream,
+} from './helpers.js';
 import { RawClient, errorCode, hdr } from './raw-client.js';
 
 const LLM = '/v1/chat/completions';
-const ENV = { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '500', SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0' };
-const CHAT = JSON.stringify({ id: 'c', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } });
+const ENV = {
+  SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200',
+  SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '500',
+  SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0',
+};
+const CHAT = JSON.stringify({
+  id: 'c',
+  object: 'chat.completion',
+  model: 'm',
+  choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+});
 
 let up: TestUpstream;
 beforeAll(async () => {
@@ -41,7 +59,12 @@ describe('capture work and secrets', () => {
   beforeAll(async () => {
     // the redaction budget is wall time on the worker: generous here, so a loaded machine cannot turn
     // these builds into cpu_budget drops (the budget has its own tests in processor.test.ts)
-    sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), prefix, ['--sample', '1'], { ...ENV, SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS: '60000' }));
+    sc = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), prefix, ['--sample', '1'], {
+        ...ENV,
+        SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS: '60000',
+      }),
+    );
     bus = await connectBus({ url: sharedNatsUrl(), name: 'sidecar-attacks-test', prefix });
     expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
   });
@@ -53,12 +76,28 @@ describe('capture work and secrets', () => {
   it('a 60 KB body crafted against the email pattern is built off the event loop and the request is answered as usual', async () => {
     const crafted = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `${'a'.repeat(60_000)}@` }] });
     const before = await metricValue(sc, 'shadowplane_sidecar_capture_builds_total', { where: 'worker' });
-    const r = await send(sc.url, { method: 'POST', path: LLM, headers: { 'content-type': 'application/json' }, body: crafted });
+    const r = await send(sc.url, {
+      method: 'POST',
+      path: LLM,
+      headers: { 'content-type': 'application/json' },
+      body: crafted,
+    });
     expect(r.status).toBe(200);
     // the inline build gave it up at its first long string; the worker built it (linear-time rules)
     // generous deadlines: a worker build on a loaded machine can take seconds, and waitFor returns on the signal
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_capture_builds_total', { where: 'worker' })) === before + 1, 40_000)).toBe(true);
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) >= 1, 40_000)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (await metricValue(sc, 'shadowplane_sidecar_capture_builds_total', { where: 'worker' })) === before + 1,
+        40_000,
+      ),
+    ).toBe(true);
+    expect(
+      await waitFor(
+        async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) >= 1,
+        40_000,
+      ),
+    ).toBe(true);
   });
 
   it('secrets under member names, Basic credentials and URL userinfo are not in the published bytes', async () => {
@@ -66,9 +105,19 @@ describe('capture work and secrets', () => {
     const body = {
       model: 'm',
       messages: [{ role: 'user', content: 'connect to postgres://admin:pa55w0rd@db.internal/x' }],
-      metadata: { api_key: secrets[0], password: secrets[1], client_secret: secrets[2], authorization: `Basic ${secrets[3]}` },
+      metadata: {
+        api_key: secrets[0],
+        password: secrets[1],
+        client_secret: secrets[2],
+        authorization: `Basic ${secrets[3]}`,
+      },
     };
-    const r = await send(sc.url, { method: 'POST', path: `${LLM}?secret`, headers: { 'content-type': 'application/json', 'x-request-tag': 'secrets' }, body: JSON.stringify(body) });
+    const r = await send(sc.url, {
+      method: 'POST',
+      path: `${LLM}?secret`,
+      headers: { 'content-type': 'application/json', 'x-request-tag': 'secrets' },
+      body: JSON.stringify(body),
+    });
     expect(r.status).toBe(200);
     let raw = '';
     expect(
@@ -90,10 +139,22 @@ describe('capture work and secrets', () => {
 
 describe('sampling is the operator’s', () => {
   it('with --sample 0 an x-shadow-suite header captures nothing unless opt-in is turned on', async () => {
-    const off = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), randomPrefix('sco'), ['--sample', '0'], ENV));
-    const on = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), randomPrefix('sco'), ['--sample', '0'], { ...ENV, SHADOWPLANE_SIDECAR_OPT_IN: 'true' }));
+    const off = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('sco'), ['--sample', '0'], ENV),
+    );
+    const on = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('sco'), ['--sample', '0'], {
+        ...ENV,
+        SHADOWPLANE_SIDECAR_OPT_IN: 'true',
+      }),
+    );
     try {
-      const req = { method: 'POST', path: LLM, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'forced' }, body: '{"model":"m"}' };
+      const req = {
+        method: 'POST',
+        path: LLM,
+        headers: { 'content-type': 'application/json', 'x-shadow-suite': 'forced' },
+        body: '{"model":"m"}',
+      };
       expect((await send(off.url, req)).headers['x-shadow-capture']).toBe('not_sampled');
       expect((await send(on.url, req)).headers['x-shadow-capture']).toBe('queued');
       expect(await metricValue(off, 'shadowplane_sidecar_captures_total', { outcome: 'queued' })).toBe(0);
@@ -107,7 +168,11 @@ describe('sampling is the operator’s', () => {
 describe('deadlines and backpressure', () => {
   it('a client whose body stops arriving gets 408 after the body timeout and frees the only upstream connection for the next client', async () => {
     const sc = await startTestSidecar(
-      testConfig(up.url, sharedNatsUrl(), randomPrefix('scd'), [], { ...ENV, SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS: '1', SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '400' }),
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('scd'), [], {
+        ...ENV,
+        SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS: '1',
+        SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '400',
+      }),
     );
     const a = await RawClient.open(sc.url);
     try {
@@ -127,7 +192,11 @@ describe('deadlines and backpressure', () => {
 
   it('a client trickling a byte at a time within the idle timeout is cut at the total request deadline', async () => {
     const sc = await startTestSidecar(
-      testConfig(up.url, sharedNatsUrl(), randomPrefix('scd'), [], { ...ENV, SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '5000', SHADOWPLANE_SIDECAR_REQUEST_TIMEOUT_MS: '600' }),
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('scd'), [], {
+        ...ENV,
+        SHADOWPLANE_SIDECAR_CLIENT_BODY_TIMEOUT_MS: '5000',
+        SHADOWPLANE_SIDECAR_REQUEST_TIMEOUT_MS: '600',
+      }),
     );
     const a = await RawClient.open(sc.url);
     let sent = 0;
@@ -148,7 +217,12 @@ describe('deadlines and backpressure', () => {
   });
 
   it('a client that pipelines 2,000 GETs and reads nothing is not read further once 64 KiB of answers wait; it gets every answer once it reads', async () => {
-    const sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), randomPrefix('scd'), [], { ...ENV, SHADOWPLANE_SIDECAR_PIPELINE_MAX_UNREAD_BYTES: String(64 * 1024) }));
+    const sc = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('scd'), [], {
+        ...ENV,
+        SHADOWPLANE_SIDECAR_PIPELINE_MAX_UNREAD_BYTES: String(64 * 1024),
+      }),
+    );
     const a = await RawClient.open(sc.url);
     try {
       a.sock.pause();
@@ -190,7 +264,12 @@ describe('deadlines and backpressure', () => {
 describe('headers', () => {
   let sc: SidecarHandle;
   beforeAll(async () => {
-    sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), randomPrefix('sch'), [], { ...ENV, SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: '42500' }));
+    sc = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('sch'), [], {
+        ...ENV,
+        SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: '42500',
+      }),
+    );
   });
   afterAll(async () => {
     await sc?.stop();
@@ -199,7 +278,9 @@ describe('headers', () => {
   it('Proxy-Authorization is not forwarded, Proxy-Authenticate is not relayed, and Keep-Alive names the idle timeout', async () => {
     const c = await RawClient.open(sc.url);
     try {
-      c.write('GET /pa HTTP/1.1\r\nhost: x\r\nProxy-Authorization: Basic c2VjcmV0OnNlY3JldA==\r\nproxy-authorization: Bearer abc\r\n\r\n');
+      c.write(
+        'GET /pa HTTP/1.1\r\nhost: x\r\nProxy-Authorization: Basic c2VjcmV0OnNlY3JldA==\r\nproxy-authorization: Bearer abc\r\n\r\n',
+      );
       const [r] = await c.responses(1);
       expect(r!.status).toBe(200);
       const seen = up.seen.find((s) => s.url === '/pa')!;

@@ -9,10 +9,24 @@ import { connectBus, openObjectStore, type Bus } from '@shadowplane/bus';
 import { Envelope, itemHash } from '@shadowplane/contracts';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
-import { metricValue, send, sha, sleep, startTestSidecar, startUpstream, testConfig, waitFor, type TestUpstream } from './helpers.js';
+import {
+  metricValue,
+  send,
+  sha,
+  sleep,
+  startTestSidecar,
+  startUpstream,
+  testConfig,
+  waitFor,
+  type TestUpstream,
+} from './helpers.js';
 
-const CHAT_JSON = readFileSync(new URL('../../../test/fixtures/providers/openai/chat-cached-tokens-1024.json', import.meta.url));
-const CHAT_SSE = readFileSync(new URL('../../../test/fixtures/providers/openai/chat-stream-include-usage-cached-1024.sse', import.meta.url));
+const CHAT_JSON = readFileSync(
+  new URL('../../../test/fixtures/providers/openai/chat-cached-tokens-1024.json', import.meta.url),
+);
+const CHAT_SSE = readFileSync(
+  new URL('../../../test/fixtures/providers/openai/chat-stream-include-usage-cached-1024.sse', import.meta.url),
+);
 const LLM = '/v1/chat/completions';
 
 /** Reads every message currently in the prefix's CAPTURE stream. */
@@ -44,7 +58,9 @@ describe('captures in JetStream', () => {
       const c = new URL(req.url, 'http://x').searchParams.get('case');
       if (c === 'sse') {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        const events = CHAT_SSE.toString().split('\n\n').filter((e) => e.trim() !== '');
+        const events = CHAT_SSE.toString()
+          .split('\n\n')
+          .filter((e) => e.trim() !== '');
         await sleep(40); // time to first token ≥ 40 ms
         for (const e of events) {
           res.write(`${e}\n\n`);
@@ -60,7 +76,8 @@ describe('captures in JetStream', () => {
       res.end(CHAT_JSON);
     });
     sc = await startTestSidecar(
-      testConfig(up.url, sharedNatsUrl(), prefix, ['--sample', '0.5'], { SHADOWPLANE_SIDECAR_OPT_IN: 'true',
+      testConfig(up.url, sharedNatsUrl(), prefix, ['--sample', '0.5'], {
+        SHADOWPLANE_SIDECAR_OPT_IN: 'true',
         SHADOWPLANE_SIDECAR_STICKY_HEADER: 'x-conversation-id',
         SHADOWPLANE_SIDECAR_STICKY_SALT: SALT,
         SHADOWPLANE_SIDECAR_INLINE_MAX_BYTES: String(512 * 1024),
@@ -90,7 +107,8 @@ describe('captures in JetStream', () => {
         { role: 'system', content: 'You are helpful.' },
         {
           role: 'user',
-          content: 'Email me at jane.doe@example.com or call +44 20 7946 0958. Card 4111 1111 1111 1111, IP 10.1.2.3, key sk-proj-abcdefghijklmnopqrstuvwx1234',
+          content:
+            'Email me at jane.doe@example.com or call +44 20 7946 0958. Card 4111 1111 1111 1111, IP 10.1.2.3, key sk-proj-abcdefghijklmnopqrstuvwx1234',
         },
       ],
     };
@@ -117,7 +135,14 @@ describe('captures in JetStream', () => {
       expect(rawText).not.toContain(v);
       expect(rawText).not.toContain(v.replace(/^Bearer /, ''));
     }
-    for (const pii of ['jane.doe@example.com', '7946 0958', '4111 1111 1111 1111', '10.1.2.3', 'sk-proj-abcdefghijklmnopqrstuvwx1234']) expect(rawText).not.toContain(pii);
+    for (const pii of [
+      'jane.doe@example.com',
+      '7946 0958',
+      '4111 1111 1111 1111',
+      '10.1.2.3',
+      'sk-proj-abcdefghijklmnopqrstuvwx1234',
+    ])
+      expect(rawText).not.toContain(pii);
 
     const env = Envelope.parse(JSON.parse(rawText));
     expect(m.headers?.get('Nats-Msg-Id')).toBe(env.envelope_id);
@@ -157,10 +182,27 @@ describe('captures in JetStream', () => {
   });
 
   it('a streamed response is summarised from the tee: usage from the final chunk, TTFT measured', async () => {
-    const body = { model: 'gpt-4.1', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Say hi.' }] };
-    const r = await send(sc.url, { path: `${LLM}?case=sse`, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'stream' }, body: JSON.stringify(body) });
+    const body = {
+      model: 'gpt-4.1',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Say hi.' }],
+    };
+    const r = await send(sc.url, {
+      path: `${LLM}?case=sse`,
+      headers: { 'content-type': 'application/json', 'x-shadow-suite': 'stream' },
+      body: JSON.stringify(body),
+    });
     expect(r.headers['x-shadow-capture']).toBe('queued');
-    expect(sha(r.body)).toBe(sha(CHAT_SSE.toString().split('\n\n').filter((e) => e.trim() !== '').map((e) => `${e}\n\n`).join('')));
+    expect(sha(r.body)).toBe(
+      sha(
+        CHAT_SSE.toString()
+          .split('\n\n')
+          .filter((e) => e.trim() !== '')
+          .map((e) => `${e}\n\n`)
+          .join(''),
+      ),
+    );
     const msgs = (await readCaptures(bus, 2)).filter((m) => m.subject.endsWith('.shadow.capture.stream.openai_chat'));
     expect(msgs).toHaveLength(1);
     const env = Envelope.parse(msgs[0]!.json());
@@ -179,12 +221,21 @@ describe('captures in JetStream', () => {
 
   it('a 5 MB request body goes to the object store and reads back byte-identical (replayable)', async () => {
     const big = Buffer.from(
-      JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(200_000) }] }),
+      JSON.stringify({
+        model: 'gpt-4o-mini',
+        messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(200_000) }],
+      }),
     );
     expect(big.length).toBeGreaterThan(5_000_000);
-    const r = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'big' }, body: big });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/json', 'x-shadow-suite': 'big' },
+      body: big,
+    });
     expect(JSON.parse(r.body.toString()).sha).toBe(sha(big));
-    const msgs = (await readCaptures(bus, 3, 15_000)).filter((m) => m.subject.endsWith('.shadow.capture.big.openai_chat'));
+    const msgs = (await readCaptures(bus, 3, 15_000)).filter((m) =>
+      m.subject.endsWith('.shadow.capture.big.openai_chat'),
+    );
     expect(msgs).toHaveLength(1);
     const env = Envelope.parse(msgs[0]!.json());
     expect(msgs[0]!.data.length).toBeLessThan(10_000);
@@ -222,7 +273,9 @@ describe('captures in JetStream', () => {
     expect(outcomes).toContain('not_sampled');
     const inConv = convs.filter((c) => [...echoes.get(c)!][0] === 'queued');
     const expectedCount = 3 * inConv.length;
-    const msgs = (await readCaptures(bus, 3 + expectedCount, 10_000)).filter((m) => m.subject.endsWith('.shadow.capture.default.openai_chat'));
+    const msgs = (await readCaptures(bus, 3 + expectedCount, 10_000)).filter((m) =>
+      m.subject.endsWith('.shadow.capture.default.openai_chat'),
+    );
     expect(msgs).toHaveLength(expectedCount);
     const hashes = new Set(msgs.map((m) => Envelope.parse(m.json()).source.sticky_key_hash));
     expect(hashes.size).toBe(inConv.length);
@@ -234,21 +287,46 @@ describe('captures in JetStream', () => {
   });
 
   it('opt-out always wins, and a bad x-shadow-expect skips the capture but not the request', async () => {
-    const a = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json', 'x-shadow-suite': 's', 'x-shadow-opt-out': '1' }, body: '{"model":"m"}' });
+    const a = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/json', 'x-shadow-suite': 's', 'x-shadow-opt-out': '1' },
+      body: '{"model":"m"}',
+    });
     expect(a.status).toBe(200);
     expect(a.headers['x-shadow-capture']).toBe('skipped:opt_out');
-    const b = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json', 'x-shadow-suite': 's', 'x-shadow-expect': '{"kind":"nope"}' }, body: '{"model":"m"}' });
+    const b = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/json', 'x-shadow-suite': 's', 'x-shadow-expect': '{"kind":"nope"}' },
+      body: '{"model":"m"}',
+    });
     expect(b.status).toBe(200);
     expect(b.headers['x-shadow-capture']).toBe('skipped:bad_expectation');
     expect(up.seen.at(-1)!.headers['x-shadow-expect']).toBeUndefined();
-    expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'skipped', reason: 'opt_out' })).toBe(1);
+    expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'skipped', reason: 'opt_out' })).toBe(
+      1,
+    );
   });
 
   it('a request whose body has PII the redactor cannot classify is excluded as pii_uncertain (the request still passes)', async () => {
-    const body = JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'my card 4111 1111 1111 1112 please' }] });
-    const r = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'pii' }, body });
+    const body = JSON.stringify({
+      model: 'm',
+      messages: [{ role: 'user', content: 'my card 4111 1111 1111 1112 please' }],
+    });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/json', 'x-shadow-suite': 'pii' },
+      body,
+    });
     expect(JSON.parse(r.body.toString()).sha).toBe(sha(body));
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'pii_uncertain' })) === 1)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (await metricValue(sc, 'shadowplane_sidecar_captures_total', {
+            outcome: 'excluded',
+            reason: 'pii_uncertain',
+          })) === 1,
+      ),
+    ).toBe(true);
   });
 
   it('repeated Content-Encoding lines are one list: a list of codings is not decoded, so the capture is excluded (the request still passes)', async () => {
@@ -266,12 +344,24 @@ describe('captures in JetStream', () => {
     const text = Buffer.concat(chunks).toString();
     expect(text.startsWith('HTTP/1.1 200 ')).toBe(true);
     expect(text).toContain(sha(Buffer.from(body)));
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'bad_body_encoding' })) === 1)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (await metricValue(sc, 'shadowplane_sidecar_captures_total', {
+            outcome: 'excluded',
+            reason: 'bad_body_encoding',
+          })) === 1,
+      ),
+    ).toBe(true);
   });
 
   it('metrics: published count and last publish time move', async () => {
-    expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })).toBeGreaterThanOrEqual(3);
-    expect(await metricValue(sc, 'shadowplane_sidecar_last_publish_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 120);
+    expect(
+      await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' }),
+    ).toBeGreaterThanOrEqual(3);
+    expect(await metricValue(sc, 'shadowplane_sidecar_last_publish_timestamp_seconds')).toBeGreaterThan(
+      Date.now() / 1000 - 120,
+    );
     const text = await (await fetch(`${sc.opsUrl}/metrics`)).text();
     expect(text).toContain('shadowplane_sidecar_added_latency_seconds_bucket');
     expect(text).toContain('shadowplane_sidecar_capture_queue_depth{role="sidecar"} 0');
@@ -285,16 +375,36 @@ describe('stop() with captures in flight', () => {
       res.end(CHAT_JSON);
     });
     const prefix = randomPrefix('scs');
-    const sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), prefix, [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '120000' }));
+    const sc = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), prefix, [], {
+        SHADOWPLANE_SIDECAR_OPT_IN: 'true',
+        SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '120000',
+      }),
+    );
     const bus = await connectBus({ url: sharedNatsUrl(), name: 'sidecar-stop-test', prefix });
     try {
       expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
-      const big = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(200_000) }] }));
-      const rs = await Promise.all([1, 2].map(() => send(sc.url, { path: LLM, headers: { 'content-type': 'application/json', 'x-shadow-suite': 'stop' }, body: big })));
+      const big = Buffer.from(
+        JSON.stringify({
+          model: 'gpt-4o-mini',
+          messages: [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(200_000) }],
+        }),
+      );
+      const rs = await Promise.all(
+        [1, 2].map(() =>
+          send(sc.url, {
+            path: LLM,
+            headers: { 'content-type': 'application/json', 'x-shadow-suite': 'stop' },
+            body: big,
+          }),
+        ),
+      );
       expect(rs.map((r) => r.status)).toEqual([200, 200]);
       await sc.stop();
       expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })).toBe(2);
-      expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'worker_error' })).toBe(0);
+      expect(
+        await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'worker_error' }),
+      ).toBe(0);
       const msgs = await readCaptures(bus, 2, 5000);
       expect(msgs).toHaveLength(2);
     } finally {

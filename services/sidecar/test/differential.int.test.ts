@@ -52,62 +52,94 @@ const bodyOf = (req: IncomingMessage): Promise<string> =>
 
 // ---- the generator: a request whose head and body come from valid, ambiguous and malformed
 // parts, each part valid most of the time so that a good share of the streams is well formed
-const mostly = <T>(valid: T[], odd: T[]): fc.Arbitrary<T> => fc.oneof({ arbitrary: fc.constantFrom(...valid), weight: 6 }, { arbitrary: fc.constantFrom(...odd), weight: 1 });
+const mostly = <T>(valid: T[], odd: T[]): fc.Arbitrary<T> =>
+  fc.oneof({ arbitrary: fc.constantFrom(...valid), weight: 6 }, { arbitrary: fc.constantFrom(...odd), weight: 1 });
 const eol = mostly(['\r\n'], ['\n']);
 const host = mostly([['Host: x']], [[], ['Host: x', 'Host: y'], ['Host: x', 'host: x']]);
 const cl = mostly(['5'], [' 5', '5,5', '5, 6', '05', '-1', '5 5', '+5', '0x5', '', '4', '6']);
-const te = mostly(['chunked'], ['Chunked', 'chunked, identity', 'identity, chunked', 'gzip, chunked', ' chunked', 'chunked ', 'chunk', 'chunked;q=1', 'chunked, chunked']);
+const te = mostly(
+  ['chunked'],
+  [
+    'Chunked',
+    'chunked, identity',
+    'identity, chunked',
+    'gzip, chunked',
+    ' chunked',
+    'chunked ',
+    'chunk',
+    'chunked;q=1',
+    'chunked, chunked',
+  ],
+);
 const framing = mostly(['none', 'cl', 'te'], ['both', 'cl-twice', 'te-spaced-name', 'te-folded', 'te-twice']);
 const chunkBody = mostly(
-  ['5\r\nhello\r\n0\r\n\r\n', '5;ext=1\r\nhello\r\n0\r\n\r\n', '5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n', '0005\r\nhello\r\n0\r\n\r\n'],
-  ['5\nhello\n0\n\n', '5x\r\nhello\r\n0\r\n\r\n', 'G\r\nhello\r\n0\r\n\r\n', '3\r\nhello\r\n0\r\n\r\n', '5 \r\nhello\r\n0\r\n\r\n', '5\r\nhello0\r\n\r\n', '5\r\nhello\r\n0\r\n'],
+  [
+    '5\r\nhello\r\n0\r\n\r\n',
+    '5;ext=1\r\nhello\r\n0\r\n\r\n',
+    '5\r\nhello\r\n0\r\nX-T: 1\r\n\r\n',
+    '0005\r\nhello\r\n0\r\n\r\n',
+  ],
+  [
+    '5\nhello\n0\n\n',
+    '5x\r\nhello\r\n0\r\n\r\n',
+    'G\r\nhello\r\n0\r\n\r\n',
+    '3\r\nhello\r\n0\r\n\r\n',
+    '5 \r\nhello\r\n0\r\n\r\n',
+    '5\r\nhello0\r\n\r\n',
+    '5\r\nhello\r\n0\r\n',
+  ],
 );
-const extra = mostly<string[]>([[], ['X-A: b']], [['X-A: b', ' folded'], ['X A: b'], ['X-A : b'], ['X-A: b\u0000c'], ['Connection: content-length'], ['X-A: b\rc']]);
+const extra = mostly<string[]>(
+  [[], ['X-A: b']],
+  [['X-A: b', ' folded'], ['X A: b'], ['X-A : b'], ['X-A: b\u0000c'], ['Connection: content-length'], ['X-A: b\rc']],
+);
 const requestLine = fc.record({
   method: mostly(['GET', 'POST', 'PUT'], ['get', 'G ET', 'CONNECT']),
   target: mostly(['/a', '/b?x=1', '/c%20d'], ['*', 'http://x/abs', '/e f', 'a']),
   version: mostly(['HTTP/1.1'], ['HTTP/1.0', 'HTTP/1.2', 'http/1.1', 'HTTP/2.0', 'HTTP/1.1 ']),
 });
 
-const request = fc.record({ line: requestLine, eol, host, framing, cl, te, chunkBody, extra, followed: fc.boolean() }).map((g) => {
-  const e = g.eol;
-  const fields = [...g.host, ...g.extra];
-  let body = '';
-  switch (g.framing) {
-    case 'cl':
-      fields.push(`Content-Length: ${g.cl}`);
-      body = 'hello';
-      break;
-    case 'cl-twice':
-      fields.push('Content-Length: 5', `Content-Length: ${g.cl}`);
-      body = 'hello';
-      break;
-    case 'te':
-      fields.push(`Transfer-Encoding: ${g.te}`);
-      body = g.chunkBody;
-      break;
-    case 'both':
-      fields.push('Content-Length: 5', `Transfer-Encoding: ${g.te}`);
-      body = g.chunkBody;
-      break;
-    case 'te-spaced-name':
-      fields.push(`Transfer-Encoding : ${g.te}`);
-      body = g.chunkBody;
-      break;
-    case 'te-twice':
-      fields.push('Transfer-Encoding: chunked', `Transfer-Encoding: ${g.te}`);
-      body = g.chunkBody;
-      break;
-    case 'te-folded':
-      fields.push('Transfer-Encoding: identity', ` ${g.te}`);
-      body = g.chunkBody;
-      break;
-  }
-  const head = `${g.line.method} ${g.line.target} ${g.line.version}${e}${fields.map((f) => f + e).join('')}${e}`;
-  // a second, valid request after the first: parsed as a request of its own only where the first one's framing ended where both parsers agree
-  const second = g.followed ? 'GET /second HTTP/1.1\r\nHost: x\r\n\r\n' : '';
-  return { bytes: Buffer.from(head + body + second, 'latin1'), expected: g.followed ? 2 : 1 };
-});
+const request = fc
+  .record({ line: requestLine, eol, host, framing, cl, te, chunkBody, extra, followed: fc.boolean() })
+  .map((g) => {
+    const e = g.eol;
+    const fields = [...g.host, ...g.extra];
+    let body = '';
+    switch (g.framing) {
+      case 'cl':
+        fields.push(`Content-Length: ${g.cl}`);
+        body = 'hello';
+        break;
+      case 'cl-twice':
+        fields.push('Content-Length: 5', `Content-Length: ${g.cl}`);
+        body = 'hello';
+        break;
+      case 'te':
+        fields.push(`Transfer-Encoding: ${g.te}`);
+        body = g.chunkBody;
+        break;
+      case 'both':
+        fields.push('Content-Length: 5', `Transfer-Encoding: ${g.te}`);
+        body = g.chunkBody;
+        break;
+      case 'te-spaced-name':
+        fields.push(`Transfer-Encoding : ${g.te}`);
+        body = g.chunkBody;
+        break;
+      case 'te-twice':
+        fields.push('Transfer-Encoding: chunked', `Transfer-Encoding: ${g.te}`);
+        body = g.chunkBody;
+        break;
+      case 'te-folded':
+        fields.push('Transfer-Encoding: identity', ` ${g.te}`);
+        body = g.chunkBody;
+        break;
+    }
+    const head = `${g.line.method} ${g.line.target} ${g.line.version}${e}${fields.map((f) => f + e).join('')}${e}`;
+    // a second, valid request after the first: parsed as a request of its own only where the first one's framing ended where both parsers agree
+    const second = g.followed ? 'GET /second HTTP/1.1\r\nHost: x\r\n\r\n' : '';
+    return { bytes: Buffer.from(head + body + second, 'latin1'), expected: g.followed ? 2 : 1 };
+  });
 
 describe('differential framing: sidecar vs llhttp', () => {
   let direct: Server;
@@ -131,7 +163,9 @@ describe('differential framing: sidecar vs llhttp', () => {
       res.writeHead(200, { 'content-length': '2' });
       res.end('ok');
     });
-    sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), randomPrefix('scx'), [], { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200' }));
+    sc = await startTestSidecar(
+      testConfig(up.url, sharedNatsUrl(), randomPrefix('scx'), [], { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '200' }),
+    );
   });
 
   afterAll(async () => {
@@ -150,14 +184,20 @@ describe('differential framing: sidecar vs llhttp', () => {
         const viaLlhttp = parsed.slice(p0);
         const s0 = up.seen.length;
         await exchange(sc.url, bytes, expected);
-        const viaSidecar = up.seen.slice(s0).map((s) => ({ method: s.method, url: s.url, body: s.body.toString('latin1') }));
+        const viaSidecar = up.seen
+          .slice(s0)
+          .map((s) => ({ method: s.method, url: s.url, body: s.body.toString('latin1') }));
         // the upstream sees origin-form targets; an absolute-form target is the same request
         const norm = (x: Parsed) => ({ ...x, url: x.url.replace(/^http:\/\/x/, '') || '/' });
         expect(viaSidecar.map(norm)).toEqual(viaLlhttp.slice(0, viaSidecar.length).map(norm));
         forwarded += viaSidecar.length;
         if (viaSidecar.length < viaLlhttp.length) refusedMore++;
       }),
-      { numRuns: Number(process.env.SIDECAR_DIFF_RUNS ?? 150), seed: Number(process.env.SIDECAR_DIFF_SEED ?? 1818), interruptAfterTimeLimit: 90_000 },
+      {
+        numRuns: Number(process.env.SIDECAR_DIFF_RUNS ?? 150),
+        seed: Number(process.env.SIDECAR_DIFF_SEED ?? 1818),
+        interruptAfterTimeLimit: 90_000,
+      },
     );
     // the generator reaches both sides: some streams go through, some the sidecar refuses where llhttp is lenient
     expect(forwarded).toBeGreaterThan(20);

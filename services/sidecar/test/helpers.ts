@@ -1,7 +1,15 @@
 // Test helpers: a recording upstream on port 0, a raw HTTP client that keeps bytes and chunk
 // timings, and a sidecar started on ephemeral ports with a silent logger.
 import { createHash } from 'node:crypto';
-import { createServer, request, type Agent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request,
+  type Agent,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createLogger } from '@shadowplane/telemetry';
@@ -33,7 +41,9 @@ export interface TestUpstream {
  * Starts an HTTP upstream on 127.0.0.1:0. `handler` answers after the whole request body was read
  * (or, with `streaming: true`, right away with the body still arriving).
  */
-export async function startUpstream(handler: (req: SeenRequest, res: ServerResponse, raw: IncomingMessage) => unknown): Promise<TestUpstream> {
+export async function startUpstream(
+  handler: (req: SeenRequest, res: ServerResponse, raw: IncomingMessage) => unknown,
+): Promise<TestUpstream> {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -112,7 +122,8 @@ export function send(baseUrl: string, o: SendOptions = {}): Promise<ClientRespon
       // a raw header list goes out as given: add Host and Content-Length the way Node would
       const pairs = [...o.headers];
       if (!pairs.some(([k]) => k.toLowerCase() === 'host')) pairs.unshift(['Host', u.host]);
-      if (o.body !== undefined && !pairs.some(([k]) => k.toLowerCase() === 'content-length')) pairs.push(['Content-Length', String(Buffer.byteLength(o.body))]);
+      if (o.body !== undefined && !pairs.some(([k]) => k.toLowerCase() === 'content-length'))
+        pairs.push(['Content-Length', String(Buffer.byteLength(o.body))]);
       flat = pairs.flat();
     }
     const req = request(
@@ -185,9 +196,27 @@ export const silentLogger = () => createLogger({ service: 'sidecar-test', versio
  * @param flags extra flags, e.g. ['--sample', '1']
  * @param env extra SHADOWPLANE_* variables
  */
-export function testConfig(upstream: string, natsUrl: string, prefix: string, flags: string[] = [], env: Record<string, string> = {}): SidecarConfig {
+export function testConfig(
+  upstream: string,
+  natsUrl: string,
+  prefix: string,
+  flags: string[] = [],
+  env: Record<string, string> = {},
+): SidecarConfig {
   const r = loadConfig(
-    ['--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--upstream', upstream, '--nats', natsUrl, '--prefix', prefix, ...flags],
+    [
+      '--listen',
+      '127.0.0.1:0',
+      '--ops-listen',
+      '127.0.0.1:0',
+      '--upstream',
+      upstream,
+      '--nats',
+      natsUrl,
+      '--prefix',
+      prefix,
+      ...flags,
+    ],
     { SHADOWPLANE_SIDECAR_PROVISION: 'true', SHADOWPLANE_SIDECAR_ID: 'sidecar-test', ...env },
   );
   if (r.kind !== 'config') throw new Error('unexpected help');
@@ -196,11 +225,20 @@ export function testConfig(upstream: string, natsUrl: string, prefix: string, fl
 
 /** Starts a sidecar with a silent logger. */
 export function startTestSidecar(config: SidecarConfig, random?: () => number): Promise<SidecarHandle> {
-  return startSidecar(config, { logger: silentLogger(), natsRetryMs: 200, natsConnectTimeoutMs: 500, ...(random ? { random } : {}) });
+  return startSidecar(config, {
+    logger: silentLogger(),
+    natsRetryMs: 200,
+    natsConnectTimeoutMs: 500,
+    ...(random ? { random } : {}),
+  });
 }
 
 /** Reads one sample value from the sidecar's registry (0 when absent). */
-export async function metricValue(h: SidecarHandle, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  h: SidecarHandle,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const m = h.registry.getSingleMetric(name);
   if (!m) return 0;
   const data = await m.get();
@@ -208,7 +246,8 @@ export async function metricValue(h: SidecarHandle, name: string, labels: Record
   for (const v of data.values) {
     const l = v.labels as Record<string, string | number>;
     if (Object.entries(labels).every(([k, want]) => String(l[k]) === want)) {
-      if ((v as { metricName?: string }).metricName === undefined || (v as { metricName?: string }).metricName === name) sum += v.value;
+      if ((v as { metricName?: string }).metricName === undefined || (v as { metricName?: string }).metricName === name)
+        sum += v.value;
     }
   }
   return sum;

@@ -70,7 +70,14 @@ async function startRawUpstream(script: (req: RawReq, sock: Socket) => void): Pr
         const n = cl ? Number(cl[1]) : 0;
         if (buf.length < he + 4 + n) return;
         const [method = '', path = ''] = head.split(' ');
-        const req: RawReq = { conn: c, index: c.requests++, method, path, head, body: buf.subarray(he + 4, he + 4 + n) };
+        const req: RawReq = {
+          conn: c,
+          index: c.requests++,
+          method,
+          path,
+          head,
+          body: buf.subarray(he + 4, he + 4 + n),
+        };
         buf = buf.subarray(he + 4 + n);
         if (/\r\ntransfer-encoding:/i.test(head)) c.opaque = true;
         requests.push(req);
@@ -95,7 +102,8 @@ async function startRawUpstream(script: (req: RawReq, sock: Socket) => void): Pr
 
 const FLOOD_HINTS = 512;
 let floodFlushedAt = 0;
-const ok = (sock: Socket, body: string, extra = '') => sock.write(`HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`);
+const ok = (sock: Socket, body: string, extra = '') =>
+  sock.write(`HTTP/1.1 200 OK\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extra}\r\n${body}`);
 const CLOSE_BODY = randomBytes(100 * 1024);
 const PAD_LINE = `X-Pad: ${'p'.repeat(1014)}\r\n`; // 1 KiB
 
@@ -119,7 +127,9 @@ function rawScript(req: RawReq, sock: Socket): void {
       setTimeout(() => sock.write(`${PAD_LINE.repeat(20)}content-length: 0\r\n\r\n`), 30);
       return;
     case '/cl-te':
-      sock.write('HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n');
+      sock.write(
+        'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n',
+      );
       return;
     case '/close-delimited':
       sock.write('HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\n\r\n');
@@ -145,7 +155,9 @@ function rawScript(req: RawReq, sock: Socket): void {
       ok(sock, `conn=${req.conn.id}`);
       return;
     case '/early-hints':
-      sock.write('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nLink: </f.woff2>; rel=preload\r\n\r\n');
+      sock.write(
+        'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\nConnection: x-hop\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nLink: </f.woff2>; rel=preload\r\n\r\n',
+      );
       setTimeout(() => ok(sock, 'final'), 10);
       return;
     case '/bad-chunk-head':
@@ -207,7 +219,12 @@ function rawScript(req: RawReq, sock: Socket): void {
 }
 
 /** GETs `path`, reads nothing for `stallMs`, then reads in small steps; returns the body. */
-async function readSlowly(baseUrl: string, path: string, size: number, stallMs: number): Promise<{ body: Buffer; stallEnd: number }> {
+async function readSlowly(
+  baseUrl: string,
+  path: string,
+  size: number,
+  stallMs: number,
+): Promise<{ body: Buffer; stallEnd: number }> {
   const u = new URL(baseUrl);
   const sock = connect({ host: u.hostname, port: Number(u.port) });
   await once(sock, 'connect');
@@ -351,34 +368,76 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
 
     const SMUGGLED = 'GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n';
     it.each([
-      ['Content-Length with Transfer-Encoding', `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-      ['Transfer-Encoding with Content-Length', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-      ['two different Content-Lengths', `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello${SMUGGLED}`],
-      ['a Content-Length list with different values', `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 40\r\n\r\nhello${SMUGGLED}`],
+      [
+        'Content-Length with Transfer-Encoding',
+        `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+      ],
+      [
+        'Transfer-Encoding with Content-Length',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 40\r\n\r\n0\r\n\r\n${SMUGGLED}`,
+      ],
+      [
+        'two different Content-Lengths',
+        `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\nhello${SMUGGLED}`,
+      ],
+      [
+        'a Content-Length list with different values',
+        `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5, 40\r\n\r\nhello${SMUGGLED}`,
+      ],
       ['a signed Content-Length', `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello`],
       ['an empty Content-Length', `POST / HTTP/1.1\r\nHost: x\r\nContent-Length:\r\n\r\n`],
-      ['Transfer-Encoding: chunked twice', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`],
-      ['an empty Transfer-Encoding', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\nContent-Length: 5\r\n\r\nhello`],
+      [
+        'Transfer-Encoding: chunked twice',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      ],
+      [
+        'an empty Transfer-Encoding',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\nContent-Length: 5\r\n\r\nhello`,
+      ],
       ['Transfer-Encoding in HTTP/1.0', `POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n${SMUGGLED}`],
-      ['obs-fold hiding a Transfer-Encoding', `POST / HTTP/1.1\r\nHost: x\r\nX: y\r\n Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello`],
-      ['whitespace before the colon', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\nhello`],
-      ['a bare LF between field lines', `POST / HTTP/1.1\r\nHost: x\r\nX: y\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello`],
+      [
+        'obs-fold hiding a Transfer-Encoding',
+        `POST / HTTP/1.1\r\nHost: x\r\nX: y\r\n Transfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello`,
+      ],
+      [
+        'whitespace before the colon',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding : chunked\r\nContent-Length: 5\r\n\r\nhello`,
+      ],
+      [
+        'a bare LF between field lines',
+        `POST / HTTP/1.1\r\nHost: x\r\nX: y\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\nhello`,
+      ],
       ['a bare CR in a field value', `GET / HTTP/1.1\r\nHost: x\r\nX: a\rb\r\n\r\n`],
       ['a NUL in a field value', `GET / HTTP/1.1\r\nHost: x\r\nX: a\x00b\r\n\r\n`],
       ['no Host in HTTP/1.1', `GET / HTTP/1.1\r\nX: y\r\n\r\n`],
       ['two Host fields', `GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n`],
       // removing the fields a Connection header names must not strip the framing: the body would
       // reach the upstream unframed and be read as a second request
-      ['a Connection header naming Content-Length', `POST /public HTTP/1.1\r\nHost: x\r\nContent-Length: ${SMUGGLED.length}\r\nConnection: content-length\r\n\r\n${SMUGGLED}`],
-      ['a Connection header naming Transfer-Encoding', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive, Transfer-Encoding\r\n\r\n0\r\n\r\n`],
+      [
+        'a Connection header naming Content-Length',
+        `POST /public HTTP/1.1\r\nHost: x\r\nContent-Length: ${SMUGGLED.length}\r\nConnection: content-length\r\n\r\n${SMUGGLED}`,
+      ],
+      [
+        'a Connection header naming Transfer-Encoding',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive, Transfer-Encoding\r\n\r\n0\r\n\r\n`,
+      ],
       ['a Connection header naming Host', `GET / HTTP/1.1\r\nHost: x\r\nConnection: host\r\n\r\n`],
       ['a space inside the request target', `GET /a b HTTP/1.1\r\nHost: x\r\n\r\n`],
       ['an authority-form target on GET', `GET example.com:443 HTTP/1.1\r\nHost: x\r\n\r\n`],
       ['the HTTP/2 preface', `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`],
       ['HTTP/1.2', `GET / HTTP/1.2\r\nHost: x\r\n\r\n`],
-      ['invalid chunk framing in the first write', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n${SMUGGLED}`],
-      ['a bare LF closing a chunk', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\n0\r\n\r\n${SMUGGLED}`],
-      ['a chunk size of 16 hex digits', `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0000000000000005\r\nhello\r\n0\r\n\r\n`],
+      [
+        'invalid chunk framing in the first write',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX\r\n0\r\n\r\n${SMUGGLED}`,
+      ],
+      [
+        'a bare LF closing a chunk',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\n0\r\n\r\n${SMUGGLED}`,
+      ],
+      [
+        'a chunk size of 16 hex digits',
+        `POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0000000000000005\r\nhello\r\n0\r\n\r\n`,
+      ],
     ])('%s', async (_name, bytes) => {
       await expectRefused(bytes);
     });
@@ -386,7 +445,12 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
     it('invalid chunk framing mid-body: 400, closed, and the upstream request is aborted before the bad bytes', async () => {
       const c = await RawClient.open(rawSc.url);
       c.write('POST /hold HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n');
-      expect(await waitFor(() => raw.requests.some((r) => r.path === '/hold' && Buffer.concat(r.conn.chunks).includes('hello\r\n')), 3000)).toBe(true);
+      expect(
+        await waitFor(
+          () => raw.requests.some((r) => r.path === '/hold' && Buffer.concat(r.conn.chunks).includes('hello\r\n')),
+          3000,
+        ),
+      ).toBe(true);
       const up = raw.requests.findLast((r) => r.path === '/hold')!.conn;
       c.write(`zz\r\n0\r\n\r\n${SMUGGLED}`);
       await c.closedByServer();
@@ -401,7 +465,11 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
     });
 
     it('Transfer-Encoding with a coding other than chunked: 501 not_implemented, closed, nothing forwarded', async () => {
-      await expectRefused('POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n', 501, 'not_implemented');
+      await expectRefused(
+        'POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n',
+        501,
+        'not_implemented',
+      );
     });
 
     it('chunked not the final coding: refused, closed, nothing forwarded', async () => {
@@ -422,7 +490,11 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
     });
 
     it('a 17 KiB head in one write: 431 headers_too_large, closed', async () => {
-      await expectRefused(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`, 431, 'headers_too_large');
+      await expectRefused(
+        `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`,
+        431,
+        'headers_too_large',
+      );
     });
 
     it('a 17 KiB head that has not ended yet: 431 headers_too_large, closed', async () => {
@@ -438,12 +510,21 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
     });
 
     it('Expect: something-else: 417 expectation_failed, closed, nothing forwarded', async () => {
-      await expectRefused('POST / HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 5\r\n\r\nhello', 417, 'expectation_failed');
+      await expectRefused(
+        'POST / HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nContent-Length: 5\r\n\r\nhello',
+        417,
+        'expectation_failed',
+      );
     });
 
     // every Expect line counts, not only the last one
     it('an unsupported expectation on its own Expect line is refused like a single one', async () => {
-      await expectRefused('POST / HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello', 417, 'expectation_failed', 500);
+      await expectRefused(
+        'POST / HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\nhello',
+        417,
+        'expectation_failed',
+        500,
+      );
     });
 
     it('CONNECT is refused, closed, nothing forwarded', async () => {
@@ -487,7 +568,7 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
       const bytes = Buffer.from(PIPELINE, 'latin1');
       const c = await RawClient.open(nodeSc.url);
-      for (let i = 0; i < bytes.length; ) {
+      for (let i = 0; i < bytes.length;) {
         const n = 1 + (next() % 7);
         c.write(bytes.subarray(i, i + n));
         i += n;
@@ -632,17 +713,22 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       c.destroy();
     });
 
-    it.each(['/resp-obs-fold', '/resp-two-lengths', '/resp-te-gzip', '/resp-bare-lf', '/resp-space-colon', '/resp-connection-cl', '/resp-bad-interim'])(
-      'an invalid upstream head (%s): 502 upstream_invalid_response',
-      async (path) => {
-        const c = await RawClient.open(rawSc.url);
-        c.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
-        const [r] = await c.responses(1);
-        expect(r!.status).toBe(502);
-        expect(errorCode(r!)).toBe('upstream_invalid_response');
-        c.destroy();
-      },
-    );
+    it.each([
+      '/resp-obs-fold',
+      '/resp-two-lengths',
+      '/resp-te-gzip',
+      '/resp-bare-lf',
+      '/resp-space-colon',
+      '/resp-connection-cl',
+      '/resp-bad-interim',
+    ])('an invalid upstream head (%s): 502 upstream_invalid_response', async (path) => {
+      const c = await RawClient.open(rawSc.url);
+      c.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const [r] = await c.responses(1);
+      expect(r!.status).toBe(502);
+      expect(errorCode(r!)).toBe('upstream_invalid_response');
+      c.destroy();
+    });
 
     it('a status line without a reason phrase reaches the client with the space RFC 9112 §4 requires', async () => {
       const c = await RawClient.open(rawSc.url);
@@ -662,18 +748,21 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
       c.destroy();
     });
 
-    it.each(['/two-responses', '/204-with-body'])('bytes after the end of a response (%s) never reach the next request', async (path) => {
-      const c = await RawClient.open(rawSc.url);
-      c.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\nGET /after-extra HTTP/1.1\r\nHost: x\r\n\r\n`);
-      const rs = await c.responses(2);
-      expect(rs[0]!.status).toBe(path === '/two-responses' ? 200 : 204);
-      expect(rs[0]!.body.toString()).toBe(path === '/two-responses' ? 'ok' : '');
-      expect(rs[1]!.status).toBe(200);
-      expect(rs[1]!.body.toString()).toMatch(/^GET \/after-extra /);
-      await sleep(30);
-      expect(c.text).not.toContain('evil');
-      c.destroy();
-    });
+    it.each(['/two-responses', '/204-with-body'])(
+      'bytes after the end of a response (%s) never reach the next request',
+      async (path) => {
+        const c = await RawClient.open(rawSc.url);
+        c.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\nGET /after-extra HTTP/1.1\r\nHost: x\r\n\r\n`);
+        const rs = await c.responses(2);
+        expect(rs[0]!.status).toBe(path === '/two-responses' ? 200 : 204);
+        expect(rs[0]!.body.toString()).toBe(path === '/two-responses' ? 'ok' : '');
+        expect(rs[1]!.status).toBe(200);
+        expect(rs[1]!.body.toString()).toMatch(/^GET \/after-extra /);
+        await sleep(30);
+        expect(c.text).not.toContain('evil');
+        c.destroy();
+      },
+    );
 
     it('an upstream connection: close does not close the keep-alive client connection', async () => {
       const c = await RawClient.open(rawSc.url);
@@ -1009,7 +1098,11 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
   describe('drain (SIGTERM)', () => {
     it('an idle keep-alive connection still delivers a request sent just after the drain began: served with connection: close, not reset', async () => {
       const sc = await startTestSidecar(
-        testConfig(node.url, sharedNatsUrl(), randomPrefix('h1d'), [], { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '3000', SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: '600', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '200' }),
+        testConfig(node.url, sharedNatsUrl(), randomPrefix('h1d'), [], {
+          SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '3000',
+          SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: '600',
+          SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '200',
+        }),
       );
       const c = await RawClient.open(sc.url);
       c.write('GET /before HTTP/1.1\r\nHost: x\r\n\r\n');
@@ -1028,7 +1121,11 @@ describe('sidecar HTTP/1.1 core over loopback', () => {
 
     it('an idle connection that sends nothing is closed after the grace, and the drain then ends', async () => {
       const sc = await startTestSidecar(
-        testConfig(node.url, sharedNatsUrl(), randomPrefix('h1d'), [], { SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '5000', SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: '300', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '200' }),
+        testConfig(node.url, sharedNatsUrl(), randomPrefix('h1d'), [], {
+          SHADOWPLANE_SIDECAR_DRAIN_TIMEOUT_MS: '5000',
+          SHADOWPLANE_SIDECAR_DRAIN_IDLE_GRACE_MS: '300',
+          SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '200',
+        }),
       );
       const c = await RawClient.open(sc.url);
       c.write('GET /idle HTTP/1.1\r\nHost: x\r\n\r\n');

@@ -71,7 +71,11 @@ describe('readAck', () => {
   it('reads a PubAck, a JetStream error and junk', () => {
     expect(readAck(msg('{"stream":"CAPTURE","seq":7}'))).toEqual({ ok: true });
     expect(readAck(msg('{"stream":"CAPTURE","seq":7,"duplicate":true}'))).toEqual({ ok: true });
-    expect(readAck(msg('{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"},"stream":"CAPTURE"}'))).toEqual({
+    expect(
+      readAck(
+        msg('{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"},"stream":"CAPTURE"}'),
+      ),
+    ).toEqual({
       ok: false,
       timeout: false,
       error: 'maximum messages exceeded (err_code 10077)',

@@ -83,7 +83,11 @@ export class RawClient {
       };
       const t = setTimeout(() => {
         this.wakers.delete(check);
-        reject(new Error(`timed out waiting for ${what}; received ${JSON.stringify(this.text.slice(0, 600))} ended=${this.ended}`));
+        reject(
+          new Error(
+            `timed out waiting for ${what}; received ${JSON.stringify(this.text.slice(0, 600))} ended=${this.ended}`,
+          ),
+        );
       }, ms);
       this.wakers.add(check);
     });
@@ -187,4 +191,5 @@ export function parseResponses(buf: Buffer, o: { methods?: string[]; eof?: boole
   return out;
 }
 
-export const errorCode = (r: Resp): string => (JSON.parse(r.body.toString('utf8')) as { error: { code: string } }).error.code;
+export const errorCode = (r: Resp): string =>
+  (JSON.parse(r.body.toString('utf8')) as { error: { code: string } }).error.code;

@@ -64,18 +64,83 @@ const API_KEY_RES: RegExp[] = [
   /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
 ];
 
-const EMAIL_RE = /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b/g;
+const EMAIL_RE =
+  /[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.[A-Za-z]{2,24}\b/g;
 
 // 2 letters, 2 digits, then 11–30 alnum, optionally in space-separated groups of 4
 const IBAN_RE = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g;
 
 /** Registered IBAN lengths per country (ISO 13616 registry, subset covering SEPA and common others). */
 const IBAN_LENGTHS: Record<string, number> = {
-  AD: 24, AE: 23, AL: 28, AT: 20, AZ: 28, BA: 20, BE: 16, BG: 22, BH: 22, BR: 29, CH: 21, CR: 22, CY: 28, CZ: 24, DE: 22,
-  DK: 18, DO: 28, EE: 20, EG: 29, ES: 24, FI: 18, FO: 18, FR: 27, GB: 22, GE: 22, GI: 23, GL: 18, GR: 27, GT: 28, HR: 21,
-  HU: 28, IE: 22, IL: 23, IS: 26, IT: 27, JO: 30, KW: 30, KZ: 20, LB: 28, LI: 21, LT: 20, LU: 20, LV: 21, MC: 27, MD: 24,
-  ME: 22, MK: 19, MR: 27, MT: 31, MU: 30, NL: 18, NO: 15, PK: 24, PL: 28, PS: 29, PT: 25, QA: 29, RO: 24, RS: 22, SA: 24,
-  SE: 24, SI: 19, SK: 24, SM: 27, TN: 24, TR: 26, UA: 29, VG: 24, XK: 20,
+  AD: 24,
+  AE: 23,
+  AL: 28,
+  AT: 20,
+  AZ: 28,
+  BA: 20,
+  BE: 16,
+  BG: 22,
+  BH: 22,
+  BR: 29,
+  CH: 21,
+  CR: 22,
+  CY: 28,
+  CZ: 24,
+  DE: 22,
+  DK: 18,
+  DO: 28,
+  EE: 20,
+  EG: 29,
+  ES: 24,
+  FI: 18,
+  FO: 18,
+  FR: 27,
+  GB: 22,
+  GE: 22,
+  GI: 23,
+  GL: 18,
+  GR: 27,
+  GT: 28,
+  HR: 21,
+  HU: 28,
+  IE: 22,
+  IL: 23,
+  IS: 26,
+  IT: 27,
+  JO: 30,
+  KW: 30,
+  KZ: 20,
+  LB: 28,
+  LI: 21,
+  LT: 20,
+  LU: 20,
+  LV: 21,
+  MC: 27,
+  MD: 24,
+  ME: 22,
+  MK: 19,
+  MR: 27,
+  MT: 31,
+  MU: 30,
+  NL: 18,
+  NO: 15,
+  PK: 24,
+  PL: 28,
+  PS: 29,
+  PT: 25,
+  QA: 29,
+  RO: 24,
+  RS: 22,
+  SA: 24,
+  SE: 24,
+  SI: 19,
+  SK: 24,
+  SM: 27,
+  TN: 24,
+  TR: 26,
+  UA: 29,
+  VG: 24,
+  XK: 20,
 };
 
 // 13–19 digits, optionally grouped by single spaces or dashes; not part of a longer digit/word run
@@ -137,7 +202,9 @@ function hasCardPrefix(d: string): boolean {
 // Exactly equivalent to running them all: an alternation matches somewhere iff one of its
 // branches does, and a rule that matches nowhere replaces nothing.
 const API_KEY_ANY = new RegExp(API_KEY_RES.map((r) => r.source).join('|'));
-const DIGIT_RULES_ANY = new RegExp([IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'));
+const DIGIT_RULES_ANY = new RegExp(
+  [IBAN_RE, SSN_RE, NINO_RE, CARD_RE, PHONE_E164_RE, PHONE_NANP_RE, IPV4_RE].map((r) => r.source).join('|'),
+);
 
 function bump(ctx: Ctx, t: PiiType): string {
   ctx.counts.set(t, (ctx.counts.get(t) ?? 0) + 1);
@@ -151,7 +218,10 @@ function redactString(s: string, ctx: Ctx): string {
   if (API_KEY_ANY.test(out)) for (const re of API_KEY_RES) out = out.replace(re, () => bump(ctx, 'API_KEY'));
   // prefilters keep the backtracking-heavy patterns off strings that cannot match them
   if (out.includes('@')) out = out.replace(EMAIL_RE, () => bump(ctx, 'EMAIL'));
-  if (out.includes(':')) out = out.replace(IPV6_RE, (m) => ((m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m));
+  if (out.includes(':'))
+    out = out.replace(IPV6_RE, (m) =>
+      (m.includes('::') || m.split(':').length === 8) && isIPv6(m) ? bump(ctx, 'IP') : m,
+    );
   if (!/\d/.test(out) || !DIGIT_RULES_ANY.test(out)) return out; // every pattern below needs a digit
   out = out.replace(IBAN_RE, (m) => {
     const compact = m.replace(/ /g, '');
@@ -229,7 +299,8 @@ function walk(v: unknown, ctx: Ctx, depth: number): unknown {
 
 /** `o[k] = x` as JSON.parse would make it: a key `__proto__` is an own member, not the prototype. */
 function setMember(o: Record<string, unknown>, k: string, x: unknown): void {
-  if (k === '__proto__') Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
+  if (k === '__proto__')
+    Object.defineProperty(o, k, { value: x, enumerable: true, writable: true, configurable: true });
   else o[k] = x;
 }
 
@@ -241,7 +312,12 @@ function setMember(o: Record<string, unknown>, k: string, x: unknown): void {
 export function redactJson<T>(value: T): RedactionResult<T> {
   const ctx: Ctx = { counts: new Map(), uncertain: [] };
   const out = walk(value, ctx, 0) as T;
-  return { value: out, counts: ctx.counts, uncertain: ctx.uncertain.length > 0, uncertainReasons: [...new Set(ctx.uncertain)] };
+  return {
+    value: out,
+    counts: ctx.counts,
+    uncertain: ctx.uncertain.length > 0,
+    uncertainReasons: [...new Set(ctx.uncertain)],
+  };
 }
 
 /** Redacts one string (same rules as {@link redactJson}). */

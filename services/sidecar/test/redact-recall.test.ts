@@ -12,7 +12,8 @@ describe('redaction recall on the corpus', () => {
     const m = measureRecall(structured);
     expect(m.missed.map((c) => c.category)).toEqual([]);
     expect(m.overall).toBeGreaterThanOrEqual(0.99);
-    for (const [category, v] of m.byCategory) expect({ category, recall: v.caught / v.n >= 0.96 }).toEqual({ category, recall: true });
+    for (const [category, v] of m.byCategory)
+      expect({ category, recall: v.caught / v.n >= 0.96 }).toEqual({ category, recall: true });
   });
 
   it('a secret in plain prose is not caught (the stated limit: nothing marks it)', () => {

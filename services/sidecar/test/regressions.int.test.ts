@@ -157,7 +157,10 @@ const isPausedAtProxy = (sc: SidecarHandle, c: RawClient): boolean => proxySideO
 function pendingOverflowRequest(path: string): Buffer {
   const n = PENDING_MAX_BYTES + 1;
   // paused at the byte that crosses the limit, which is the last one: the whole request was read
-  return Buffer.concat([Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${n}\r\n\r\n`, 'latin1'), Buffer.alloc(n, 0x61)]);
+  return Buffer.concat([
+    Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${n}\r\n\r\n`, 'latin1'),
+    Buffer.alloc(n, 0x61),
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -173,7 +176,12 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
     [up, poolUp] = await Promise.all([startScriptedUpstream(byPath), startScriptedUpstream(byPath)]);
     [sc, poolSc] = await Promise.all([
       // a 2 s keep-alive timeout makes the sweep run every 500 ms (a quarter of the shortest timeout)
-      startTestSidecar(testConfig(up.url, sharedNatsUrl(), randomPrefix('reg'), [], { ...ENV, SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: '2000' })),
+      startTestSidecar(
+        testConfig(up.url, sharedNatsUrl(), randomPrefix('reg'), [], {
+          ...ENV,
+          SHADOWPLANE_SIDECAR_KEEPALIVE_TIMEOUT_MS: '2000',
+        }),
+      ),
       startTestSidecar(
         testConfig(poolUp.url, sharedNatsUrl(), randomPrefix('regp'), [], {
           ...ENV,
@@ -202,7 +210,12 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
     it('paused behind upstream backpressure, then a 502 (the upstream refuses): the keep-alive connection serves its next request', async () => {
       // its own upstream and sidecar: the upstream's port is closed for a moment
       const rup = await startScriptedUpstream(byPath);
-      const rsc = await startTestSidecar(testConfig(rup.url, sharedNatsUrl(), randomPrefix('regr'), [], { ...ENV, SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS: '1' }));
+      const rsc = await startTestSidecar(
+        testConfig(rup.url, sharedNatsUrl(), randomPrefix('regr'), [], {
+          ...ENV,
+          SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS: '1',
+        }),
+      );
       const clients: RawClient[] = [];
       try {
         // the pool's only connection is taken
@@ -267,24 +280,30 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
     it.each([
       ['answers early', (r: UpReq) => r.sock.write('HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nearly'), 200],
       ['resets', (r: UpReq) => r.sock.resetAndDestroy(), 502],
-    ] as const)('paused mid-upload (the upstream reads nothing), then the upstream %s: the answer and the close reach the client at once', async (_name, act, status) => {
-      const c = await RawClient.open(sc.url);
-      try {
-        const before = up.held.length;
-        c.write(`POST /stall-upload HTTP/1.1\r\nHost: x\r\nContent-Length: ${HUGE}\r\n\r\n`);
-        c.write(Buffer.alloc(HUGE, 0x62));
-        expect(await waitFor(() => up.held.length > before && isPausedAtProxy(sc, c), 3000), 'reading the client is paused').toBe(true);
-        const t = performance.now();
-        act(up.held[up.held.length - 1]!);
-        const [r] = await c.responses(1, [], 2000);
-        expect(r!.status).toBe(status);
-        expect(hdr(r!, 'connection')).toEqual(['close']);
-        await c.until(() => c.ended, 1000, 'the server to end the connection');
-        expect(c.endedAt - t).toBeLessThan(1000);
-      } finally {
-        c.destroy();
-      }
-    });
+    ] as const)(
+      'paused mid-upload (the upstream reads nothing), then the upstream %s: the answer and the close reach the client at once',
+      async (_name, act, status) => {
+        const c = await RawClient.open(sc.url);
+        try {
+          const before = up.held.length;
+          c.write(`POST /stall-upload HTTP/1.1\r\nHost: x\r\nContent-Length: ${HUGE}\r\n\r\n`);
+          c.write(Buffer.alloc(HUGE, 0x62));
+          expect(
+            await waitFor(() => up.held.length > before && isPausedAtProxy(sc, c), 3000),
+            'reading the client is paused',
+          ).toBe(true);
+          const t = performance.now();
+          act(up.held[up.held.length - 1]!);
+          const [r] = await c.responses(1, [], 2000);
+          expect(r!.status).toBe(status);
+          expect(hdr(r!, 'connection')).toEqual(['close']);
+          await c.until(() => c.ended, 1000, 'the server to end the connection');
+          expect(c.endedAt - t).toBeLessThan(1000);
+        } finally {
+          c.destroy();
+        }
+      },
+    );
   });
 
   describe('2. requests queued for a pool connection time out', () => {
@@ -295,7 +314,9 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
       try {
         const t = performance.now();
         queued.forEach((c, i) => c.write(`GET /queued-${i} HTTP/1.1\r\nHost: x\r\n\r\n`));
-        const answers = await Promise.all(queued.map(async (c) => ({ r: (await c.responses(1, [], 3000))[0]!, at: performance.now() - t })));
+        const answers = await Promise.all(
+          queued.map(async (c) => ({ r: (await c.responses(1, [], 3000))[0]!, at: performance.now() - t })),
+        );
         for (const { r, at } of answers) {
           expect(r.status).toBe(504);
           expect(errorCode(r)).toBe('upstream_timeout');
@@ -337,7 +358,10 @@ describe('proxy.ts fault-injection regressions (e739896)', () => {
         const before = up.held.length;
         stuck.write(`POST /stall-stuck HTTP/1.1\r\nHost: x\r\nContent-Length: ${HUGE}\r\n\r\n`);
         stuck.write(Buffer.alloc(HUGE, 0x63));
-        expect(await waitFor(() => up.held.length > before && isPausedAtProxy(sc, stuck), 3000), 'reading the uploader is paused').toBe(true);
+        expect(
+          await waitFor(() => up.held.length > before && isPausedAtProxy(sc, stuck), 3000),
+          'reading the uploader is paused',
+        ).toBe(true);
         up.held[up.held.length - 1]!.sock.write('HTTP/1.1 413 Content Too Large\r\ncontent-length: 0\r\n\r\n');
 
         for (const c of all) {

@@ -12,7 +12,12 @@ import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import { loadConfig, type SidecarHandle } from '../src/index.js';
 import { metricValue, send, startTestSidecar, startUpstream, waitFor, type TestUpstream } from './helpers.js';
 
-const REPLY = JSON.stringify({ id: 'r', model: 'x', choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 1 } });
+const REPLY = JSON.stringify({
+  id: 'r',
+  model: 'x',
+  choices: [{ message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+  usage: { prompt_tokens: 3, completion_tokens: 1 },
+});
 
 describe('routes and rules from YAML', () => {
   let a: TestUpstream;
@@ -51,10 +56,24 @@ sampling:
       rate: 1
 `,
     );
-    const r = loadConfig(['--config', file, '--listen', '127.0.0.1:0', '--ops-listen', '127.0.0.1:0', '--nats', sharedNatsUrl(), '--prefix', prefix], {
-      SHADOWPLANE_SIDECAR_CAPTURE_MAX_BYTES: '2048',
-      SHADOWPLANE_SIDECAR_ID: 'routes-test',
-    });
+    const r = loadConfig(
+      [
+        '--config',
+        file,
+        '--listen',
+        '127.0.0.1:0',
+        '--ops-listen',
+        '127.0.0.1:0',
+        '--nats',
+        sharedNatsUrl(),
+        '--prefix',
+        prefix,
+      ],
+      {
+        SHADOWPLANE_SIDECAR_CAPTURE_MAX_BYTES: '2048',
+        SHADOWPLANE_SIDECAR_ID: 'routes-test',
+      },
+    );
     if (r.kind !== 'config') throw new Error('help');
     sc = await startTestSidecar(r.config);
     bus = await connectBus({ url: sharedNatsUrl(), name: 'sidecar-routes-test', prefix });
@@ -67,13 +86,22 @@ sampling:
     await b?.close();
   });
 
-  const chat = (model: string, pad = '') => JSON.stringify({ model, messages: [{ role: 'user', content: `hello${pad}` }] });
+  const chat = (model: string, pad = '') =>
+    JSON.stringify({ model, messages: [{ role: 'user', content: `hello${pad}` }] });
 
   it('routes by path prefix (stripped, onto the upstream base path) and by Host; nothing else is forwarded', async () => {
-    const r1 = await send(sc.url, { path: '/openai/v1/chat/completions?x=1', headers: { 'content-type': 'application/json' }, body: chat('gpt-4o-mini') });
+    const r1 = await send(sc.url, {
+      path: '/openai/v1/chat/completions?x=1',
+      headers: { 'content-type': 'application/json' },
+      body: chat('gpt-4o-mini'),
+    });
     expect(r1.status).toBe(200);
     expect(a.seen.at(-1)!.url).toBe('/base/v1/chat/completions?x=1');
-    const r2 = await send(sc.url, { path: '/v1/messages', headers: { 'content-type': 'application/json', host: 'other.internal:8080' }, body: chat('m') });
+    const r2 = await send(sc.url, {
+      path: '/v1/messages',
+      headers: { 'content-type': 'application/json', host: 'other.internal:8080' },
+      body: chat('m'),
+    });
     expect(r2.status).toBe(200);
     expect(b.seen.at(-1)!.url).toBe('/v1/messages');
     const before = a.seen.length + b.seen.length;
@@ -84,11 +112,27 @@ sampling:
   });
 
   it('a rule model filter is applied at capture time: other models are excluded as model_filtered', async () => {
-    const r = await send(sc.url, { path: '/openai/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: chat('claude-3-haiku') });
+    const r = await send(sc.url, {
+      path: '/openai/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: chat('claude-3-haiku'),
+    });
     expect(r.headers['x-shadow-capture']).toBe('queued');
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'model_filtered' })) === 1)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (await metricValue(sc, 'shadowplane_sidecar_captures_total', {
+            outcome: 'excluded',
+            reason: 'model_filtered',
+          })) === 1,
+      ),
+    ).toBe(true);
     // the gpt-4o-mini request of the first test was published, as egress, with the stripped path
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) === 1)).toBe(true);
+    expect(
+      await waitFor(
+        async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'published' })) === 1,
+      ),
+    ).toBe(true);
     const c = await bus.js.consumers.get(bus.names.streams.capture, { deliver_policy: DeliverPolicy.All });
     const m = await c.next({ expires: 2000 });
     expect(m?.subject).toBe(`${prefix}.shadow.capture.yaml.chat`);
@@ -100,14 +144,32 @@ sampling:
 
   it('over the capture ceiling: a declared length is skipped up front, a chunked upload is excluded once it grows past it; both requests pass', async () => {
     const big = chat('gpt-4o-mini', 'x'.repeat(4000));
-    const r1 = await send(sc.url, { path: '/openai/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: big });
+    const r1 = await send(sc.url, {
+      path: '/openai/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
     expect(r1.status).toBe(200);
     expect(r1.headers['x-shadow-capture']).toBe('skipped:too_large');
     expect(a.seen.at(-1)!.body.toString()).toBe(big);
-    const r2 = await send(sc.url, { path: '/openai/v1/chat/completions', headers: { 'content-type': 'application/json' }, chunks: [big.slice(0, 1000), big.slice(1000, 3000), big.slice(3000)] });
+    const r2 = await send(sc.url, {
+      path: '/openai/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      chunks: [big.slice(0, 1000), big.slice(1000, 3000), big.slice(3000)],
+    });
     expect(r2.status).toBe(200);
     expect(a.seen.at(-1)!.body.toString()).toBe(big);
-    expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'skipped', reason: 'too_large' })).toBe(1);
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'too_large' })) === 1)).toBe(true);
+    expect(
+      await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'skipped', reason: 'too_large' }),
+    ).toBe(1);
+    expect(
+      await waitFor(
+        async () =>
+          (await metricValue(sc, 'shadowplane_sidecar_captures_total', {
+            outcome: 'excluded',
+            reason: 'too_large',
+          })) === 1,
+      ),
+    ).toBe(true);
   });
 });

@@ -13,7 +13,11 @@ import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
 import { startTestSidecar, testConfig, waitFor } from './helpers.js';
 
-const QUESTION = (JSON.parse(readFileSync(new URL('../../../examples/data/gsm8k-test.jsonl', import.meta.url), 'utf8').split('\n')[0]!) as { question: string }).question;
+const QUESTION = (
+  JSON.parse(
+    readFileSync(new URL('../../../examples/data/gsm8k-test.jsonl', import.meta.url), 'utf8').split('\n')[0]!,
+  ) as { question: string }
+).question;
 
 describe('official SDKs through the sidecar to provider-sim', () => {
   let sim: ProviderSim;
@@ -33,7 +37,8 @@ describe('official SDKs through the sidecar to provider-sim', () => {
     await sim?.close();
   });
 
-  const openai = (base: string) => new OpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test-direct-and-proxied', maxRetries: 0 });
+  const openai = (base: string) =>
+    new OpenAI({ baseURL: `${base}/v1`, apiKey: 'sk-test-direct-and-proxied', maxRetries: 0 });
   const params = { model: 'sim-large', messages: [{ role: 'user' as const, content: QUESTION }] };
 
   it('openai chat, non-streaming: identical completion via the sidecar and direct', async () => {
@@ -49,7 +54,11 @@ describe('official SDKs through the sidecar to provider-sim', () => {
 
   it('openai chat, streaming: identical chunks via the sidecar and direct', async () => {
     const collect = async (base: string) => {
-      const stream = await openai(base).chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+      const stream = await openai(base).chat.completions.create({
+        ...params,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const chunks: unknown[] = [];
       for await (const c of stream) chunks.push(c);
       return chunks;
@@ -65,7 +74,11 @@ describe('official SDKs through the sidecar to provider-sim', () => {
   it('anthropic messages, streaming: identical events via the sidecar and direct', async () => {
     const collect = async (base: string) => {
       const client = new Anthropic({ baseURL: base, apiKey: 'sk-ant-test-key', maxRetries: 0 });
-      const stream = client.messages.stream({ model: 'sim-medium', max_tokens: 256, messages: [{ role: 'user', content: QUESTION }] });
+      const stream = client.messages.stream({
+        model: 'sim-medium',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: QUESTION }],
+      });
       const events: unknown[] = [];
       for await (const e of stream) events.push(e);
       return { events, final: await stream.finalMessage() };
@@ -80,7 +93,12 @@ describe('official SDKs through the sidecar to provider-sim', () => {
   it('the captured envelopes carry the usage the SDK saw', async () => {
     sim.reset();
     const res = await openai(sc.url).chat.completions.create({ ...params, model: 'sim-small' });
-    expect(await waitFor(async () => ((await bus.jsm.streams.info(bus.names.streams.capture)).state.messages ?? 0) >= 4, 10_000)).toBe(true);
+    expect(
+      await waitFor(
+        async () => ((await bus.jsm.streams.info(bus.names.streams.capture)).state.messages ?? 0) >= 4,
+        10_000,
+      ),
+    ).toBe(true);
     const c = await bus.js.consumers.get(bus.names.streams.capture, { deliver_policy: DeliverPolicy.All });
     let found: Envelope | null = null;
     for (let i = 0; i < 10; i++) {

@@ -9,9 +9,21 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
-import { metricValue, send, sha, sleep, startTestSidecar, startUpstream, testConfig, waitFor, type TestUpstream } from './helpers.js';
+import {
+  metricValue,
+  send,
+  sha,
+  sleep,
+  startTestSidecar,
+  startUpstream,
+  testConfig,
+  waitFor,
+  type TestUpstream,
+} from './helpers.js';
 
-const FIXTURE = readFileSync(new URL('../../../test/fixtures/providers/openai/chat-cached-tokens-1024.json', import.meta.url));
+const FIXTURE = readFileSync(
+  new URL('../../../test/fixtures/providers/openai/chat-cached-tokens-1024.json', import.meta.url),
+);
 const LLM = '/v1/chat/completions';
 const BIG = randomBytes(20 * 1024 * 1024);
 const GZ = gzipSync(Buffer.from('{"hello":"compressed world"}'.repeat(200)));
@@ -33,9 +45,21 @@ describe('sidecar transparency (sampling 100%)', () => {
       };
       switch (c) {
         case 'json':
-          return reply(200, { 'content-type': 'application/json', 'set-cookie': ['a=1; Path=/', 'b=2; Path=/'], 'x-request-id': 'req_123' }, FIXTURE);
+          return reply(
+            200,
+            {
+              'content-type': 'application/json',
+              'set-cookie': ['a=1; Path=/', 'b=2; Path=/'],
+              'x-request-id': 'req_123',
+            },
+            FIXTURE,
+          );
         case 'echo-sha':
-          return reply(200, { 'content-type': 'application/json' }, JSON.stringify({ sha: sha(req.body), bytes: req.body.length }));
+          return reply(
+            200,
+            { 'content-type': 'application/json' },
+            JSON.stringify({ sha: sha(req.body), bytes: req.body.length }),
+          );
         case 'big':
           return reply(200, { 'content-type': 'application/octet-stream' }, BIG);
         case 'gzip':
@@ -49,7 +73,11 @@ describe('sidecar transparency (sampling 100%)', () => {
           res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1234', 'x-head': 'yes' });
           return res.end();
         case '418':
-          return reply(418, { 'content-type': 'application/json' }, '{"error":{"message":"teapot","type":"invalid_request_error"}}');
+          return reply(
+            418,
+            { 'content-type': 'application/json' },
+            '{"error":{"message":"teapot","type":"invalid_request_error"}}',
+          );
         case '503':
           return reply(503, { 'content-type': 'text/plain', 'retry-after': '7' }, 'upstream overloaded\n');
         case 'sse': {
@@ -96,7 +124,9 @@ describe('sidecar transparency (sampling 100%)', () => {
     await up?.close();
   });
 
-  const body1 = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is 2+2?' }] }));
+  const body1 = Buffer.from(
+    JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'What is 2+2?' }] }),
+  );
 
   it('JSON: request bytes, headers, query and response bytes/headers pass unchanged; x-shadow-* and hop-by-hop are stripped', async () => {
     const r = await send(sc.url, {
@@ -129,7 +159,11 @@ describe('sidecar transparency (sampling 100%)', () => {
 
   it('SSE with slow chunks: each event reaches the client before the upstream has finished', async () => {
     sseWrites.length = 0;
-    const r = await send(sc.url, { path: `${LLM}?case=sse`, headers: { 'content-type': 'application/json' }, body: '{"model":"m","stream":true,"messages":[]}' });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=sse`,
+      headers: { 'content-type': 'application/json' },
+      body: '{"model":"m","stream":true,"messages":[]}',
+    });
     expect(r.complete).toBe(true);
     expect(sha(r.body)).toBe(sha(upstreamSent.get('sse')!));
     expect(r.chunkTimes.length).toBeGreaterThanOrEqual(5);
@@ -140,16 +174,28 @@ describe('sidecar transparency (sampling 100%)', () => {
   });
 
   it('a 20 MB binary request body and a 20 MB response body pass byte-for-byte', async () => {
-    const r = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/octet-stream' }, body: BIG });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/octet-stream' },
+      body: BIG,
+    });
     expect(JSON.parse(r.body.toString())).toEqual({ sha: sha(BIG), bytes: BIG.length });
-    const d = await send(sc.url, { path: `${LLM}?case=big`, body: body1, headers: { 'content-type': 'application/json' } });
+    const d = await send(sc.url, {
+      path: `${LLM}?case=big`,
+      body: body1,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(d.body.length).toBe(BIG.length);
     expect(sha(d.body)).toBe(sha(BIG));
   });
 
   it('a chunked upload arrives whole, still chunked, without a content-length', async () => {
     const pieces = ['{"model":"m",', '"messages":[{"role":"user",', '"content":"chunked hello"}]', '}'];
-    const r = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json' }, chunks: pieces });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/json' },
+      chunks: pieces,
+    });
     const seen = up.seen.at(-1)!;
     expect(seen.headers['transfer-encoding']).toBe('chunked');
     expect(seen.headers['content-length']).toBeUndefined();
@@ -158,20 +204,41 @@ describe('sidecar transparency (sampling 100%)', () => {
   });
 
   it('a gzip response is passed through compressed (no decompression, same content-encoding)', async () => {
-    const r = await send(sc.url, { path: `${LLM}?case=gzip`, headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' }, body: body1 });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=gzip`,
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'gzip' },
+      body: body1,
+    });
     expect(r.headers['content-encoding']).toBe('gzip');
     expect(sha(r.body)).toBe(sha(GZ));
   });
 
   it('malformed JSON and invalid UTF-8 pass unchanged both ways (the capture is excluded, not the request)', async () => {
-    const before = await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'not_json' });
+    const before = await metricValue(sc, 'shadowplane_sidecar_captures_total', {
+      outcome: 'excluded',
+      reason: 'not_json',
+    });
     const bad = Buffer.from('{"model": "m", "messages": [ {oops');
-    const r = await send(sc.url, { path: `${LLM}?case=echo-sha`, headers: { 'content-type': 'application/json' }, body: bad });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: { 'content-type': 'application/json' },
+      body: bad,
+    });
     expect(JSON.parse(r.body.toString()).sha).toBe(sha(bad));
-    const r2 = await send(sc.url, { path: `${LLM}?case=invalid-utf8`, headers: { 'content-type': 'application/json' }, body: INVALID_UTF8 });
+    const r2 = await send(sc.url, {
+      path: `${LLM}?case=invalid-utf8`,
+      headers: { 'content-type': 'application/json' },
+      body: INVALID_UTF8,
+    });
     expect(sha(up.seen.at(-1)!.body)).toBe(sha(INVALID_UTF8));
     expect(sha(r2.body)).toBe(sha(INVALID_UTF8));
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'not_json' })) >= before + 2)).toBe(true);
+    expect(
+      await waitFor(
+        async () =>
+          (await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'not_json' })) >=
+          before + 2,
+      ),
+    ).toBe(true);
   });
 
   it('an empty request body and an empty 204 response stay empty', async () => {
@@ -195,31 +262,56 @@ describe('sidecar transparency (sampling 100%)', () => {
   });
 
   it('4xx and 5xx from the upstream are relayed with their status, headers and body', async () => {
-    const a = await send(sc.url, { path: `${LLM}?case=418`, headers: { 'content-type': 'application/json' }, body: body1 });
+    const a = await send(sc.url, {
+      path: `${LLM}?case=418`,
+      headers: { 'content-type': 'application/json' },
+      body: body1,
+    });
     expect(a.status).toBe(418);
     expect(sha(a.body)).toBe(sha(upstreamSent.get('418')!));
-    const b = await send(sc.url, { path: `${LLM}?case=503`, headers: { 'content-type': 'application/json' }, body: body1 });
+    const b = await send(sc.url, {
+      path: `${LLM}?case=503`,
+      headers: { 'content-type': 'application/json' },
+      body: body1,
+    });
     expect(b.status).toBe(503);
     expect(b.headers['retry-after']).toBe('7');
     expect(b.body.toString()).toBe('upstream overloaded\n');
   });
 
   it('an upstream that closes mid-body (content-length) gives the client the same cut: 500 of 1000 bytes, no clean end', async () => {
-    const r = await send(sc.url, { path: `${LLM}?case=cut-length`, headers: { 'content-type': 'application/json' }, body: body1 });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=cut-length`,
+      headers: { 'content-type': 'application/json' },
+      body: body1,
+    });
     expect(r.headers['content-length']).toBe('1000');
     expect(r.body.length).toBe(500);
     expect(r.complete).toBe(false);
   });
 
   it('an upstream that closes a chunked SSE stream mid-way: the client gets the events so far and a cut, not a terminated stream', async () => {
-    const r = await send(sc.url, { path: `${LLM}?case=cut-chunked`, headers: { 'content-type': 'application/json' }, body: body1 });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=cut-chunked`,
+      headers: { 'content-type': 'application/json' },
+      body: body1,
+    });
     expect(r.body.toString()).toBe('data: {"i":0}\n\ndata: {"i":1}\n\n');
     expect(r.complete).toBe(false);
-    expect(await waitFor(async () => (await metricValue(sc, 'shadowplane_sidecar_requests_total', { outcome: 'upstream_cut' })) >= 2)).toBe(true);
+    expect(
+      await waitFor(
+        async () => (await metricValue(sc, 'shadowplane_sidecar_requests_total', { outcome: 'upstream_cut' })) >= 2,
+      ),
+    ).toBe(true);
   });
 
   it('a client abort mid-stream aborts the upstream call', async () => {
-    const r = await send(sc.url, { path: `${LLM}?case=hang-stream`, headers: { 'content-type': 'application/json' }, body: body1, abortAfterBytes: 5 });
+    const r = await send(sc.url, {
+      path: `${LLM}?case=hang-stream`,
+      headers: { 'content-type': 'application/json' },
+      body: body1,
+      abortAfterBytes: 5,
+    });
     expect(r.complete).toBe(false);
     const seen = up.seen.at(-1)!;
     expect(await waitFor(() => seen.aborted, 3000)).toBe(true);
@@ -230,11 +322,21 @@ describe('sidecar transparency (sampling 100%)', () => {
     const dead = createServer((s) => s.resetAndDestroy());
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
     const port = (dead.address() as { port: number }).port;
-    const sc502 = await startTestSidecar(testConfig(`http://127.0.0.1:${port}`, sharedNatsUrl(), randomPrefix('sct'), [], { SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: '5000' }));
+    const sc502 = await startTestSidecar(
+      testConfig(`http://127.0.0.1:${port}`, sharedNatsUrl(), randomPrefix('sct'), [], {
+        SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: '5000',
+      }),
+    );
     const silent = createServer(() => undefined); // accepts, never answers
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
     const sc504 = await startTestSidecar(
-      testConfig(`http://127.0.0.1:${(silent.address() as { port: number }).port}`, sharedNatsUrl(), randomPrefix('sct'), [], { SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: '300' }),
+      testConfig(
+        `http://127.0.0.1:${(silent.address() as { port: number }).port}`,
+        sharedNatsUrl(),
+        randomPrefix('sct'),
+        [],
+        { SHADOWPLANE_SIDECAR_HEADERS_TIMEOUT_MS: '300' },
+      ),
     );
     try {
       const a = await send(sc502.url, { path: LLM, body: body1, headers: { 'content-type': 'application/json' } });

@@ -24,10 +24,21 @@ export const VerdictEnv = CommonEnv.extend({
     .min(50)
     .max(60_000)
     .default(500)
-    .describe('how often terminal campaigns are checked for a drained OBS backlog and a final report, ms (default 500)'),
-  SHADOWPLANE_ARTIFACT_KEYS_FILE: z.string().optional().describe('artifact keyring file; outputs are decrypted for scoring (without a key every output is unscored)'),
-  SHADOWPLANE_ARTIFACT_KEY_FILE: z.string().optional().describe('single artifact key file (alternative to SHADOWPLANE_ARTIFACT_KEYS_FILE)'),
-  SHADOWPLANE_ARTIFACT_KEY: z.string().optional().describe('single base64 artifact key in the environment (development only)'),
+    .describe(
+      'how often terminal campaigns are checked for a drained OBS backlog and a final report, ms (default 500)',
+    ),
+  SHADOWPLANE_ARTIFACT_KEYS_FILE: z
+    .string()
+    .optional()
+    .describe('artifact keyring file; outputs are decrypted for scoring (without a key every output is unscored)'),
+  SHADOWPLANE_ARTIFACT_KEY_FILE: z
+    .string()
+    .optional()
+    .describe('single artifact key file (alternative to SHADOWPLANE_ARTIFACT_KEYS_FILE)'),
+  SHADOWPLANE_ARTIFACT_KEY: z
+    .string()
+    .optional()
+    .describe('single base64 artifact key in the environment (development only)'),
   SHADOWPLANE_NATS_STORAGE: z
     .enum(['file', 'memory'])
     .default('file')

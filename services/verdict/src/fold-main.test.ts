@@ -13,13 +13,37 @@ const CID = 'cmp_0f0f0f0f0f0f0f0f';
 describe('shadowplane fold (offline)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sp-fold-'));
   const obsFile = join(dir, 'obs.jsonl');
-  writeFileSync(obsFile, synthCampaign(CID, 300, 0.9, { same: 'same', worse: 0.4 }).map((m) => JSON.stringify(m)).join('\n') + '\n');
+  writeFileSync(
+    obsFile,
+    synthCampaign(CID, 300, 0.9, { same: 'same', worse: 0.4 })
+      .map((m) => JSON.stringify(m))
+      .join('\n') + '\n',
+  );
   const specFile = join(dir, 'run-spec.yaml');
   writeFileSync(specFile, stringify(synthSpec(['same', 'worse'])));
 
   it('folds an exported file with a pinned spec into JSON, a run record, HTML and a bundle that verifies', async () => {
-    const [json, run, html, bundle] = ['r.json', 'run.json', 'r.html', 'b.json'].map((f) => join(dir, f)) as [string, string, string, string];
-    expect(await main([obsFile, '--spec', specFile, '--json', json, '--run-record', run, '--html', html, '--bundle', bundle])).toBe(0);
+    const [json, run, html, bundle] = ['r.json', 'run.json', 'r.html', 'b.json'].map((f) => join(dir, f)) as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    expect(
+      await main([
+        obsFile,
+        '--spec',
+        specFile,
+        '--json',
+        json,
+        '--run-record',
+        run,
+        '--html',
+        html,
+        '--bundle',
+        bundle,
+      ]),
+    ).toBe(0);
     const report = JSON.parse(readFileSync(json, 'utf8')) as Report;
     expect(report).not.toHaveProperty('campaign_id');
     const runRecord = JSON.parse(readFileSync(run, 'utf8')) as RunRecord;
@@ -43,7 +67,13 @@ describe('shadowplane fold (offline)', () => {
     const json3 = join(dir, 'r3.json');
     const run3 = join(dir, 'run3.json');
     const obsFile3 = join(dir, 'obs3.jsonl');
-    writeFileSync(obsFile3, synthCampaign('cmp_1111111111111111', 300, 0.9, { same: 'same', worse: 0.4 }).reverse().map((m) => JSON.stringify(m)).join('\n') + '\n');
+    writeFileSync(
+      obsFile3,
+      synthCampaign('cmp_1111111111111111', 300, 0.9, { same: 'same', worse: 0.4 })
+        .reverse()
+        .map((m) => JSON.stringify(m))
+        .join('\n') + '\n',
+    );
     expect(await main([obsFile3, '--spec', specFile, '--json', json3, '--run-record', run3])).toBe(0);
     expect(readFileSync(json3, 'utf8')).toBe(readFileSync(json, 'utf8'));
     expect((JSON.parse(readFileSync(run3, 'utf8')) as RunRecord).campaign_id).toBe('cmp_1111111111111111');
@@ -51,7 +81,9 @@ describe('shadowplane fold (offline)', () => {
   it('derives a labeled spec when none is given', async () => {
     const json = join(dir, 'derived.json');
     expect(await main([obsFile, '--json', json])).toBe(0);
-    const report = JSON.parse(readFileSync(json, 'utf8')) as Report & { spec: { name: string; candidates: { id: string }[] } };
+    const report = JSON.parse(readFileSync(json, 'utf8')) as Report & {
+      spec: { name: string; candidates: { id: string }[] };
+    };
     expect(report.spec.name).toBe('offline fold: spec derived from observations (no pinned spec given)');
     expect(report.spec.candidates.map((c) => c.id)).toEqual(['same', 'worse']);
   });

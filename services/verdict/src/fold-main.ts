@@ -12,7 +12,17 @@ import { renderReportHtml } from '@shadowplane/reports';
  * observations were charged (Σ charged_micro_usd, rounded up to a cent). The report names it.
  */
 export function specFromObservations(obs: Observation[]): CampaignSpec {
-  const arm = (role: string) => [...new Map(obs.filter((o) => o.role === role).map((o) => [o.arm_id, { id: o.arm_id, provider: o.provider.replace(/[^a-z0-9_-]/g, '') || 'unknown', model: o.model }])).values()].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const arm = (role: string) =>
+    [
+      ...new Map(
+        obs
+          .filter((o) => o.role === role)
+          .map((o) => [
+            o.arm_id,
+            { id: o.arm_id, provider: o.provider.replace(/[^a-z0-9_-]/g, '') || 'unknown', model: o.model },
+          ]),
+      ).values(),
+    ].sort((a, b) => (a.id < b.id ? -1 : 1));
   const inc = arm('incumbent')[0];
   if (!inc) throw new Error('no incumbent observation in the file; pass --spec');
   const spent = obs.reduce((a, o) => a + o.charged_micro_usd, 0) / 1e6;
@@ -57,7 +67,16 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 64;
     throw e;
   }
-  const o = program.opts<{ spec?: string; campaignId?: string; runIndex?: string; provisional: boolean; json?: string; runRecord?: string; html?: string; bundle?: string }>();
+  const o = program.opts<{
+    spec?: string;
+    campaignId?: string;
+    runIndex?: string;
+    provisional: boolean;
+    json?: string;
+    runRecord?: string;
+    html?: string;
+    bundle?: string;
+  }>();
   const file = program.args[0]!;
   let text: string;
   try {
@@ -79,7 +98,12 @@ export async function main(argv: string[]): Promise<number> {
       return 65;
     }
     if (!r.success) {
-      process.stderr.write(`shadowplane fold: ${file}:${i + 1}: not an OBS message: ${r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).slice(0, 3).join('; ')}\n`);
+      process.stderr.write(
+        `shadowplane fold: ${file}:${i + 1}: not an OBS message: ${r.error.issues
+          .map((x) => `${x.path.join('.')}: ${x.message}`)
+          .slice(0, 3)
+          .join('; ')}\n`,
+      );
       return 65;
     }
     messages.push(r.data);
@@ -114,7 +138,11 @@ export async function main(argv: string[]): Promise<number> {
   }
   let r;
   try {
-    r = foldReport({ campaign: { campaign_id: campaignId, spec, run_index: runIndex ?? 1, state }, messages, provisional: o.provisional });
+    r = foldReport({
+      campaign: { campaign_id: campaignId, spec, run_index: runIndex ?? 1, state },
+      messages,
+      provisional: o.provisional,
+    });
   } catch (e) {
     process.stderr.write(`shadowplane fold: ${(e as Error).message}\n`);
     return 65;
@@ -125,6 +153,8 @@ export async function main(argv: string[]): Promise<number> {
   if (o.runRecord && o.runRecord !== '-') writeFileSync(o.runRecord, r.runRecordJson);
   if (o.json === '-' || (!o.json && !o.runRecord && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);
   if (o.runRecord === '-') process.stdout.write(`${r.runRecordJson}\n`);
-  process.stderr.write(`report ${r.reportId}\nrun record ${r.runRecordId}\n${(r.report.verdict_text ?? []).join('\n')}\n`);
+  process.stderr.write(
+    `report ${r.reportId}\nrun record ${r.runRecordId}\n${(r.report.verdict_text ?? []).join('\n')}\n`,
+  );
   return 0;
 }

@@ -36,7 +36,8 @@ export async function main(argv: string[]): Promise<number> {
   let keyring: Keyring | null = null;
   try {
     env = loadVerdictEnv(process.env);
-    if (env.SHADOWPLANE_ARTIFACT_KEYS_FILE || env.SHADOWPLANE_ARTIFACT_KEY_FILE || env.SHADOWPLANE_ARTIFACT_KEY) keyring = loadKeyring(process.env);
+    if (env.SHADOWPLANE_ARTIFACT_KEYS_FILE || env.SHADOWPLANE_ARTIFACT_KEY_FILE || env.SHADOWPLANE_ARTIFACT_KEY)
+      keyring = loadKeyring(process.env);
   } catch (e) {
     if (e instanceof ConfigError || (e as { code?: string }).code === 'config_invalid') {
       process.stderr.write(`shadowplane verdict: ${(e as Error).message}\n`);
@@ -44,7 +45,12 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-  const logger = createLogger({ service: 'verdict', version: '0.1.0', level: env.SHADOWPLANE_LOG_LEVEL as never, destination: process.stderr as never });
+  const logger = createLogger({
+    service: 'verdict',
+    version: '0.1.0',
+    level: env.SHADOWPLANE_LOG_LEVEL as never,
+    destination: process.stderr as never,
+  });
   const { host, port } = splitHostPort(env.SHADOWPLANE_VERDICT_OPS_LISTEN);
   const tracing = startTracing({ serviceName: 'shadowplane-verdict', serviceVersion: '0.1.0', role: 'verdict' });
   let handle: VerdictHandle;

@@ -7,8 +7,16 @@ import type { CampaignProgress, ObsMessage } from '@shadowplane/contracts';
  * items_excluded (distinct excluded items by reason), duplicates (duplicate events).
  * Per arm (`<arm_id>`, A-A second calls under `<arm_id>.aa`): calls_ok, calls_error by class, abandoned.
  */
-export function computeProgress(campaignId: string, messages: Iterable<ObsMessage>, latestReportId: string | null, now: Date): CampaignProgress {
-  const cts = new Map<string, { seen: Set<string>; obs: Set<string>; excluded: Map<string, string>; duplicates: number }>();
+export function computeProgress(
+  campaignId: string,
+  messages: Iterable<ObsMessage>,
+  latestReportId: string | null,
+  now: Date,
+): CampaignProgress {
+  const cts = new Map<
+    string,
+    { seen: Set<string>; obs: Set<string>; excluded: Map<string, string>; duplicates: number }
+  >();
   const arms: CampaignProgress['arms'] = {};
   let n = 0;
   const ct = (c: string) => {
@@ -38,7 +46,21 @@ export function computeProgress(campaignId: string, messages: Iterable<ObsMessag
   for (const [k, c] of [...cts.entries()].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
     const ex: Record<string, number> = {};
     for (const r of c.excluded.values()) ex[r] = (ex[r] ?? 0) + 1;
-    call_types[k] = { items_seen: c.seen.size, items_unique: c.obs.size, items_dispatched: c.obs.size, items_excluded: ex, duplicates: c.duplicates };
+    call_types[k] = {
+      items_seen: c.seen.size,
+      items_unique: c.obs.size,
+      items_dispatched: c.obs.size,
+      items_excluded: ex,
+      duplicates: c.duplicates,
+    };
   }
-  return { schema: 'shadow.progress/v1', campaign_id: campaignId, messages: n, call_types, arms, latest_report_id: latestReportId, updated_at: now.toISOString() };
+  return {
+    schema: 'shadow.progress/v1',
+    campaign_id: campaignId,
+    messages: n,
+    call_types,
+    arms,
+    latest_report_id: latestReportId,
+    updated_at: now.toISOString(),
+  };
 }

@@ -62,17 +62,41 @@ class VerdictMetrics {
   readonly foldSeconds: Histogram;
   readonly campaigns: Gauge;
   constructor(r: Registry) {
-    this.messages = new Counter({ name: 'shadowplane_verdict_obs_messages_total', help: 'OBS messages folded, by kind', labelNames: ['kind'], registers: [r] });
-    this.invalid = new Counter({ name: 'shadowplane_verdict_obs_invalid_total', help: 'OBS messages that failed the contract and were skipped', registers: [r] });
-    this.reports = new Counter({ name: 'shadowplane_verdict_reports_written_total', help: 'reports written, final or provisional', labelNames: ['kind'], registers: [r] });
-    this.foldSeconds = new Histogram({ name: 'shadowplane_verdict_fold_seconds', help: 'time to fold a campaign into a report', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [r] });
-    this.campaigns = new Gauge({ name: 'shadowplane_verdict_campaigns', help: 'campaigns with state in this process', registers: [r] });
+    this.messages = new Counter({
+      name: 'shadowplane_verdict_obs_messages_total',
+      help: 'OBS messages folded, by kind',
+      labelNames: ['kind'],
+      registers: [r],
+    });
+    this.invalid = new Counter({
+      name: 'shadowplane_verdict_obs_invalid_total',
+      help: 'OBS messages that failed the contract and were skipped',
+      registers: [r],
+    });
+    this.reports = new Counter({
+      name: 'shadowplane_verdict_reports_written_total',
+      help: 'reports written, final or provisional',
+      labelNames: ['kind'],
+      registers: [r],
+    });
+    this.foldSeconds = new Histogram({
+      name: 'shadowplane_verdict_fold_seconds',
+      help: 'time to fold a campaign into a report',
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [r],
+    });
+    this.campaigns = new Gauge({
+      name: 'shadowplane_verdict_campaigns',
+      help: 'campaigns with state in this process',
+      registers: [r],
+    });
   }
 }
 
 function messageKey(m: ObsMessage): string {
   if (m.schema === 'shadow.observation/v1') return `o:${observationId(m)}`;
-  if (m.schema === 'shadow.item_event/v1') return `e:${m.call_type}:${m.kind}:${m.item_hash}:${m.envelope_id}:${m.reason ?? ''}`;
+  if (m.schema === 'shadow.item_event/v1')
+    return `e:${m.call_type}:${m.kind}:${m.item_hash}:${m.envelope_id}:${m.reason ?? ''}`;
   if (m.schema === 'shadow.judge_verdict/v1') return `j:${m.call_type}:${m.item_hash}:${m.arm_id}:${m.role}:${m.mode}`;
   return `x:${m.outcome_id}`;
 }
@@ -107,7 +131,16 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
   const slot = (id: string): CampaignSlot => {
     let s = slots.get(id);
     if (!s) {
-      s = { messages: new Map(), campaign: null, dirty: true, finalAt: -1, finalId: null, finalRunId: null, latestId: null, emptyAt: -1 };
+      s = {
+        messages: new Map(),
+        campaign: null,
+        dirty: true,
+        finalAt: -1,
+        finalId: null,
+        finalRunId: null,
+        latestId: null,
+        emptyAt: -1,
+      };
       slots.set(id, s);
       metrics.campaigns.set(slots.size);
     }
@@ -115,7 +148,10 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
   };
 
   // OBS replay + live tail
-  const consumer = await bus.js.consumers.get(bus.names.streams.obs, { filter_subjects: bus.names.obsAll, deliver_policy: DeliverPolicy.All });
+  const consumer = await bus.js.consumers.get(bus.names.streams.obs, {
+    filter_subjects: bus.names.obsAll,
+    deliver_policy: DeliverPolicy.All,
+  });
   const msgs: ConsumerMessages = await consumer.consume();
   const consumeLoop = (async () => {
     for await (const m of msgs) {
@@ -172,7 +208,18 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     const list = [...messages];
     const keyring = cfg.keyring;
     if (keyring) {
-      const missing = [...new Set(list.flatMap((m) => (m.schema === 'shadow.observation/v1' && m.output_text === undefined && m.artifact_ref && !outputCache.has(m.artifact_ref) ? [m.artifact_ref] : [])))];
+      const missing = [
+        ...new Set(
+          list.flatMap((m) =>
+            m.schema === 'shadow.observation/v1' &&
+            m.output_text === undefined &&
+            m.artifact_ref &&
+            !outputCache.has(m.artifact_ref)
+              ? [m.artifact_ref]
+              : [],
+          ),
+        ),
+      ];
       await Promise.all(
         missing.map((ref) =>
           limit(async () => {
@@ -188,7 +235,9 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
       );
     }
     return list.map((m) =>
-      m.schema !== 'shadow.observation/v1' || m.output_text !== undefined || !m.artifact_ref ? m : { ...m, output_text: keyring ? (outputCache.get(m.artifact_ref) ?? null) : null },
+      m.schema !== 'shadow.observation/v1' || m.output_text !== undefined || !m.artifact_ref
+        ? m
+        : { ...m, output_text: keyring ? (outputCache.get(m.artifact_ref) ?? null) : null },
     );
   };
 
@@ -199,7 +248,11 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     const messages = await fillOutputs([...s.messages.values(), ...globalOutcomes.values()]);
     const end = metrics.foldSeconds.startTimer();
     try {
-      return foldReport({ campaign: { campaign_id: id, spec: c.spec, run_index: c.run_index, spec_hash: c.spec_hash, state: c.state }, messages, provisional });
+      return foldReport({
+        campaign: { campaign_id: id, spec: c.spec, run_index: c.run_index, spec_hash: c.spec_hash, state: c.state },
+        messages,
+        provisional,
+      });
     } finally {
       end();
     }
@@ -234,7 +287,11 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
           id = String((m.json() as { campaign_id?: unknown }).campaign_id ?? '');
           const s = slots.get(id);
           if (!s?.campaign) {
-            m.respond(JSON.stringify({ error: { code: 'not_found', message: `campaign ${id} unknown to the verdict service` } }));
+            m.respond(
+              JSON.stringify({
+                error: { code: 'not_found', message: `campaign ${id} unknown to the verdict service` },
+              }),
+            );
             return;
           }
           if (s.finalId !== null && s.finalAt === s.messages.size) {
@@ -298,7 +355,11 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
   };
   const timer = setInterval(() => void tick(), cfg.tickMs ?? 500);
 
-  const ops: OpsServer = await serveOps(registry, { ready: () => drainedOnce && watcherReady && !closed, port: cfg.opsPort ?? 0, host: cfg.opsHost ?? '127.0.0.1' });
+  const ops: OpsServer = await serveOps(registry, {
+    ready: () => drainedOnce && watcherReady && !closed,
+    port: cfg.opsPort ?? 0,
+    host: cfg.opsHost ?? '127.0.0.1',
+  });
   log.info({ opsUrl: ops.url, prefix: cfg.prefix }, 'verdict started');
 
   return {
