@@ -161,15 +161,13 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
         });
         for (const ct of s.call_types) {
           const excluded = Object.values(ct.items_excluded).reduce((a, b) => a + b, 0);
-          ctBars
-            .get(ct.call_type)
-            ?.update(ct.items_dispatched, {
-              name: ct.call_type.padEnd(12),
-              seen: ct.items_seen,
-              unique: ct.items_unique,
-              dups: ct.duplicates,
-              excluded,
-            });
+          ctBars.get(ct.call_type)?.update(ct.items_dispatched, {
+            name: ct.call_type.padEnd(12),
+            seen: ct.items_seen,
+            unique: ct.items_unique,
+            dups: ct.duplicates,
+            excluded,
+          });
         }
         if (s.spend) {
           spendBar!.setTotal(Math.max(1, s.spend.limit_micro_usd));
@@ -181,14 +179,12 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
           });
         } else spendBar!.update(0, { name: 'spend'.padEnd(12), settled: '?', reserved: '?', limit: 'no ledger' });
         for (const a of s.arms)
-          armBars
-            .get(a.arm_id)
-            ?.update(0, {
-              name: `${a.role === 'incumbent' ? '*' : ' '} ${a.arm_id}`.padEnd(12),
-              ok: a.calls_ok,
-              errors: errText(a.calls_error),
-              abandoned: a.abandoned,
-            });
+          armBars.get(a.arm_id)?.update(0, {
+            name: `${a.role === 'incumbent' ? '*' : ' '} ${a.arm_id}`.padEnd(12),
+            ok: a.calls_ok,
+            errors: errText(a.calls_error),
+            abandoned: a.abandoned,
+          });
       }
       if (s.terminal && reportId) break;
       if (terminalSince !== null && Date.now() - terminalSince > o.reportTimeoutS * 1000) {

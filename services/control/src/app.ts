@@ -268,13 +268,11 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     const allowed = ROUTES.filter((r) => pathRegex(r.path).test(path)).map((r) => r.method);
     if (allowed.length) {
       reply.header('allow', [...new Set(allowed)].join(', '));
-      return reply
-        .status(405)
-        .send(
-          new ShadowplaneError('method_not_allowed', `${req.method} is not allowed on ${path}`, {
-            details: { allow: allowed },
-          }).toBody(),
-        );
+      return reply.status(405).send(
+        new ShadowplaneError('method_not_allowed', `${req.method} is not allowed on ${path}`, {
+          details: { allow: allowed },
+        }).toBody(),
+      );
     }
     return reply.status(404).send(new ShadowplaneError('not_found', `no route ${req.method} ${path}`).toBody());
   });
