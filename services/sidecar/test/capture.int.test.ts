@@ -375,16 +375,13 @@ describe('stop() with captures in flight', () => {
       res.end(CHAT_JSON);
     });
     const prefix = randomPrefix('scs');
-<<<<<<< HEAD
     const sc = await startTestSidecar(
       testConfig(up.url, sharedNatsUrl(), prefix, [], {
         SHADOWPLANE_SIDECAR_OPT_IN: 'true',
         SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '120000',
+        SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS: '120000',
       }),
     );
-=======
-    const sc = await startTestSidecar(testConfig(up.url, sharedNatsUrl(), prefix, [], { SHADOWPLANE_SIDECAR_OPT_IN: 'true', SHADOWPLANE_SIDECAR_FLUSH_TIMEOUT_MS: '120000', SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS: '120000' }));
->>>>>>> integration
     const bus = await connectBus({ url: sharedNatsUrl(), name: 'sidecar-stop-test', prefix });
     try {
       expect(await waitFor(() => sc.publisher.isConnected, 10_000)).toBe(true);
