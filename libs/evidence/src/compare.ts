@@ -202,8 +202,8 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
 }
 
 /** Power 0.8 and a 90% upper confidence bound on the paired sd: the plan's fixed settings. */
-export const PLAN_POWER = 0.8;
-export const PLAN_SD_CONFIDENCE = 0.9;
+const PLAN_POWER = 0.8;
+const PLAN_SD_CONFIDENCE = 0.9;
 
 /**
  * The power plan written into a comparison (and recomputed by verifyBundle): from the comparison's

@@ -35,7 +35,7 @@ export function withCatalogueRateCards(spec: CampaignSpec): CampaignSpec {
 }
 
 /** How to turn the kill switch on, named in every paid_dispatch_disabled refusal (admin scope). */
-export const PAID_DISPATCH_HINT =
+const PAID_DISPATCH_HINT =
   'An operator with the admin scope turns it on with `shadowctl flags paid-dispatch on --reason \'<why>\'` (PUT /v1/admin/flags/paid_dispatch {"enabled": true, "reason": "<why>"}).';
 
 /** Largest rate-card price a launch accepts, USD per million tokens ($1 per token). */

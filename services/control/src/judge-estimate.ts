@@ -2,7 +2,7 @@ import type { CampaignSpec, LlmJudgeSpec, ProviderEntry } from '@shadowplane/con
 import { estimateCost } from '@shadowplane/providers';
 
 /** Characters a judge template adds around the question and answers (instructions, markers); generous. */
-export const JUDGE_TEMPLATE_CHARS = 2000;
+const JUDGE_TEMPLATE_CHARS = 2000;
 
 /** The judge part of a dry run; see {@link judgeWorstCase}. */
 export interface JudgeEstimate {

@@ -111,7 +111,7 @@ export class DuplicatorMetrics {
  * `inc`/`dec` take USD values that came from integer micro-USD (`micro / 1e6`) and round them
  * back exactly; the gauge shows the total ÷ 1e6, converted once.
  */
-export class MicroUsdGauge {
+class MicroUsdGauge {
   private micro = 0;
   constructor(readonly gauge: Gauge) {}
   /** adds `usd` (a micro-USD amount ÷ 1e6) */

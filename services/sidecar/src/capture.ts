@@ -87,8 +87,8 @@ export type BuildResult = BuiltEnvelope | { kind: 'excluded'; reason: ExcludeRea
  * for a few milliseconds at most (the slowest rule on its worst input is ~1 µs per byte:
  * `npm run bench:redact`).
  */
-export const INLINE_BUDGET_MS = 2;
-export const INLINE_MAX_STRING = 4096;
+const INLINE_BUDGET_MS = 2;
+const INLINE_MAX_STRING = 4096;
 
 /** What the publisher needs from a built envelope (small enough to pass between threads). */
 export interface Publishable {

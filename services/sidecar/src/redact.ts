@@ -87,7 +87,7 @@ export interface RedactOptions {
  * matches when it equals one or ends with one (`openai_api_key`, `DB-Password`, `x.auth.token`);
  * `max_tokens` does not (`tokens` ≠ `token`).
  */
-export const DEFAULT_SECRET_FIELD_NAMES: readonly string[] = Object.freeze([
+const DEFAULT_SECRET_FIELD_NAMES: readonly string[] = Object.freeze([
   'apikey',
   'password',
   'passwd',
