@@ -127,7 +127,8 @@ const schema = {
             items: obj(
               {
                 id: str({ pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }),
-                base_url: str({ pattern: '^https?://' }),
+                // the adapters' base_url rule (libs/providers): the API root ending at its version
+                base_url: str({ pattern: '^https?://[^?#]*/v[0-9]+((alpha|beta)[0-9]*)?/?$' }),
                 api: { enum: ['openai.chat', 'openai.responses', 'anthropic.messages', 'openrouter.chat'] },
                 family: str(),
                 apiKeySecretKey: str({

@@ -14,6 +14,8 @@ import { SidecarEnv, SidecarFile } from '@shadowplane/sidecar';
 import { ControlEnv } from '@shadowplane/control';
 import { VerdictEnv } from '@shadowplane/verdict';
 import { DuplicatorEnv } from '@shadowplane/duplicator';
+import { loadProviderAllowlist } from '@shadowplane/config';
+import { WIRE_ADAPTERS, requestUrl } from '@shadowplane/providers';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, '.bin');
@@ -198,6 +200,21 @@ describe('what the chart sets is what the roles read', () => {
       expectEnvAccepted(DuplicatorEnv, byRole('duplicator'));
       expectEnvAccepted(ControlEnv, byRole('control'));
       expectEnvAccepted(VerdictEnv, byRole('verdict'));
+    });
+  }
+
+  for (const values of ['values-staging.yaml', 'values-full.yaml']) {
+    it(`renders a providers allowlist the roles load, each base_url reaching its API's real path (${values})`, () => {
+      const objs = template(CHART, 'sp', [join(ROOT, 'deploy', values)]);
+      const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name.endsWith('-providers'))!;
+      const file = join(mkdtempSync(join(tmpdir(), 'sp-providers-')), 'providers.yaml');
+      writeFileSync(file, cm.data!['providers.yaml']!);
+      const entries = loadProviderAllowlist(file); // refuses a base_url that breaks the adapters' rule
+      expect(entries.length).toBeGreaterThan(0);
+      for (const e of entries) {
+        const url = new URL(requestUrl(e.api, e.base_url));
+        expect(url.pathname, `${e.id}: ${e.base_url}`).toBe(WIRE_ADAPTERS[e.api].publicPath);
+      }
     });
   }
 });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ProviderAllowlist, ShadowplaneError, type ProviderEntry } from '@shadowplane/contracts';
+import { baseUrlProblem } from '@shadowplane/providers';
 
 /** Exit code for bad configuration (EX_CONFIG from sysexits.h), distinct from crashes (1). */
 export const EXIT_CONFIG = 78;
@@ -96,6 +97,9 @@ export function loadProviderAllowlist(path: string): ProviderEntry[] {
     if (seen.has(p.id))
       throw new ConfigError([{ key: `SHADOWPLANE_PROVIDERS_FILE[${p.id}]`, message: 'duplicate provider id' }]);
     seen.add(p.id);
+    // one base_url rule for every role (libs/providers adapters): refused here, not as a 404 per call
+    const problem = baseUrlProblem(p.api, p.base_url);
+    if (problem) throw new ConfigError([{ key: `SHADOWPLANE_PROVIDERS_FILE[${p.id}].base_url`, message: problem }]);
   }
   return r.data;
 }

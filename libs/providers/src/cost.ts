@@ -117,23 +117,3 @@ export function providerReportedCost(usd: number): Cost {
   if (!Number.isSafeInteger(micro)) return { usd: null, micro_usd: null, basis: null, reason: 'out_of_range' };
   return { usd, micro_usd: micro, basis: 'provider_reported' };
 }
-
-/**
- * A discovery-only estimate from character counts (basis `estimate`): tokens ≈ ceil(chars ÷ 4)
- * for input and output, priced at the card's input and output prices. Never ranks or decides
- * (docs/architecture.md honesty rule 5). Units: chars (UTF-16 code units); prices USD per million tokens.
- * @throws RangeError when a char count is negative or not an integer
- * Source: the common ~4 characters per token rule of thumb for English text (OpenAI tokenizer docs).
- */
-export function estimateCost(inputChars: number, outputChars: number, card: RateCard): Cost {
-  for (const [k, v] of [
-    ['inputChars', inputChars],
-    ['outputChars', outputChars],
-  ] as const) {
-    if (!Number.isInteger(v) || v < 0) throw new RangeError(`${k} must be a non-negative integer, got ${v}`);
-  }
-  const tin = Math.ceil(inputChars / 4);
-  const tout = Math.ceil(outputChars / 4);
-  const total = BigInt(tin) * priceNano(card.input) + BigInt(tout) * priceNano(card.output);
-  return fromNanoMicro(total, 'estimate');
-}

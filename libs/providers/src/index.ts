@@ -5,8 +5,21 @@ export type { ResponseMeta } from './headers.js';
 export { headerValue } from './headers.js';
 export { classifyError, errorClassForStatus, errorClassForType, retryAfterSeconds } from './errors.js';
 export type { ErrorClassification } from './errors.js';
-export { rateCardCost, estimateCost, providerReportedCost, usdToMicroUsdCeil } from './cost.js';
+export { rateCardCost, providerReportedCost, usdToMicroUsdCeil } from './cost.js';
 export { anthropicUsage, openaiChatUsage, openaiResponsesUsage } from './usage.js';
 export { createSseDecoder } from './sse.js';
 export type { SseDecoder, SseEvent } from './sse.js';
 export { detectApi, requestPromptText, requestModel, requestMaxOutputTokens, isStreamingRequest } from './request.js';
+export {
+  WIRE_ADAPTERS,
+  ANTHROPIC_VERSION,
+  adapterFor,
+  baseUrlProblem,
+  requestUrl,
+  requestHeaders,
+  promptTokensUpperBound,
+  attemptUpperBoundMicroUsd,
+} from './adapters.js';
+export type { WireAdapter } from './adapters.js';
+export { prepareArmRequest, chatToMessages, messagesToChat } from './translate.js';
+export type { PreparedRequest, ArmTarget } from './translate.js';

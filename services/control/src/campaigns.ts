@@ -13,7 +13,7 @@ import {
 import { usdToMicroUsdCeil } from '@shadowplane/providers';
 import { intervalLevel, powerPlan } from '@shadowplane/stats';
 import { invalidRequest, parseOr400, type FieldIssue } from './errors.js';
-import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_CHARS } from './estimate.js';
+import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_BYTES } from './estimate.js';
 import { judgeWorstCase } from './judge-estimate.js';
 import { readPaidDispatch } from './flags.js';
 import type { ProgressLike } from './reports-port.js';
@@ -282,18 +282,19 @@ export class CampaignService {
       const sample =
         spec.source === 'live'
           ? await sampleCaptureTail(this.deps.bus, spec.suite, ct, this.deps.captureSample)
-          : { envelopes: 0, promptCharsMax: null };
-      const chars = sample.promptCharsMax ?? ASSUMED_PROMPT_CHARS;
-      const wc = itemWorstCase(spec, chars);
+          : { envelopes: 0, largest: null };
+      // without captures: a chat body of the assumed size (priced by bytes, as the duplicator reserves)
+      const prompt = sample.largest ?? { api: 'openai.chat' as const, body: null, bytes: ASSUMED_PROMPT_BYTES };
+      const wc = itemWorstCase(spec, prompt, this.deps.providers);
       estimates.push({
         call_type: ct,
         basis: 'estimate' as const,
-        source: sample.promptCharsMax === null ? ('assumption' as const) : ('capture_tail' as const),
+        source: sample.largest === null ? ('assumption' as const) : ('capture_tail' as const),
         envelopes_sampled: sample.envelopes,
-        prompt_chars_max: chars,
+        prompt_bytes_max: prompt.bytes,
         assumption:
-          sample.promptCharsMax === null
-            ? `no recent captures of ${spec.suite}.${ct}; assumed a prompt of ${ASSUMED_PROMPT_CHARS} characters (~${ASSUMED_PROMPT_CHARS / 4} tokens) per item`
+          sample.largest === null
+            ? `no recent captures of ${spec.suite}.${ct}; assumed a request of ${ASSUMED_PROMPT_BYTES} bytes, priced as ${ASSUMED_PROMPT_BYTES} input tokens (the duplicator's bytes-as-tokens bound) per item`
             : null,
         arms: wc.arms,
         per_item_worst_case_usd: wc.total,
@@ -302,7 +303,7 @@ export class CampaignService {
       });
     }
     // the judge phase, on the largest prompt any call type showed; apart from the arms, never summed in
-    const judge = judgeWorstCase(spec, this.deps.providers, Math.max(...estimates.map((e) => e.prompt_chars_max)));
+    const judge = judgeWorstCase(spec, this.deps.providers, Math.max(...estimates.map((e) => e.prompt_bytes_max)));
     const anyUnknown = estimates.some((e) => e.per_item_worst_case_usd === null);
     const perItemAll = anyUnknown ? null : estimates.reduce((s, e) => s + (e.per_item_worst_case_usd ?? 0), 0);
     const itemsAffordable =

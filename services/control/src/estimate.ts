@@ -1,27 +1,41 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { Bus } from '@shadowplane/bus';
-import { Envelope, type Arm, type CampaignSpec } from '@shadowplane/contracts';
-import { estimateCost, requestPromptText } from '@shadowplane/providers';
+import { Envelope, type Api, type Arm, type CampaignSpec, type ProviderEntry } from '@shadowplane/contracts';
+import { attemptUpperBoundMicroUsd, prepareArmRequest, promptTokensUpperBound } from '@shadowplane/providers';
 
-/** Prompt size assumed when no recent capture exists for a call type: 4,000 characters (~1,000 tokens). */
-export const ASSUMED_PROMPT_CHARS = 4000;
+/**
+ * Request size assumed when no recent capture exists for a call type: a 4,000-byte JSON body,
+ * priced as 4,000 input tokens — the same bytes-as-tokens bound the duplicator reserves with.
+ */
+export const ASSUMED_PROMPT_BYTES = 4000;
 /** How far back a dry run looks in CAPTURE for recent envelopes, ms (24 h). */
 export const CAPTURE_LOOKBACK_MS = 86_400_000;
 /** Wall-clock budget for reading the CAPTURE tail of one call type, ms. */
 const TAIL_READ_BUDGET_MS = 2_000;
 
-/** Largest prompt among recent envelopes of one call type, or null when none were found. */
+/**
+ * The largest request among recent envelopes of one call type: its API, its body when the
+ * envelope carries it inline (null when the body lives in the object store), and its size in
+ * bytes as the duplicator would measure it (`promptTokensUpperBound` of the inline body, else the
+ * captured byte count).
+ */
+export interface PromptSample {
+  api: Api;
+  body: unknown;
+  bytes: number;
+}
+
+/** Recent envelopes of one call type: how many were read and the largest request, or null when none were found. */
 export interface CaptureSample {
   envelopes: number;
-  promptCharsMax: number | null;
+  largest: PromptSample | null;
 }
 
 /**
  * Reads up to the `limit` most recent envelopes on `shadow.capture.<suite>.<call_type>` within
- * the last {@link CAPTURE_LOOKBACK_MS} and returns the largest prompt size in characters (the
- * prompt text per `requestPromptText`; for bodies kept in the object store, their byte size — an
- * upper bound). Uses an ordered (ephemeral, no-ack) consumer: reading leaves no state behind.
- * Bounded by {@link TAIL_READ_BUDGET_MS}; unparsable messages are skipped.
+ * the last {@link CAPTURE_LOOKBACK_MS} and returns the largest request (by its byte bound). Uses
+ * an ordered (ephemeral, no-ack) consumer: reading leaves no state behind. Bounded by
+ * {@link TAIL_READ_BUDGET_MS}; unparsable messages are skipped.
  */
 export async function sampleCaptureTail(
   bus: Bus,
@@ -29,17 +43,17 @@ export async function sampleCaptureTail(
   callType: string,
   limit: number,
 ): Promise<CaptureSample> {
-  if (limit <= 0) return { envelopes: 0, promptCharsMax: null };
+  if (limit <= 0) return { envelopes: 0, largest: null };
   const subject = bus.names.captureSubject(suite, callType);
   const info = await bus.jsm.streams.info(bus.names.streams.capture, { subjects_filter: subject });
   const count = info.state.subjects?.[subject] ?? 0;
-  if (count === 0) return { envelopes: 0, promptCharsMax: null };
+  if (count === 0) return { envelopes: 0, largest: null };
   const consumer = await bus.js.consumers.get(bus.names.streams.capture, {
     filter_subjects: subject, // a string → filter_subject: nats-server 2.9 has no multi-filter consumers
     deliver_policy: DeliverPolicy.StartTime,
     opt_start_time: new Date(Date.now() - CAPTURE_LOOKBACK_MS).toISOString(),
   });
-  const ring: number[] = [];
+  const ring: PromptSample[] = [];
   const deadline = Date.now() + TAIL_READ_BUDGET_MS;
   try {
     while (Date.now() < deadline) {
@@ -52,8 +66,11 @@ export async function sampleCaptureTail(
         const env = Envelope.safeParse(safeJson(m.data));
         if (env.success) {
           const e = env.data;
-          const chars = e.request.body_ref ? e.request.bytes : requestPromptText(e.api, e.request.body).length;
-          ring.push(chars);
+          ring.push(
+            e.request.body_ref
+              ? { api: e.api, body: null, bytes: e.request.bytes }
+              : { api: e.api, body: e.request.body, bytes: promptTokensUpperBound(e.request.body) },
+          );
           if (ring.length > limit) ring.shift();
         }
         if (pending === 0) break;
@@ -63,7 +80,8 @@ export async function sampleCaptureTail(
   } finally {
     await consumer.delete().catch(() => undefined);
   }
-  return { envelopes: ring.length, promptCharsMax: ring.length ? Math.max(...ring) : null };
+  const largest = ring.reduce<PromptSample | null>((m, x) => (m === null || x.bytes > m.bytes ? x : m), null);
+  return { envelopes: ring.length, largest };
 }
 
 function safeJson(data: Uint8Array): unknown {
@@ -75,26 +93,38 @@ function safeJson(data: Uint8Array): unknown {
 }
 
 /**
- * Worst-case cost of one call of `arm` on a prompt of `promptChars` characters: ⌈chars/4⌉ input
- * tokens at the input price plus `max_output_tokens` at the output price (basis `estimate`,
- * `estimateCost` from libs/providers). One attempt; retries could add up to `limits.max_retries`
- * more. Returns null without a rate card (nothing to price with).
+ * Worst-case cost of one call of `arm` on `sample`, in USD, by the duplicator's own reservation
+ * formula (libs/providers `attemptUpperBoundMicroUsd`): the request as translated for the arm
+ * (`prepareArmRequest`) measured in bytes, each byte priced as an input token at the card's
+ * highest input-side price, plus `max_output_tokens` at the output price. A body kept in the
+ * object store is measured by its captured size. One attempt; retries could add up to
+ * `limits.max_retries` more. Returns null without a rate card (nothing to price with).
  */
-export function armWorstCaseUsd(arm: Arm, promptChars: number): number | null {
-  return armWorstCase(arm, promptChars).usd;
+export function armWorstCaseUsd(arm: Arm, sample: PromptSample, providerApi?: Api): number | null {
+  return armWorstCase(arm, sample, providerApi).usd;
 }
 
-/** {@link armWorstCaseUsd} with the reason a null cost has (`no_rate_card`, `out_of_range`). */
-function armWorstCase(arm: Arm, promptChars: number): { usd: number | null; reason?: string } {
+/** {@link armWorstCaseUsd} with the reason a null cost has (`no_rate_card`). */
+function armWorstCase(arm: Arm, sample: PromptSample, providerApi?: Api): { usd: number | null; reason?: string } {
   if (!arm.rate_card) return { usd: null, reason: 'no_rate_card' };
-  const c = estimateCost(promptChars, arm.max_output_tokens * 4, arm.rate_card);
-  return c.usd === null ? { usd: null, reason: c.reason ?? 'out_of_range' } : { usd: c.usd };
+  let bytes = sample.bytes;
+  if (sample.body !== null) {
+    const prep = prepareArmRequest(sample.api, sample.body, {
+      api: arm.api ?? providerApi ?? sample.api, // the duplicator's rule: the arm's API, else its provider's
+      model: arm.model,
+      maxOutputTokens: arm.max_output_tokens,
+    });
+    // an item the arm cannot take is not sent (no cost); the untranslated size still bounds the plan
+    if (prep.ok) bytes = promptTokensUpperBound(prep.body);
+  }
+  return { usd: attemptUpperBoundMicroUsd(bytes, arm.max_output_tokens, arm.rate_card) / 1e6 };
 }
 
 /** Per-item worst case of a spec for one prompt size: every arm once, plus the A-A share of a second incumbent call. */
 export function itemWorstCase(
   spec: CampaignSpec,
-  promptChars: number,
+  sample: PromptSample,
+  providers: readonly ProviderEntry[] = [],
 ): {
   arms: {
     arm_id: string;
@@ -111,7 +141,7 @@ export function itemWorstCase(
     reason?: string;
   }[] = [];
   const push = (arm: Arm, role: 'incumbent' | 'candidate' | 'incumbent_aa', factor: number) => {
-    const { usd, reason } = armWorstCase(arm, promptChars);
+    const { usd, reason } = armWorstCase(arm, sample, providers.find((p) => p.id === arm.provider)?.api);
     arms.push(
       usd === null
         ? { arm_id: arm.id, role, worst_case_usd: null, reason: reason ?? 'no_rate_card' }

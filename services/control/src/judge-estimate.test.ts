@@ -3,9 +3,9 @@ import { CampaignSpec, type ProviderEntry } from '@shadowplane/contracts';
 import { judgeWorstCase } from './judge-estimate.js';
 
 const providers: ProviderEntry[] = [
-  { id: 'sim', base_url: 'http://127.0.0.1:1', api: 'openai.chat', family: 'simfam' },
-  { id: 'judgep', base_url: 'http://127.0.0.1:2', api: 'openai.chat', family: 'judgefam' },
-  { id: 'other', base_url: 'http://127.0.0.1:3', api: 'openai.chat', family: 'judgefam' },
+  { id: 'sim', base_url: 'http://127.0.0.1:1/v1', api: 'openai.chat', family: 'simfam' },
+  { id: 'judgep', base_url: 'http://127.0.0.1:2/v1', api: 'openai.chat', family: 'judgefam' },
+  { id: 'other', base_url: 'http://127.0.0.1:3/v1', api: 'openai.chat', family: 'judgefam' },
 ];
 const arm = (id: string, provider = 'sim') => ({
   id,
@@ -38,20 +38,21 @@ const spec = (mode: 'pointwise' | 'pairwise', candProvider = 'sim') =>
   });
 
 describe('judgeWorstCase', () => {
-  it('prices three pointwise calls per item: (4000 + 2048 + 2000) chars = 2012 tokens at $0.2/M + 64 tokens at $0.8/M each', () => {
+  it('prices three pointwise calls per item as the judge runner reserves: (4000 + 512·4 + 2000) bytes = 8048 input tokens at $0.2/M + 64 at $0.8/M each', () => {
     const j = judgeWorstCase(spec('pointwise'), providers, 4000)!;
     expect(j.calls_per_item).toBe(3);
-    // by hand: 2012 × 0.2e-6 + 64 × 0.8e-6 = 0.0004024 + 0.0000512 = 0.0004536 per call
-    expect(j.per_item_worst_case_usd).toBeCloseTo(3 * 0.0004536, 12);
+    // by hand: 8048 × 0.2 + 64 × 0.8 = 1609.6 + 51.2 = 1660.8 µ$, reserved rounded up: 1661 µ$ per call
+    expect(j.per_item_worst_case_usd).toBeCloseTo(3 * 0.001661, 12);
     // only call type b is judged: 10 items × 1 call type
     expect(j.call_types).toEqual(['b']);
-    expect(j.judge_worst_case_usd).toBeCloseTo(10 * 3 * 0.0004536, 12);
+    expect(j.judge_worst_case_usd).toBeCloseTo(10 * 3 * 0.001661, 12);
   });
 
-  it('prices pairwise as two orders per candidate, each reading both answers: (4000 + 2048·2 + 2000) chars = 2524 tokens', () => {
+  it('prices pairwise as two orders per candidate, each reading both answers: (4000 + 2048·2 + 2000) bytes = 10096 input tokens', () => {
     const j = judgeWorstCase(spec('pairwise'), providers, 4000)!;
     expect(j.calls_per_item).toBe(4);
-    expect(j.per_item_worst_case_usd).toBeCloseTo(4 * (2524 * 0.2e-6 + 64 * 0.8e-6), 12);
+    // 10096 × 0.2 + 64 × 0.8 = 2070.4 µ$ → 2071 µ$ per call
+    expect(j.per_item_worst_case_usd).toBeCloseTo(4 * 0.002071, 12);
   });
 
   it('lists a candidate of the judge family as a refused pair and does not price it', () => {

@@ -1,8 +1,14 @@
 import type { CampaignSpec, LlmJudgeSpec, ProviderEntry } from '@shadowplane/contracts';
-import { estimateCost } from '@shadowplane/providers';
+import { attemptUpperBoundMicroUsd } from '@shadowplane/providers';
 
-/** Characters a judge template adds around the question and answers (instructions, markers); generous. */
-const JUDGE_TEMPLATE_CHARS = 2000;
+/** Bytes a judge template adds around the question and answers (instructions, markers, JSON); generous. */
+const JUDGE_TEMPLATE_BYTES = 2000;
+/**
+ * Bytes assumed per judged output token (English prose averages about 4). An assumption, not a
+ * bound: the judge runner reserves each call on its real request size, so the ledger's cap holds
+ * whatever the answers' length; only this plan can be low for verbose non-Latin output.
+ */
+const ANSWER_BYTES_PER_TOKEN = 4;
 
 /** The judge part of a dry run; see {@link judgeWorstCase}. */
 export interface JudgeEstimate {
@@ -21,17 +27,18 @@ export interface JudgeEstimate {
 }
 
 /**
- * Worst-case cost of the campaign's LLM judge (docs/architecture.md: shown apart in the dry run). One judge
- * call reads at most the prompt (`promptChars`), the judged answers (each at most its arm's
- * `max_output_tokens` × 4 characters) and {@link JUDGE_TEMPLATE_CHARS}, and writes at most the
- * judge's `max_output_tokens`; priced by `estimateCost` at the judge's rate card (chars ÷ 4 as
- * tokens). Same-family pairs (allowlist `family`, else the provider id) are listed and cost nothing.
- * Returns null when the spec has no judge.
+ * Worst-case cost of the campaign's LLM judge (docs/architecture.md: shown apart in the dry run).
+ * One judge call's request is at most the prompt (`promptBytes`), the judged answers (each its
+ * arm's `max_output_tokens` × {@link ANSWER_BYTES_PER_TOKEN} bytes) and
+ * {@link JUDGE_TEMPLATE_BYTES}; it writes at most the judge's `max_output_tokens`. Priced by the
+ * judge runner's own reservation formula (libs/providers `attemptUpperBoundMicroUsd`: bytes as
+ * input tokens at the highest input-side price). Same-family pairs (allowlist `family`, else the
+ * provider id) are listed and cost nothing. Returns null when the spec has no judge.
  */
 export function judgeWorstCase(
   spec: CampaignSpec,
   providers: readonly ProviderEntry[],
-  promptChars: number,
+  promptBytes: number,
 ): JudgeEstimate | null {
   const j = spec.scorers.find((s): s is LlmJudgeSpec => s.kind === 'llm_judge');
   if (!j) return null;
@@ -45,25 +52,20 @@ export function judgeWorstCase(
       reason: `same_family: judge family ${jf} equals the family of ${jf === incFam ? spec.incumbent.id : c.id}`,
     }));
   const allowed = spec.candidates.filter((c) => !refused.some((r) => r.candidate_arm_id === c.id));
-  const outChars = (a: { max_output_tokens: number }) => a.max_output_tokens * 4;
-  const calls: number[] = []; // input chars of each judge call for one item
+  const outBytes = (a: { max_output_tokens: number }) => a.max_output_tokens * ANSWER_BYTES_PER_TOKEN;
+  const calls: number[] = []; // request bytes of each judge call for one item
   if (j.mode === 'pointwise') {
-    if (allowed.length > 0) calls.push(promptChars + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
-    for (const c of allowed) calls.push(promptChars + outChars(c) + JUDGE_TEMPLATE_CHARS);
+    if (allowed.length > 0) calls.push(promptBytes + outBytes(spec.incumbent) + JUDGE_TEMPLATE_BYTES);
+    for (const c of allowed) calls.push(promptBytes + outBytes(c) + JUDGE_TEMPLATE_BYTES);
   } else {
     for (const c of allowed)
       for (let k = 0; k < 2; k++)
-        calls.push(promptChars + outChars(c) + outChars(spec.incumbent) + JUDGE_TEMPLATE_CHARS);
+        calls.push(promptBytes + outBytes(c) + outBytes(spec.incumbent) + JUDGE_TEMPLATE_BYTES);
   }
-  let perItem: number | null = 0;
-  for (const chars of calls) {
-    const c = j.rate_card ? estimateCost(chars, j.max_output_tokens * 4, j.rate_card) : null;
-    if (!c || c.usd === null) {
-      perItem = null;
-      break;
-    }
-    perItem += c.usd;
-  }
+  const card = j.rate_card;
+  const perItem = card
+    ? calls.reduce((sum, bytes) => sum + attemptUpperBoundMicroUsd(bytes, j.max_output_tokens, card) / 1e6, 0)
+    : null;
   const cts = j.call_types ? spec.call_types.filter((ct) => j.call_types!.includes(ct)) : spec.call_types;
   return {
     provider: j.provider,

@@ -91,10 +91,12 @@ export const CallTypeEstimate = z.object({
   basis: z.literal('estimate'),
   source: z.enum(['capture_tail', 'assumption']),
   envelopes_sampled: z.number().int(),
-  prompt_chars_max: z
+  prompt_bytes_max: z
     .number()
     .int()
-    .describe('largest prompt (characters) among the sampled envelopes, or the assumption'),
+    .describe(
+      'largest request body (UTF-8 bytes of its JSON) among the sampled envelopes, or the assumption; priced as that many input tokens (tokens ≤ bytes), the bound the duplicator reserves',
+    ),
   assumption: z.string().nullable(),
   arms: z.array(ArmEstimate),
   per_item_worst_case_usd: z

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openKv } from '@shadowplane/bus';
 import { BudgetLedger, Campaign, FLAG_PAID_DISPATCH, OutcomeRecord, type Envelope } from '@shadowplane/contracts';
+import { attemptUpperBoundMicroUsd, prepareArmRequest, promptTokensUpperBound } from '@shadowplane/providers';
 import { CampaignStatus, DryRunResult } from '../src/index.js';
 import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 
@@ -64,25 +65,26 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(await f.snapshot()).toEqual(before);
   });
 
-  it('a dry run without captures uses the stated 4,000-character assumption; worst case by hand', async () => {
+  it('a dry run without captures uses the stated 4,000-byte assumption; worst case by hand, by the reservation formula', async () => {
     await f.setFlag(true);
     const res = await post(f, '/v1/campaigns?dry_run=true', validSpec());
     const d = DryRunResult.parse(res.json());
     const est = d.estimate.call_types[0]!;
     expect(est.source).toBe('assumption');
-    expect(est.assumption).toMatch(/4000 characters/);
-    // 1000 input tokens, 512 output tokens:
-    // large  = 1000×2.50e-6 + 512×10.00e-6 = 0.00762
-    // medium = 1000×0.40e-6 + 512× 1.60e-6 = 0.0012192
-    // A-A    = 0.1 × 0.00762               = 0.000762
+    expect(est.assumption).toMatch(/4000 bytes/);
+    expect(est.prompt_bytes_max).toBe(4000);
+    // 4000 bytes → 4000 input tokens at the highest input-side price, 512 output tokens, in µ$ rounded up:
+    // large  = 4000×2.50 + 512×10.00 = 15120 µ$
+    // medium = 4000×0.40 + 512× 1.60 =  2419.2 → 2420 µ$
+    // A-A    = 0.1 × 0.01512          = 0.001512
     expect(est.arms.map((a) => [a.arm_id, a.role, a.worst_case_usd])).toEqual([
-      ['large', 'incumbent', expect.closeTo(0.00762, 12)],
-      ['medium', 'candidate', expect.closeTo(0.0012192, 12)],
-      ['large', 'incumbent_aa', expect.closeTo(0.000762, 12)],
+      ['large', 'incumbent', expect.closeTo(0.01512, 12)],
+      ['medium', 'candidate', expect.closeTo(0.00242, 12)],
+      ['large', 'incumbent_aa', expect.closeTo(0.001512, 12)],
     ]);
-    expect(est.per_item_worst_case_usd).toBeCloseTo(0.0096012, 12);
-    expect(d.estimate.worst_case_total_usd).toBeCloseTo(1.92024, 9); // × 200 items
-    expect(d.estimate.items_affordable).toBe(1301); // floor(12.5 / 0.0096012) = floor(1301.92)
+    expect(est.per_item_worst_case_usd).toBeCloseTo(0.019052, 12);
+    expect(d.estimate.worst_case_total_usd).toBeCloseTo(3.8104, 9); // × 200 items
+    expect(d.estimate.items_affordable).toBe(656); // floor(12.5 / 0.019052) = floor(656.1)
     expect(d.dispositions[0]).toMatchObject({
       disposition: 'runnable',
       warnings: expect.arrayContaining(['no_recent_captures', 'underpowered']),
@@ -151,11 +153,24 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(est).toMatchObject({
       source: 'capture_tail',
       envelopes_sampled: 3,
-      prompt_chars_max: 400,
       assumption: null,
     });
-    // 100 input tokens: large 0.00025 + 0.00512; medium 0.00004 + 0.0008192; A-A 0.1 × 0.00537
-    expect(est.per_item_worst_case_usd).toBeCloseTo(0.00537 + 0.0008592 + 0.000537, 12);
+    // the largest body, measured as the duplicator measures it: its JSON bytes as sent to each arm
+    const big = { model: 'sim-large', messages: [{ role: 'user', content: 'y'.repeat(400) }] };
+    expect(est.prompt_bytes_max).toBe(Buffer.byteLength(JSON.stringify(big)));
+    for (const [armId, model, card] of [
+      ['large', 'sim-large', { input: 2.5, cached_input: 1.25, output: 10 }],
+      ['medium', 'sim-medium', { input: 0.4, cached_input: 0.1, output: 1.6 }],
+    ] as const) {
+      const prep = prepareArmRequest('openai.chat', big, { api: 'openai.chat', model, maxOutputTokens: 512 });
+      if (!prep.ok) throw new Error(prep.reason);
+      // equal to what the duplicator reserves for this item on this arm
+      const reserved = attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), 512, card) / 1e6;
+      expect(est.arms.find((a) => a.arm_id === armId && a.role !== 'incumbent_aa')!.worst_case_usd).toBeCloseTo(
+        reserved,
+        12,
+      );
+    }
   });
 
   it('a dry run says when an arm cannot be priced (no rate card) and when the budget cannot cover one item', async () => {
@@ -182,7 +197,7 @@ describe('campaign launch, kill switch and lifecycle', () => {
       null,
     ]);
     expect(unpriced.dispositions[0]!.warnings).toContain('cost_unknown_no_rate_card');
-    // worst case per item with the 4,000-character assumption is $0.0096012 (see above) > $0.005
+    // worst case per item with the 4,000-byte assumption is $0.019052 (see above) > $0.005
     const tiny = DryRunResult.parse(
       (await post(f, '/v1/campaigns?dry_run=true', validSpec({ call_types: ['fresh'], max_cost_usd: 0.005 }))).json(),
     );

@@ -21,15 +21,16 @@ describe('control: the LLM judge phase in the dry run and at launch', () => {
   });
   afterAll(async () => f.close());
 
-  it('a dry run shows judge_worst_case_usd apart from the arm estimate, never summed into it (by hand: 2 × 0.02268 per item)', async () => {
+  it('a dry run shows judge_worst_case_usd apart from the arm estimate, never summed into it (by hand: 2 × 0.08304 per item)', async () => {
     const spec = validSpec({ call_types: ['fresh'], scorers: [{ kind: 'expectations' }, judge] });
     const withJudge = DryRunResult.parse((await post(f, '/v1/campaigns?dry_run=true', spec)).json());
     const without = DryRunResult.parse(
       (await post(f, '/v1/campaigns?dry_run=true', validSpec({ call_types: ['fresh'] }))).json(),
     );
-    // each call: (4000 prompt + 512·4 answer + 2000 template) chars = 2012 tokens at $10/M, + 256 output tokens at $10/M
-    expect(withJudge.judge!.per_item_worst_case_usd).toBeCloseTo(2 * (2012 + 256) * 10e-6, 12);
-    expect(withJudge.judge!.judge_worst_case_usd).toBeCloseTo(200 * 2 * (2012 + 256) * 10e-6, 9);
+    // each call, as the judge runner reserves: (4000 prompt + 512·4 answer + 2000 template) bytes = 8048 input
+    // tokens at $10/M, + 256 output tokens at $10/M = 0.08304
+    expect(withJudge.judge!.per_item_worst_case_usd).toBeCloseTo(2 * (8048 + 256) * 10e-6, 12);
+    expect(withJudge.judge!.judge_worst_case_usd).toBeCloseTo(200 * 2 * (8048 + 256) * 10e-6, 9);
     expect(withJudge.estimate.worst_case_total_usd).toBe(without.estimate.worst_case_total_usd);
     expect(without.judge).toBeNull();
   });

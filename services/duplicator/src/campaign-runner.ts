@@ -23,17 +23,17 @@ import {
 import { type BudgetLedgerClient } from '@shadowplane/budget';
 import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
 import { putArtifact, type Keyring } from '@shadowplane/artifacts';
-import { requestMaxOutputTokens, requestPromptText, resolveCost } from '@shadowplane/providers';
-import { API_PATHS, prepareArmRequest } from './translate.js';
 import {
-  attemptCharge,
   attemptUpperBoundMicroUsd,
-  callOnce,
-  isRetryable,
+  prepareArmRequest,
   promptTokensUpperBound,
-  tpmWeight,
-  type AttemptOutcome,
-} from './invoke.js';
+  requestHeaders,
+  requestMaxOutputTokens,
+  requestPromptText,
+  requestUrl,
+  resolveCost,
+} from '@shadowplane/providers';
+import { attemptCharge, callOnce, isRetryable, tpmWeight, type AttemptOutcome } from './invoke.js';
 import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { JudgeRunner, type JudgedArm } from './judge-runner.js';
 import type { DuplicatorMetrics } from './metrics.js';
@@ -754,9 +754,9 @@ export class CampaignRunner {
           started = true;
           return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
             callOnce({
-              url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
+              url: requestUrl(p.api, p.slot.provider.base_url),
               api: p.api,
-              headers: this.headers(p),
+              headers: requestHeaders(p.api, { apiKey: p.slot.apiKey, stream: p.stream }),
               body: p.body,
               firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
               stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
@@ -798,18 +798,6 @@ export class CampaignRunner {
       await sleep(Math.max(backoff, afterMs));
     }
     return { attempts, chargedMicroUsd: charged, reservedMicroUsd: reserved };
-  }
-
-  private headers(p: ArmPlan): Record<string, string> {
-    const h: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: p.stream ? 'text/event-stream' : 'application/json',
-    };
-    if (p.api === 'anthropic.messages') {
-      h['anthropic-version'] = '2023-06-01';
-      if (p.slot.apiKey) h['x-api-key'] = p.slot.apiKey;
-    } else if (p.slot.apiKey) h['authorization'] = `Bearer ${p.slot.apiKey}`;
-    return h;
   }
 
   private async observation(

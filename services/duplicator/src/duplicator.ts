@@ -10,7 +10,8 @@ import {
   type Bus,
 } from '@shadowplane/bus';
 import { Campaign, type ProviderEntry } from '@shadowplane/contracts';
-import { loadProviderAllowlist, providerApiKey } from '@shadowplane/config';
+import { ConfigError, loadProviderAllowlist, providerApiKey } from '@shadowplane/config';
+import { baseUrlProblem } from '@shadowplane/providers';
 import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
 import { BudgetLedgerClient } from '@shadowplane/budget';
 import { closeRedisConnections } from '@shadowplane/ratelimit';
@@ -62,6 +63,10 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
   const registry = deps.registry ?? createMetricsRegistry({ role: 'duplicator' });
   const metrics = new DuplicatorMetrics(registry);
   const entries = deps.providers ?? loadProviderAllowlist(config.providersFile);
+  for (const e of entries) {
+    const problem = baseUrlProblem(e.api, e.base_url);
+    if (problem) throw new ConfigError([{ key: `providers[${e.id}].base_url`, message: problem }]);
+  }
   const providers = new Map(entries.map((e) => [e.id, { entry: e, apiKey: providerApiKey(e, env) }]));
   const keyring = deps.keyring ?? loadKeyring(env);
 

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
 import type { Api, ErrorClass, RateCard } from '@shadowplane/contracts';
-import { createResponseParser, rateCardCost, resolveCost, type ParsedResponse } from '@shadowplane/providers';
+import { createResponseParser, resolveCost, type ParsedResponse } from '@shadowplane/providers';
 
 /** Most response bytes kept verbatim for the artifact (`response_raw`); longer responses keep none. */
 export const MAX_RAW_BYTES = 1024 * 1024;
@@ -157,39 +157,6 @@ export function attemptCharge(o: AttemptOutcome, card: RateCard | undefined): nu
   if (o.status >= 400 && o.status < 500) return 0;
   if (o.status === 529) return 0;
   return 'reserved';
-}
-
-/**
- * Upper bound of one attempt's cost in micro-USD (rounded up): every input token at the
- * highest input-side price of the card (input, cached input or cache write) plus `maxOutputTokens`
- * at the output price. `inputTokensBound` must itself be an upper bound (see {@link promptTokensUpperBound}).
- */
-export function attemptUpperBoundMicroUsd(inputTokensBound: number, maxOutputTokens: number, card: RateCard): number {
-  const worstIn = Math.max(card.input, card.cached_input ?? card.input, card.cache_write ?? card.input);
-  const c = rateCardCost(
-    {
-      input_tokens: inputTokensBound,
-      output_tokens: maxOutputTokens,
-      cache_read_input_tokens: null,
-      cache_creation_input_tokens: null,
-      reasoning_output_tokens: null,
-      raw: null,
-    },
-    { input: worstIn, output: card.output },
-  );
-  return c.micro_usd ?? Number.MAX_SAFE_INTEGER;
-}
-
-/**
- * An upper bound on the prompt tokens of a request body: its UTF-8 byte length as sent (JSON).
- * Byte-level BPE tokenizers (OpenAI o200k/cl100k, Anthropic's) emit at least one byte per
- * token, and the JSON syntax around the text (quotes, keys, braces) outweighs the few template
- * tokens a chat format adds per message, so tokens ≤ bytes for text-only bodies. Items with
- * image/audio/file parts are excluded before this (their token cost is not a function of their
- * bytes). Loose (≈ 4× for English), which costs reservation headroom, never the invariant.
- */
-export function promptTokensUpperBound(body: unknown): number {
-  return Buffer.byteLength(JSON.stringify(body), 'utf8');
 }
 
 /** A rough TPM weight (not a bound): ceil(bytes ÷ 4) input tokens + the output cap. */

@@ -17,8 +17,14 @@ import {
   pointwiseMessages,
   type JudgeReply,
 } from '@shadowplane/scoring';
-import { API_PATHS, prepareArmRequest } from './translate.js';
-import { attemptCharge, attemptUpperBoundMicroUsd, callOnce, promptTokensUpperBound } from './invoke.js';
+import {
+  attemptUpperBoundMicroUsd,
+  prepareArmRequest,
+  promptTokensUpperBound,
+  requestHeaders,
+  requestUrl,
+} from '@shadowplane/providers';
+import { attemptCharge, callOnce } from './invoke.js';
 
 /** What the judge runner needs from the worker (a subset of the campaign runner's context). */
 export interface JudgeContext {
@@ -259,15 +265,10 @@ export class JudgeRunner {
     try {
       out = await this.limiter.schedule(1, async () => {
         if (!this.ctx.gateEnabled()) return null;
-        const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-        if (prep.api === 'anthropic.messages') {
-          headers['anthropic-version'] = '2023-06-01';
-          if (this.apiKey) headers['x-api-key'] = this.apiKey;
-        } else if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
         return callOnce({
-          url: `${this.provider.base_url.replace(/\/+$/, '')}${API_PATHS[prep.api]}`,
+          url: requestUrl(prep.api, this.provider.base_url),
           api: prep.api,
-          headers,
+          headers: requestHeaders(prep.api, { apiKey: this.apiKey, stream: false }),
           body: prep.body,
           firstByteTimeoutMs: spec.timeout_ms,
           stallTimeoutMs: spec.timeout_ms,

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { sharedNatsUrl } from '@shadowplane/testkit';
 import type { ItemEvent, Observation } from '@shadowplane/contracts';
 import { itemHash, type Api } from '@shadowplane/contracts';
-import { prepareArmRequest } from '../src/index.js';
+import { prepareArmRequest } from '@shadowplane/providers';
 import {
   chatEnvelope,
   campaignState,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { sharedNatsUrl } from '@shadowplane/testkit';
 import { itemHash, type Api, type ItemEvent, type Observation } from '@shadowplane/contracts';
-import { prepareArmRequest } from '../src/index.js';
+import { prepareArmRequest } from '@shadowplane/providers';
 import {
   campaignState,
   chatEnvelope,

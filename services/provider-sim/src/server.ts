@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { itemHash, type Api } from '@shadowplane/contracts';
+import { WIRE_ADAPTERS } from '@shadowplane/providers';
 import type { FaultKind, SimConfig } from './config.js';
 import { FAULT_KINDS } from './config.js';
 import type { KnownAnswers } from './dataset.js';
@@ -47,14 +48,10 @@ export interface SimLogger {
   debug(obj: object, msg: string): void;
 }
 
-const API_ROUTES: Record<string, Api> = {
-  '/v1/chat/completions': 'openai.chat',
-  '/v1/responses': 'openai.responses',
-  '/v1/messages': 'anthropic.messages',
-  '/api/v1/chat/completions': 'openrouter.chat',
-  '/chat/completions': 'openai.chat',
-  '/responses': 'openai.responses',
-};
+/** The public path of each wire API (libs/providers adapters); one URL form per API, as the real hosts serve. */
+const API_ROUTES: Readonly<Record<string, Api>> = Object.fromEntries(
+  Object.values(WIRE_ADAPTERS).map((a) => [a.publicPath, a.api]),
+);
 
 class TooLarge extends Error {}
 

@@ -26,14 +26,6 @@ const fail = (reason: string): never => {
   throw new Untranslatable(reason);
 };
 
-/** Request path of each API, relative to a provider's `base_url` (which ends at the version: `…/v1`). */
-export const API_PATHS: Readonly<Record<Api, string>> = Object.freeze({
-  'openai.chat': '/chat/completions',
-  'openrouter.chat': '/chat/completions',
-  'openai.responses': '/responses',
-  'anthropic.messages': '/messages',
-});
-
 const isChat = (a: Api) => a === 'openai.chat' || a === 'openrouter.chat';
 
 /** Chat fields that identify the caller or route billing; dropped from shadow calls (never sent under our key). */
