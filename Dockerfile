@@ -3,12 +3,12 @@
 #
 # Build:   docker build -t shadowplane:0.1.0 .
 # Pin the base by digest for releases:
-#          docker build --build-arg NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:<digest> .
+#          docker build --build-arg NODE_IMAGE=node:24.22.3-bookworm-slim@sha256:<digest> .
 # Runtime: uid/gid 10001, read-only root filesystem friendly (writes only under /tmp: mount an
 #          emptyDir there), tini as PID 1 forwarding SIGTERM so each role drains.
 # Sources are TypeScript run through tsx (a production dependency); there is no build step.
 
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
 # ---- manifests: only package.json / package-lock.json files, so the dependency layer below is
 # reused from cache until a manifest changes (source edits do not reinstall dependencies).

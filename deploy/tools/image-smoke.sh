@@ -12,7 +12,7 @@
 #      - `shadowplane provider-sim` starts, prints its {"event":"listening"} line, answers
 #        /healthz, and exits 0 on SIGTERM
 #      - every role module loads (import only) from the production install
-# Not replayed: the base image, apt's tini, the removal of npm (the host's node 20 is used).
+# Not replayed: the base image, apt's tini, the removal of npm (the host's Node.js is used; the image's is Node 24 LTS).
 # Usage: deploy/tools/image-smoke.sh   (needs .bin/dockerfile-lint, setpriv, network or npm cache)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
