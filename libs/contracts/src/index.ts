@@ -9,7 +9,14 @@ export {
   stripVolatile,
   VOLATILE_REQUEST_FIELDS,
 } from './canonical.js';
-export { natsNames, isSubjectToken, FLAG_PAID_DISPATCH, OUTCOMES_NO_CAMPAIGN } from './names.js';
+export {
+  natsNames,
+  isSubjectToken,
+  FLAG_PAID_DISPATCH,
+  OUTCOMES_NO_CAMPAIGN,
+  dispatchKeys,
+  reservationIds,
+} from './names.js';
 export type { NatsNames } from './names.js';
 export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass, PROVIDER_ZERO_WITH_TOKENS } from './usage.js';
 export {

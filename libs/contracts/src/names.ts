@@ -85,3 +85,30 @@ export const OUTCOMES_NO_CAMPAIGN = '_outcomes';
 
 /** KV key of the `paid_dispatch` kill switch in the flags bucket. Unknown = off. */
 export const FLAG_PAID_DISPATCH = 'paid_dispatch';
+
+/**
+ * Key layout of the dispatch bucket (`shadow_dispatch`): one claim per item, one state per arm
+ * call, one admission counter per call type. Item hashes are 64 hex and arm ids subject tokens, so
+ * the dot-joined keys never collide; `_n` cannot be an item hash.
+ */
+export const dispatchKeys = Object.freeze({
+  /** `<campaign>.<item_hash>`: the item's claim (who processes it, and how far it got) */
+  item: (campaignId: string, itemHash: string) => `${campaignId}.${itemHash}`,
+  /** `<campaign>.<item_hash>.<arm>`: one arm's call state (reserved, invoking, recorded, …) */
+  arm: (campaignId: string, itemHash: string, armId: string) => `${campaignId}.${itemHash}.${armId}`,
+  /** `<campaign>._n.<call_type>`: items admitted for a call type, incremented by CAS up to max_items */
+  admitted: (campaignId: string, callType: string) => `${campaignId}._n.${callType}`,
+});
+
+/**
+ * Budget reservation ids within one campaign's ledger (libs/budget). Settling by
+ * {@link reservationIds.armPrefix} releases every attempt of one arm call at once.
+ */
+export const reservationIds = Object.freeze({
+  /** `<item_hash>.<arm>.<attempt>`: attempt n (1-based) of one arm call */
+  arm: (itemHash: string, armId: string, attempt: number) => `${itemHash}.${armId}.${attempt}`,
+  /** `<item_hash>.<arm>.`: the prefix shared by every attempt of one arm call */
+  armPrefix: (itemHash: string, armId: string) => `${itemHash}.${armId}.`,
+  /** `<item_hash>.judge.<arm>.<order>`: one judge call on one arm's answer (order single | ab | ba) */
+  judge: (itemHash: string, armId: string, order: string) => `${itemHash}.judge.${armId}.${order}`,
+});

@@ -12,6 +12,8 @@ import {
   Envelope,
   NULL_USAGE,
   aaArmId,
+  dispatchKeys,
+  reservationIds,
   sha256Hex,
   simhash64,
   type Arm,
@@ -355,7 +357,7 @@ export class CampaignRunner {
     }
     if (!this.ctx.gate.enabled()) return later(1000);
 
-    const key = `${this.id}.${env.item_hash}`;
+    const key = dispatchKeys.item(this.id, env.item_hash);
     let claim = await this.claims.get(key);
     if (!claim) {
       const value: ItemClaim = {
@@ -400,7 +402,7 @@ export class CampaignRunner {
    */
   private async processInactive(env: Envelope, state: Campaign['state']): Promise<Verdict> {
     const paused = state === 'paused';
-    const key = `${this.id}.${env.item_hash}`;
+    const key = dispatchKeys.item(this.id, env.item_hash);
     const claim = await this.claims.get(key);
     if (
       !claim ||
@@ -417,7 +419,7 @@ export class CampaignRunner {
       // reserved at admission but not yet counted/recorded when a worker died: release it
       const s = await this.ctx.ledger.settle(
         this.id,
-        { ids: plans.map((p) => `${env.item_hash}.${p.slot.armId}.1`) },
+        { ids: plans.map((p) => reservationIds.arm(env.item_hash, p.slot.armId, 1)) },
         0,
       );
       if (s.found)
@@ -427,7 +429,7 @@ export class CampaignRunner {
         );
       return this.exclude(env, key, claim.revision, `campaign_${state}`);
     }
-    const armKey = (p: ArmPlan) => `${this.id}.${env.item_hash}.${p.slot.armId}`;
+    const armKey = (p: ArmPlan) => dispatchKeys.arm(this.id, env.item_hash, p.slot.armId);
     const states = await Promise.all(plans.map((p) => this.arms.get(armKey(p))));
     // as when running: only another live worker's call defers the item (one of this worker's own
     // is an orphan of a handling that failed: this process handles one delivery of it at a time)
@@ -480,11 +482,11 @@ export class CampaignRunner {
   /** claimed → reserved: reserve every arm's first attempt, then take a max_items slot. */
   private async admit(env: Envelope, key: string, revision: number, plans: ArmPlan[]): Promise<'admitted' | Verdict> {
     const spec = this.campaign.spec;
-    const counterKey = `${this.id}._n.${env.call_type}`;
+    const counterKey = dispatchKeys.admitted(this.id, env.call_type);
     const count = (await this.counters.get(counterKey))?.value.count ?? 0;
     if (count >= spec.max_items) return this.exclude(env, key, revision, 'over_max_items');
     const parts: Record<string, number> = {};
-    for (const p of plans) parts[`${env.item_hash}.${p.slot.armId}.1`] = p.boundMicroUsd;
+    for (const p of plans) parts[reservationIds.arm(env.item_hash, p.slot.armId, 1)] = p.boundMicroUsd;
     const r = await this.ctx.ledger.reserve(this.id, parts);
     if (!r.ok) {
       if (r.reason === 'no_ledger') {
@@ -536,7 +538,7 @@ export class CampaignRunner {
 
   /** reserved → finished: invoke arms not yet invoked, recover lost ones, publish, settle. */
   private async dispatch(env: Envelope, key: string, body: unknown, plans: ArmPlan[]): Promise<Verdict> {
-    const armKey = (p: ArmPlan) => `${this.id}.${env.item_hash}.${p.slot.armId}`;
+    const armKey = (p: ArmPlan) => dispatchKeys.arm(this.id, env.item_hash, p.slot.armId);
     const states = await Promise.all(plans.map((p) => this.arms.get(armKey(p))));
     // an arm still being invoked by a live worker: leave the item to it and look again later
     for (let i = 0; i < plans.length; i++) {
@@ -638,7 +640,7 @@ export class CampaignRunner {
     key: string,
     st: { value: DispatchState; revision: number } | null,
   ): Promise<void> {
-    const prefix = `${env.item_hash}.${p.slot.armId}.`;
+    const prefix = reservationIds.armPrefix(env.item_hash, p.slot.armId);
     if (st === null) {
       const v: DispatchState = {
         state: 'lost',
@@ -683,12 +685,12 @@ export class CampaignRunner {
   private async publishAndSettle(env: Envelope, p: ArmPlan, st: DispatchState): Promise<void> {
     if (st.observation) {
       await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(st.observation), {
-        msgID: `${this.id}.${env.item_hash}.${p.slot.armId}`,
+        msgID: dispatchKeys.arm(this.id, env.item_hash, p.slot.armId), // one observation per arm call
       });
     }
     const s = await this.ctx.ledger.settle(
       this.id,
-      { prefix: `${env.item_hash}.${p.slot.armId}.` },
+      { prefix: reservationIds.armPrefix(env.item_hash, p.slot.armId) },
       st.charged_micro_usd ?? 'reserved',
     );
     if (s.found) this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
@@ -706,7 +708,9 @@ export class CampaignRunner {
    * admission) and records `invoking` before any call. false = not startable now (budget refused).
    */
   private async prepareArm(env: Envelope, p: ArmPlan, key: string): Promise<boolean> {
-    const r = await this.ctx.ledger.reserve(this.id, { [`${env.item_hash}.${p.slot.armId}.1`]: p.boundMicroUsd });
+    const r = await this.ctx.ledger.reserve(this.id, {
+      [reservationIds.arm(env.item_hash, p.slot.armId, 1)]: p.boundMicroUsd,
+    });
     if (!r.ok) {
       this.ctx.metrics.reservations.inc({ result: 'refused' });
       if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
@@ -733,7 +737,7 @@ export class CampaignRunner {
     let reserved = 0;
     const maxAttempts = p.slot.arm.limits.max_retries + 1;
     for (let n = 1; n <= maxAttempts; n++) {
-      const rid = `${env.item_hash}.${p.slot.armId}.${n}`;
+      const rid = reservationIds.arm(env.item_hash, p.slot.armId, n);
       const r = n === 1 ? { ok: true as const } : await this.ctx.ledger.reserve(this.id, { [rid]: p.boundMicroUsd });
       if (!r.ok) {
         this.ctx.metrics.reservations.inc({ result: 'refused' });
@@ -956,7 +960,7 @@ export class CampaignRunner {
     if (spec.deadline && Date.now() > Date.parse(spec.deadline))
       return this.transition('completed', 'deadline_reached');
     for (const ct of spec.call_types) {
-      const c = (await this.counters.get(`${this.id}._n.${ct}`))?.value.count ?? 0;
+      const c = (await this.counters.get(dispatchKeys.admitted(this.id, ct)))?.value.count ?? 0;
       if (c < spec.max_items) return;
     }
     await this.transition('completed', 'max_items_reached');

@@ -2,7 +2,15 @@ import type { Logger } from 'pino';
 import type { ObjectStore } from '@nats-io/obj';
 import type { Dispatcher } from 'undici';
 import type { Bus } from '@shadowplane/bus';
-import type { ArmRole, Campaign, Envelope, JudgeVerdict, LlmJudgeSpec, ProviderEntry } from '@shadowplane/contracts';
+import {
+  reservationIds,
+  type ArmRole,
+  type Campaign,
+  type Envelope,
+  type JudgeVerdict,
+  type LlmJudgeSpec,
+  type ProviderEntry,
+} from '@shadowplane/contracts';
 import type { BudgetLedgerClient } from '@shadowplane/budget';
 import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
 import { putArtifact, type Keyring } from '@shadowplane/artifacts';
@@ -251,7 +259,7 @@ export class JudgeRunner {
         raw: null,
       };
     const bound = attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), spec.max_output_tokens, spec.rate_card);
-    const rid = `${env.item_hash}.judge.${armId}.${order}`;
+    const rid = reservationIds.judge(env.item_hash, armId, order);
     const r = await this.ctx.ledger.reserve(this.campaign.id, { [rid]: bound });
     if (!r.ok)
       return {
