@@ -29,6 +29,8 @@ export interface NatsNames {
   captureSubject(suite: string, callType: string): string;
   /** `shadow.capture.<suite>.<call_type>.skipped`: the sidecar's skip markers (no campaign filter matches it) */
   captureSkipSubject(suite: string, callType: string): string;
+  /** Everything captured for one suite, skip markers included: `shadow.capture.<suite>.>` */
+  captureSuiteAll(suite: string): string;
   /** Wildcard over all captures: `shadow.capture.>` */
   readonly captureAll: string;
   /** Filter for one suite and optionally one call type: `shadow.capture.<suite>.<call_type|*>` */
@@ -82,6 +84,7 @@ export function natsNames(prefix = ''): NatsNames {
       subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}`),
     captureSkipSubject: (suite: string, callType: string) =>
       subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}.skipped`),
+    captureSuiteAll: (suite: string) => subj(`shadow.capture.${token('suite', suite)}.>`),
     captureAll: subj('shadow.capture.>'),
     captureFilter: (suite: string, callType?: string) =>
       subj(`shadow.capture.${token('suite', suite)}.${callType === undefined ? '*' : token('call_type', callType)}`),
