@@ -263,24 +263,32 @@ export class SuiteService {
       filter_subjects: filter,
       deliver_policy: DeliverPolicy.All,
     });
-    const msgs = await consumer.consume();
+    // fetch in batches until caught up: a batch that comes back empty (messages aged out since
+    // the count) ends the read instead of waiting for messages that will never come
     try {
-      for await (const m of msgs) {
-        const rest = m.subject.slice(base.length).split('.');
-        const ct = rest[0]!;
-        const json = safeJson(m.data);
-        if (rest.length === 2 && rest[1] === 'skipped') {
-          const s = CaptureSkipMarker.safeParse(json);
-          if (s.success) out.skips.push({ call_type: ct, at: s.data.at, reason: s.data.reason });
-        } else if (rest.length === 1) {
-          const e = Envelope.safeParse(json);
-          if (!e.success) out.unparseable.push({ seq: m.seq, call_type: ct });
-          else out.captures.push(await this.record(m.seq, e.data));
+      for (;;) {
+        const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
+        let got = 0;
+        let pending = 1;
+        for await (const m of batch) {
+          got++;
+          pending = m.info.pending;
+          const rest = m.subject.slice(base.length).split('.');
+          const ct = rest[0]!;
+          const json = safeJson(m.data);
+          if (rest.length === 2 && rest[1] === 'skipped') {
+            const s = CaptureSkipMarker.safeParse(json);
+            if (s.success) out.skips.push({ call_type: ct, at: s.data.at, reason: s.data.reason });
+          } else if (rest.length === 1) {
+            const e = Envelope.safeParse(json);
+            if (!e.success) out.unparseable.push({ seq: m.seq, call_type: ct });
+            else out.captures.push(await this.record(m.seq, e.data));
+          }
+          if (pending === 0) break;
         }
-        if (m.info.pending === 0) break;
+        if (got === 0 || pending === 0) break;
       }
     } finally {
-      msgs.stop();
       await consumer.delete().catch(() => undefined);
     }
     return out;
