@@ -202,8 +202,8 @@ export class SuiteService {
 
   /**
    * Launch check of a `frozen:<hash>` source: the dataset exists, belongs to the spec's suite and
-   * is the spec's only call type (a dataset is one call type's).
-   * @throws ShadowplaneError 404 unknown_dataset; 400 invalid_request naming `source` / `call_types`
+   * is the spec's only call type (a dataset is one call type's); `sample_rate` is 1.
+   * @throws ShadowplaneError 404 unknown_dataset; 400 invalid_request naming `source` / `sample_rate` / `call_types`
    */
   async checkSource(spec: CampaignSpec): Promise<Dataset | null> {
     if (spec.source === 'live') return null;
@@ -215,6 +215,14 @@ export class SuiteService {
       });
     if (ds.suite !== spec.suite)
       throw invalidRequest([{ path: 'source', message: `dataset ${hash} was frozen from suite ${ds.suite}` }]);
+    // sampling would drop dataset items without a trace on the report; a smaller dataset is a freeze
+    if (spec.sample_rate < 1)
+      throw invalidRequest([
+        {
+          path: 'sample_rate',
+          message: 'a frozen run dispatches the whole dataset: sample_rate must be 1 (freeze with a smaller max_items)',
+        },
+      ]);
     if (spec.call_types.length !== 1 || spec.call_types[0] !== ds.call_type)
       throw invalidRequest([
         { path: 'call_types', message: `a frozen run of dataset ${hash} has exactly one call type: ${ds.call_type}` },

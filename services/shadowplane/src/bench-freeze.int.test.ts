@@ -204,6 +204,17 @@ describe('suites: status, freeze and frozen runs end to end', () => {
     const missing = await req('POST', '/v1/campaigns', KEYS.write, spec(`frozen:${'0'.repeat(64)}`));
     expect([missing.statusCode, missing.json().error.code]).toEqual([404, 'unknown_dataset']);
 
+    const sampled = await req('POST', '/v1/campaigns', KEYS.write, {
+      ...spec(`frozen:${ds.dataset_hash}`),
+      sample_rate: 0.5,
+    });
+    expect([sampled.statusCode, sampled.json().error.details.issues[0].path]).toEqual([400, 'sample_rate']);
+    const otherCt = await req('POST', '/v1/campaigns', KEYS.write, {
+      ...spec(`frozen:${ds.dataset_hash}`),
+      call_types: ['chat'],
+    });
+    expect([otherCt.statusCode, otherCt.json().error.details.issues[0].path]).toEqual([400, 'call_types']);
+
     const run1 = await req('POST', '/v1/campaigns', KEYS.write, spec(`frozen:${ds.dataset_hash}`));
     expect(run1.statusCode).toBe(201);
     const id1: string = run1.json().campaign.id;
