@@ -138,7 +138,10 @@ export const CampaignSpec = z
         z.literal('live'),
         z.string().regex(/^frozen:[0-9a-f]{64}$/, "must be 'live' or 'frozen:<dataset_hash>'"),
       ])
-      .default('live'),
+      .default('live')
+      .describe(
+        "live: traffic captured after launch; frozen:<dataset_hash>: exactly that frozen dataset's captures, weights kept, no live traffic (one call type, the dataset's; POST /v1/suites/{suite}/freeze)",
+      ),
     incumbent: Arm.describe('the tier serving production now: the reference every candidate is paired with'),
     candidates: z.array(Arm).min(1).max(8).describe('cheaper tiers to test against the incumbent'),
     sample_rate: z

@@ -82,3 +82,17 @@ export {
   RunRecord,
 } from './report.js';
 export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';
+export {
+  DATASET_EXCLUSION_REASONS,
+  DATASET_BUILDER_KINDS,
+  IMPLEMENTED_DATASET_BUILDERS,
+  DatasetExclusionReason,
+  FromFilterBuilder,
+  FreezeRequest,
+  CaptureRef,
+  DatasetItem,
+  Dataset,
+  SuiteFreezeRecord,
+  CaptureSkipMarker,
+} from './dataset.js';
+export type { FreezeRequestInput } from './dataset.js';

@@ -11,6 +11,10 @@ describe('natsNames', () => {
     expect(n.buckets.artifacts).toBe('shadow_artifacts');
     expect(n.buckets.reports).toBe('shadow_reports');
     expect(n.buckets.flags).toBe('shadow_flags');
+    expect(n.buckets.suites).toBe('shadow_suites');
+    expect(n.datasets).toBe('shadow_datasets');
+    expect(n.captureSkipSubject('support', 'summarize')).toBe('shadow.capture.support.summarize.skipped');
+    expect(n.captureSuiteAll('support')).toBe('shadow.capture.support.>');
     expect(n.captureSubject('support', 'summarize')).toBe('shadow.capture.support.summarize');
     expect(n.captureAll).toBe('shadow.capture.>');
     expect(n.captureFilter('support')).toBe('shadow.capture.support.*');
@@ -23,6 +27,8 @@ describe('natsNames', () => {
     expect(n.streams.capture).toBe('t1_CAPTURE');
     expect(n.buckets.budget).toBe('t1_shadow_budget');
     expect(n.captureSubject('s', 'c')).toBe('t1.shadow.capture.s.c');
+    expect(n.captureSkipSubject('s', 'c')).toBe('t1.shadow.capture.s.c.skipped');
+    expect(n.datasets).toBe('t1_shadow_datasets');
     expect(n.obsAll).toBe('t1.shadow.obs.>');
   });
 

@@ -73,7 +73,8 @@ export type Observation = z.infer<typeof Observation>;
  * `shadow.item_event/v1`, also on `shadow.obs.<campaign>`: what happened to an item besides arm
  * calls. `duplicate` adds exact-duplicate weight; `excluded` removes the item with a reason
  * (e.g. `pii_uncertain`, `over_max_items`, `untranslatable:<what>`, `stateful_request`,
- * `lost_in_flight`, `budget_exhausted`, `traffic_class`).
+ * `lost_in_flight`, `budget_exhausted`, `traffic_class`; in a frozen run `capture_expired` /
+ * `capture_mismatch` for a dataset reference no longer in the capture stream).
  */
 export const ItemEvent = z
   .object({

@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type RouteDef } from '../src/index.js';
+import { chatEnvelope } from '@shadowplane/testkit';
 import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 import { seedReport } from '../testing/seed.js';
 
@@ -27,7 +28,7 @@ interface Ctx {
 }
 
 function request(r: RouteDef, ctx: Ctx): { url: string; payload?: string } {
-  const url = r.path.replace('{id}', ctx.campaignId).replace('{hash}', ctx.datasetHash);
+  const url = r.path.replace('{id}', ctx.campaignId).replace('{hash}', ctx.datasetHash).replace('{suite}', 'gsm8k');
   if (r.operationId === 'createCampaign') return { url, payload: JSON.stringify(validSpec()) };
   if (r.operationId === 'addOutcome')
     return {
@@ -63,6 +64,9 @@ describe('control API routes', () => {
     });
     const campaignId = launched.json().campaign.id as string;
     ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId) };
+    // one capture, so the suite routes have a suite to answer for
+    const e = chatEnvelope('gsm8k', 'solve', 'What is 6 times 7?');
+    await f.bus.js.publish(f.bus.names.captureSubject('gsm8k', 'solve'), JSON.stringify(e), { msgID: e.envelope_id });
     doc = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   });
   afterAll(async () => f.close());
@@ -79,7 +83,7 @@ describe('control API routes', () => {
       .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
       .sort();
     expect(documented).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
-    expect(documented.length).toBe(16);
+    expect(documented.length).toBe(18);
   });
 
   it('every documented route answers 2xx with a body valid against its documented schema', async () => {

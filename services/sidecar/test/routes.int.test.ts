@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { connectBus, type Bus } from '@shadowplane/bus';
-import { Envelope } from '@shadowplane/contracts';
+import { CaptureSkipMarker, Envelope } from '@shadowplane/contracts';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import { loadConfig, type SidecarHandle } from '../src/index.js';
 import { metricValue, send, startTestSidecar, startUpstream, waitFor, type TestUpstream } from './helpers.js';
@@ -171,5 +171,24 @@ sampling:
           })) === 1,
       ),
     ).toBe(true);
+    // each skip leaves a content-free marker on `<suite>.<call_type>.skipped` for dataset cards
+    const markers = async () => {
+      const info = await bus.jsm.streams.info(bus.names.streams.capture, {
+        subjects_filter: `${prefix}.shadow.capture.>`,
+      });
+      return Object.entries(info.state.subjects ?? {}).filter(([k]) => k.endsWith('.skipped'));
+    };
+    expect(await waitFor(async () => (await markers()).reduce((n, [, c]) => n + c, 0) === 2)).toBe(true);
+    const [[subject]] = (await markers()) as [[string, number]];
+    const c = await bus.js.consumers.get(bus.names.streams.capture, {
+      filter_subjects: subject,
+      deliver_policy: DeliverPolicy.All,
+    });
+    const got = [await c.next({ expires: 2000 }), await c.next({ expires: 2000 })].map((m) =>
+      CaptureSkipMarker.parse(m!.json()),
+    );
+    expect(got.map((m) => m.reason)).toEqual(['too_large', 'too_large']);
+    expect(got[0]!.bytes).toBe(Buffer.byteLength(big));
+    expect(JSON.stringify(got)).not.toContain('xxxx');
   });
 });
