@@ -823,8 +823,9 @@ export class CampaignRunner {
     const last = attempts[attempts.length - 1]!;
     const parsed = last.parsed;
     const is2xx = last.status !== null && last.status >= 200 && last.status < 300;
+    // a failed call whose body reported usage was billed: its cost is recorded like a 2xx's
     const cost =
-      is2xx && parsed
+      parsed && (is2xx || parsed.usage.raw !== null)
         ? resolveCost(parsed, p.slot.arm.rate_card)
         : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
     let artifactRef: string | null = null;
