@@ -151,7 +151,7 @@ function campaignSpecPage(): string {
     '',
     'What an operator submits to `POST /v1/campaigns` (or `shadowctl campaign create -f spec.yaml`). Generated from the contracts `CampaignSpec` zod schema (`npx tsx scripts/gen-docs.ts`). Unknown fields are refused with a 400 that names them; the spec is pinned at launch and never changes while the campaign runs. Money is USD, margins are percentage points of quality on a 0–100 scale, `min_savings` is a fraction (0.2 = 20% cheaper). Arms name provider ids from the operator allowlist — never URLs.',
     '',
-    'Request options that are not part of the spec: `dry_run: true` returns the cost estimate, the power plan and per-call-type dispositions without writing anything; `require_power: true` refuses (422 `underpowered`) call types whose minimum detectable effect at `max_items` is larger than the margin.',
+    'Request options that are not part of the spec: `dry_run: true` returns the cost estimate, the power plan and per-call-type dispositions without writing anything; `require_power: true` refuses (422 `underpowered`) call types whose minimum detectable effect at `max_items` is larger than the margin. The plan is the √0.5 prior (no pairs exist before a campaign), inflated by the design effect of the frozen dataset card for a `frozen:<hash>` source; each row names its `sd_source` and `design_effect_source` (see statistics.md).',
     '',
     '## Example',
     '',

@@ -125,6 +125,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     providers: deps.providers,
     captureSample: deps.captureSample ?? 200,
     readProgress: async (id) => (await deps.reports.readProgress(deps.bus, id)) ?? null,
+    readDatasetCard: (hash) => deps.reports.readDatasetCard(deps.bus, hash),
   });
   const openapi = buildOpenApi(deps.version ?? '0.1.0');
   // NATS connectivity for /readyz: the client reconnects forever, so "not closed" is not "connected".
