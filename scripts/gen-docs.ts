@@ -254,6 +254,7 @@ function metricsPage(): string {
     '| `model` | requested model of a campaign arm | at most 64 distinct per process, then `other` |',
     '| `arm` | arm id of a campaign spec (`[a-z0-9_-]`, ≤ 64 chars) | at most 64 distinct per process, then `other` |',
     '| `arm_role` | `incumbent`, `incumbent_aa`, `candidate` | 3 |',
+    '| `mode` | `pointwise`, `pairwise` (LLM judge) | 2 |',
     '| `result`, `outcome` | `ok` or an error class of the contract (`rate_limited`, `hang_timeout`, `upstream_5xx`, `stream_cut`, ...) or the outcome list in the metric help | closed sets from the code |',
     '| `token_type` | `input`, `output`, `cache_read`, `cache_creation`, `reasoning` (cache and reasoning are parts of input and output) | 5 |',
     '| `campaign` | id of a campaign this worker consumes | present only while the campaign runs: the series is removed when it stops, so at most the running campaigns |',
