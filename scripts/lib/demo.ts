@@ -60,18 +60,27 @@ export interface DemoResult {
 
 /**
  * The demo tiers' true GSM8K accuracy, chosen so each outcome a user will meet shows by the tiers'
- * true quality: sim-medium is truly a little better than the incumbent (a cheaper tier that earns
- * BEAT), sim-small far worse (fails); chat, judged on 60 prompts, stays honestly inconclusive.
+ * true quality: sim-medium is truly better than the incumbent (a cheaper tier that earns BEAT),
+ * sim-small far worse (fails); chat, judged on 60 prompts, stays honestly inconclusive.
  */
-const DEMO_ACCURACY = { 'sim-large': 0.92, 'sim-medium': 0.94, 'sim-small': 0.55 } as const;
-/** Temperature-like per-call noise: a call's correctness is redrawn with this probability (A-A pairs disagree). */
+const DEMO_ACCURACY = { 'sim-large': 0.92, 'sim-medium': 0.96, 'sim-small': 0.55 } as const;
+/**
+ * Temperature-like per-call noise of the candidate tiers: a call's correctness is redrawn with this
+ * probability. Not on the incumbent: its production call, shadow call and A-A call carry the same
+ * body, and the sim's noise draw follows their arrival order, which is racy, so noise there would
+ * break "the same seed gives the same report id".
+ */
 const DEMO_ANSWER_NOISE = 0.1;
 
-/** The sim's models for the demo: the built-in tiers at {@link DEMO_ACCURACY} with noise, plus sim-judge. */
+/** The sim's models for the demo: the built-in tiers at {@link DEMO_ACCURACY}, candidates with noise, plus sim-judge. */
 function demoModels(): Record<string, unknown> {
   const models: Record<string, unknown> = { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE };
   for (const [name, accuracy] of Object.entries(DEMO_ACCURACY))
-    models[name] = { ...DEFAULT_SIM_CONFIG.models[name], accuracy, answer_noise: DEMO_ANSWER_NOISE };
+    models[name] = {
+      ...DEFAULT_SIM_CONFIG.models[name],
+      accuracy,
+      answer_noise: name === 'sim-large' ? 0 : DEMO_ANSWER_NOISE,
+    };
   return models;
 }
 
@@ -168,7 +177,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     );
     const simUrl = String(sim.ready.url);
     say(
-      `▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy ${DEMO_ACCURACY['sim-large']}), sim-medium (${DEMO_ACCURACY['sim-medium']}), sim-small (${DEMO_ACCURACY['sim-small']}); per-call answer noise ${DEMO_ANSWER_NOISE}`,
+      `▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy ${DEMO_ACCURACY['sim-large']}), sim-medium (${DEMO_ACCURACY['sim-medium']}), sim-small (${DEMO_ACCURACY['sim-small']}); candidates' per-call answer noise ${DEMO_ANSWER_NOISE}`,
     );
     const providersFile = join(work, 'providers.yaml');
     writeFileSync(
