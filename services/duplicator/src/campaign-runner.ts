@@ -564,6 +564,15 @@ export class CampaignRunner {
       if (s && s.value.state === 'done') await this.publishAndSettle(env, plans[i]!, s.value);
     }
     const todo = plans.filter((_, i) => states[i] === null);
+    // every arm settled in an earlier pass: the item is not judged again (judge-runner.ts), and a
+    // judge call a dead worker had in flight is charged its reserved bound (it may have been sent)
+    if (todo.length === 0 && this.judge) {
+      const s = await this.ctx.ledger.settle(this.id, { prefix: `${env.item_hash}.judge.` }, 'reserved');
+      if (s.found) {
+        this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
+        this.ctx.metrics.judge.spendUsd.inc(s.settledMicroUsd / 1e6);
+      }
+    }
     // two-phase start for contemporaneous arms: every arm's `invoking` record and first-attempt
     // reservation are written first, then all first calls are released together
     const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
