@@ -2,7 +2,7 @@
  * `make demo`: a budget-capped shadow campaign from real requests to a verdict, on this machine.
  * Flags: --seed N (default 7), --gsm8k N (default 300), --chat N (default 60), --dup-every N
  * (default 10), --max-cost-usd X (default 5), --concurrency N (default 8), --out DIR (default
- * ./demo-out). NATS_URL uses an existing NATS instead of a private nats-server.
+ * ./demo-out), --timeout-s N (default 240: how long the campaign may take on a loaded machine). NATS_URL uses an existing NATS instead of a private nats-server.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -19,6 +19,7 @@ const { values } = parseArgs({
     'max-cost-usd': { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '8' },
     out: { type: 'string', default: 'demo-out' },
+    'timeout-s': { type: 'string', default: '240' },
   },
 });
 
@@ -35,6 +36,7 @@ try {
     maxCostUsd: Number(values['max-cost-usd']),
     concurrency: Number(values.concurrency),
     outDir,
+    timeoutMs: Number(values['timeout-s']) * 1000,
     ...(process.env.NATS_URL ? { natsUrl: process.env.NATS_URL } : {}),
   });
   console.log('');

@@ -151,7 +151,7 @@ function campaignSpecPage(): string {
     '',
     'What an operator submits to `POST /v1/campaigns` (or `shadowctl campaign create -f spec.yaml`). Generated from the contracts `CampaignSpec` zod schema (`npx tsx scripts/gen-docs.ts`). Unknown fields are refused with a 400 that names them; the spec is pinned at launch and never changes while the campaign runs. Money is USD, margins are percentage points of quality on a 0–100 scale, `min_savings` is a fraction (0.2 = 20% cheaper). Arms name provider ids from the operator allowlist — never URLs.',
     '',
-    'Request options that are not part of the spec: `dry_run: true` returns the cost estimate, the power plan and per-call-type dispositions without writing anything; `require_power: true` refuses (422 `underpowered`) call types whose minimum detectable effect at `max_items` is larger than the margin.',
+    'Request options that are not part of the spec: `dry_run: true` returns the cost estimate, the power plan and per-call-type dispositions without writing anything; `require_power: true` refuses (422 `underpowered`) call types whose minimum detectable effect at `max_items` is larger than the margin. The plan is the √0.5 prior (no pairs exist before a campaign), inflated by the design effect of the frozen dataset card for a `frozen:<hash>` source; each row names its `sd_source` and `design_effect_source` (see statistics.md).',
     '',
     '## Example',
     '',
@@ -189,7 +189,7 @@ function campaignSpecPage(): string {
     '',
     "Calibration: the report's `judge` (and each call type's) gives Cohen's kappa between the judge and the programmatic scores / first-party outcomes on the same outputs (pointwise: good/bad at 0.5; pairwise: candidate better, worse or tie), with a 95% interval (standard error of Fleiss, Cohen & Everitt 1969), and the position-flip rate of pairwise judgements; or `kappa_none_reason`. Trust class follows the composite weights: A without judge, B when the judge has at most half the weight, C when it dominates; a class B or C verdict line carries the kappa or says why there is none.",
     '',
-    "Evidence: each verdict's raw replies are kept encrypted in the artifact store (same retention as arm outputs) and named by `artifact_ref`; the parsed score rides on the OBS stream, so an offline fold (`shadowplane fold`) of the exported messages reproduces the judge-fed report. The evidence bundle carries the judge-fed paired qualities and the judge summary in the report; it does not yet carry the verdicts themselves, so `shadowctl verify` rechecks the statistics from the paired rows, not the composite from the judge scores.",
+    "Evidence: each verdict's raw replies are kept encrypted in the artifact store (same retention as arm outputs) and named by `artifact_ref`; the parsed score rides on the OBS stream, so an offline fold (`shadowplane fold`) of the exported messages reproduces the judge-fed report. The evidence bundle carries the judge-fed paired qualities, the judge summary in the report, and a `judge` part with every verdict the fold used and the agreement rows behind the kappa (each naming its verdict); `shadowctl verify` checks each agreement row against its verdict and recomputes the judge summaries (counts, spend, kappa and its interval, position flips) from them. It does not recompute each composite quality from the judge and programmatic scores (the programmatic scores are not in the bundle): the statistics are rechecked from the paired rows.",
     '',
   ].join('\n');
 }
@@ -254,6 +254,7 @@ function metricsPage(): string {
     '| `model` | requested model of a campaign arm | at most 64 distinct per process, then `other` |',
     '| `arm` | arm id of a campaign spec (`[a-z0-9_-]`, ≤ 64 chars) | at most 64 distinct per process, then `other` |',
     '| `arm_role` | `incumbent`, `incumbent_aa`, `candidate` | 3 |',
+    '| `mode` | `pointwise`, `pairwise` (LLM judge) | 2 |',
     '| `result`, `outcome` | `ok` or an error class of the contract (`rate_limited`, `hang_timeout`, `upstream_5xx`, `stream_cut`, ...) or the outcome list in the metric help | closed sets from the code |',
     '| `token_type` | `input`, `output`, `cache_read`, `cache_creation`, `reasoning` (cache and reasoning are parts of input and output) | 5 |',
     '| `campaign` | id of a campaign this worker consumes | present only while the campaign runs: the series is removed when it stops, so at most the running campaigns |',

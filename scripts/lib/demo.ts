@@ -58,6 +58,32 @@ export interface DemoResult {
   pids: number[];
 }
 
+/**
+ * The demo tiers' true GSM8K accuracy, chosen so each outcome a user will meet shows by the tiers'
+ * true quality: sim-medium is truly better than the incumbent (a cheaper tier that earns BEAT),
+ * sim-small far worse (fails); chat, judged on 60 prompts, stays honestly inconclusive.
+ */
+const DEMO_ACCURACY = { 'sim-large': 0.92, 'sim-medium': 0.96, 'sim-small': 0.55 } as const;
+/**
+ * Temperature-like per-call noise of the candidate tiers: a call's correctness is redrawn with this
+ * probability. Not on the incumbent: its production call, shadow call and A-A call carry the same
+ * body, and the sim's noise draw follows their arrival order, which is racy, so noise there would
+ * break "the same seed gives the same report id".
+ */
+const DEMO_ANSWER_NOISE = 0.1;
+
+/** The sim's models for the demo: the built-in tiers at {@link DEMO_ACCURACY}, candidates with noise, plus sim-judge. */
+function demoModels(): Record<string, unknown> {
+  const models: Record<string, unknown> = { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE };
+  for (const [name, accuracy] of Object.entries(DEMO_ACCURACY))
+    models[name] = {
+      ...DEFAULT_SIM_CONFIG.models[name],
+      accuracy,
+      answer_noise: name === 'sim-large' ? 0 : DEMO_ANSWER_NOISE,
+    };
+  return models;
+}
+
 /** sim-judge: a cheap judge model from its own provider family, with known accuracy and no bias. */
 const JUDGE_PRICES = { input: 0.2, output: 0.8 } as const;
 const SIM_JUDGE = {
@@ -139,12 +165,10 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     writeFileSync(join(work, 'sim.key'), `sk-sim-${randomBytes(16).toString('hex')}`);
     const common = { SHADOWPLANE_NATS_URL: natsUrl, SHADOWPLANE_NATS_PREFIX: prefix, SHADOWPLANE_LOG_LEVEL: 'warn' };
 
-    // the built-in tiers plus sim-judge, a judge of known behaviour (accuracy 0.9 against the sim's ground truth)
+    // the built-in tiers with per-call noise, sim-medium truly as good as the incumbent, plus
+    // sim-judge, a judge of known behaviour (accuracy 0.9 against the sim's ground truth)
     const simConfigFile = join(work, 'sim.json');
-    writeFileSync(
-      simConfigFile,
-      JSON.stringify({ ...DEFAULT_SIM_CONFIG, models: { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE } }),
-    );
+    writeFileSync(simConfigFile, JSON.stringify({ ...DEFAULT_SIM_CONFIG, models: demoModels() }));
     const sim = await group.startRole(
       'provider-sim',
       'provider-sim',
@@ -152,7 +176,9 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       {},
     );
     const simUrl = String(sim.ready.url);
-    say(`▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy 0.92), sim-medium (0.90), sim-small (0.55)`);
+    say(
+      `▶ provider-sim ${simUrl}: sim-large (incumbent, accuracy ${DEMO_ACCURACY['sim-large']}), sim-medium (${DEMO_ACCURACY['sim-medium']}), sim-small (${DEMO_ACCURACY['sim-small']}); candidates' per-call answer noise ${DEMO_ANSWER_NOISE}`,
+    );
     const providersFile = join(work, 'providers.yaml');
     writeFileSync(
       providersFile,

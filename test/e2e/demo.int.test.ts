@@ -9,8 +9,8 @@ import { runDemo, type DemoResult } from '../../scripts/lib/demo.js';
  * The demo's flow on a smaller slice, as part of `make test`: every role as a real process, real
  * GSM8K questions through the sidecar with the official openai client, a verdict at the end.
  * Ground truth comes from provider-sim's configured tiers: sim-small answers 55% of GSM8K
- * correctly against sim-large's 92%, far beyond the 5 pp margin, so it must fail; sim-medium (90%)
- * is within the margin, so it must pass or be inconclusive — never fail. The demo's judge (weight
+ * correctly against sim-large's 92%, far beyond the 5 pp margin, so it must fail; sim-medium (96%
+ * in the demo) is within the margin, so it must pass or be inconclusive — never fail. The demo's judge (weight
  * 0.5 beside the expectations) dilutes the measured gap, and the small-n intervals are honest, so
  * the slice is 80 questions: enough that a −37 pp tier is shown to fail.
  */

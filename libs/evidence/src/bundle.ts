@@ -5,7 +5,13 @@
  * are specific to the run, so the bundle hash is per run.
  */
 import { fastContentHash } from './canonical-fast.js';
-import { type DatasetCard, type OutcomeRecord, type Report, type RunRecord } from '@shadowplane/contracts';
+import {
+  type DatasetCard,
+  type JudgeVerdict,
+  type OutcomeRecord,
+  type Report,
+  type RunRecord,
+} from '@shadowplane/contracts';
 import type { ComparisonResult, ComparisonSettings, PairRow } from './compare.js';
 
 /** One ok observation's cost evidence (per arm × call type), in billed units; nulls stay null. */
@@ -34,6 +40,27 @@ export interface StatsPart {
   result: ComparisonResult;
 }
 
+/**
+ * One (judge label, programmatic label) pair of the judge's kappa, with the verdict it came from:
+ * `verdict_key` = `<call_type>|<item_hash>|<arm_id>|<role>|<mode>` (the key the fold de-duplicates
+ * verdicts by); `judge` the judge's score (pointwise, 0–1) or candidate preference (pairwise);
+ * `programmatic` the programmatic/first-party composite (pointwise) or 0.5 + (q_cand − q_inc)/2
+ * (pairwise). Labels: good/bad at 0.5 (pointwise); candidate/incumbent/tie around 0.5 (pairwise).
+ */
+export interface JudgeAgreementRow {
+  call_type: string;
+  verdict_key: string;
+  mode: 'pointwise' | 'pairwise';
+  judge: number;
+  programmatic: number;
+}
+
+/** The LLM judge's evidence: the verdicts the fold used (sorted by key) and the kappa's agreement rows. */
+export interface JudgePart {
+  verdicts: JudgeVerdict[];
+  agreement: JudgeAgreementRow[];
+}
+
 /** The parts of a bundle; each is hashed separately (`hashes.<part>` = contentHash(part)). */
 export interface BundleParts {
   /** the report, with report_id */
@@ -49,6 +76,11 @@ export interface BundleParts {
   /** A-A quality differences per call type (noise floor) and their sd */
   aa: { call_type: string; diffs: number[]; sd: number | null }[];
   outcomes: OutcomeRecord[];
+  /**
+   * the judge verdicts and kappa agreement rows, or null without a judge; absent in bundles
+   * written before judge evidence was bundled (then not hashed and not checked)
+   */
+  judge?: JudgePart | null;
   lineage: { envelope_ids: string[]; observation_ids: string[]; outcome_ids: string[] };
 }
 
@@ -78,6 +110,7 @@ export const BUNDLE_PARTS: readonly (keyof BundleParts)[] = Object.freeze([
   'stats',
   'aa',
   'outcomes',
+  'judge',
   'lineage',
 ]);
 
@@ -92,6 +125,7 @@ export function buildBundle(parts: {
   stats: StatsPart[];
   aa: BundleParts['aa'];
   outcomes: OutcomeRecord[];
+  judge?: JudgePart | null;
   lineage: BundleParts['lineage'];
 }): EvidenceBundle {
   const p: BundleParts = {
@@ -104,6 +138,7 @@ export function buildBundle(parts: {
     stats: parts.stats,
     aa: parts.aa,
     outcomes: parts.outcomes,
+    judge: parts.judge ?? null,
     lineage: parts.lineage,
   };
   // round-trip through JSON so the bundle holds exactly what a reader will see

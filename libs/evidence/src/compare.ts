@@ -209,9 +209,12 @@ const PLAN_SD_CONFIDENCE = 0.9;
  * The power plan written into a comparison (and recomputed by verifyBundle): from the comparison's
  * own paired rows once they span ≥ MIN_ARM_OBSERVATIONS clusters (upper confidence bound on the
  * paired spread), before that the prior √0.5·√deff (deff from `priorWeights`, the cluster weights
- * the prior applies to, or the rows'). A-A pairs only report the noise floor (`noise_floor_sd`).
+ * the prior applies to, or the rows'; else `priorDesignEffect`, e.g. a frozen dataset card's, for a
+ * plan made before any evidence exists, as the dry run makes it). A-A pairs only report the noise
+ * floor (`noise_floor_sd`).
  * Shape: rows (any, sorted by item_hash), { clusters (where the MDE is stated), alpha_one_sided,
- * margin_pp, noise_floor: { pairs, sd } , priorWeights? } → PowerPlanValue.
+ * margin_pp, noise_floor: { pairs, sd } , priorWeights?, priorDesignEffect? (≥ 1; default 1) } →
+ * PowerPlanValue.
  * Source: libs/stats powerPlanFromPairs.
  */
 export function comparisonPowerPlan(
@@ -222,6 +225,7 @@ export function comparisonPowerPlan(
     margin_pp: number;
     noise_floor: { pairs: number; sd: number | null };
     priorWeights?: readonly number[];
+    priorDesignEffect?: number;
   },
 ): PowerPlanValue {
   const spread =
@@ -237,7 +241,7 @@ export function comparisonPowerPlan(
           })),
         )
       : null;
-  let deff = spread?.designEffect ?? 1;
+  let deff = spread?.designEffect ?? o.priorDesignEffect ?? 1;
   if (o.priorWeights && o.priorWeights.length > 0) {
     const sw = o.priorWeights.reduce((a, w) => a + w, 0);
     const sw2 = o.priorWeights.reduce((a, w) => a + w * w, 0);

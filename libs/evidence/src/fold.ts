@@ -64,7 +64,13 @@ import {
   type PairRow,
 } from './compare.js';
 import { collectJudgeVerdicts, goodBad, judgeInputs, judgeSummary, kappaText, preference } from './judge-fold.js';
-import { buildBundle, type EvidenceBundle, type CostEvidenceRow, type StatsPart } from './bundle.js';
+import {
+  buildBundle,
+  type EvidenceBundle,
+  type CostEvidenceRow,
+  type JudgeAgreementRow,
+  type StatsPart,
+} from './bundle.js';
 
 /** The pinned campaign a fold is for. */
 export interface FoldCampaign {
@@ -237,6 +243,8 @@ export function foldReport(input: FoldInput): FoldResult {
   const judgeFamily = input.judgeFamily ?? ji.judgeFamily;
   const armFamilies = input.armFamilies ?? ji.armFamilies;
   const agreementAll: [string, string][] = [];
+  // the same agreement with the verdict each judge label came from, for offline verification
+  const agreementRows: JudgeAgreementRow[] = [];
   // verdict lines are written once the whole report's judge calibration is known
   const pendingText: { ct: string; cmp: Comparison; judge: JudgeSummary | undefined }[] = [];
   const outcomesFor = new Map<string, OutcomeRecord[]>();
@@ -354,8 +362,16 @@ export function foldReport(input: FoldInput): FoldResult {
     for (const s of scored.values()) {
       const j = judgeScores?.get(judgeKey(s.obs.item_hash, s.obs.arm_id, s.obs.role));
       const prog = s.compositeNoJudge?.quality ?? null;
-      if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null))
+      if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null)) {
         agreement.push([goodBad(j.score), goodBad(prog)]);
+        agreementRows.push({
+          call_type: ct,
+          verdict_key: `${s.obs.call_type}|${s.obs.item_hash}|${s.obs.arm_id}|${s.obs.role}|pointwise`,
+          mode: 'pointwise',
+          judge: j.score,
+          programmatic: prog,
+        });
+      }
     }
     let aaCalls = 0;
     for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaCalls++;
@@ -591,8 +607,16 @@ export function foldReport(input: FoldInput): FoldResult {
             pb !== null &&
             a.scores.some((x) => x.score !== null) &&
             b.scores.some((x) => x.score !== null)
-          )
+          ) {
             agreement.push([preference(pw), preference(0.5 + (pb - pa) / 2)]);
+            agreementRows.push({
+              call_type: ct,
+              verdict_key: `${ct}|${h}|${cand.id}|candidate|pairwise`,
+              mode: 'pairwise',
+              judge: pw,
+              programmatic: 0.5 + (pb - pa) / 2,
+            });
+          }
         }
         if (qa === null || qb === null) {
           inc(excluded, 'unscored');
@@ -997,6 +1021,10 @@ export function foldReport(input: FoldInput): FoldResult {
     stats: statsParts,
     aa: aaParts,
     outcomes,
+    judge:
+      verdicts.length > 0 || agreementRows.length > 0
+        ? { verdicts: verdicts.map((v) => ({ ...v })), agreement: agreementRows }
+        : null,
     lineage: {
       envelope_ids: [...new Set(obs.map((x) => x.o.envelope_id).concat(evs.map((e) => e.envelope_id)))].sort(),
       observation_ids: obs.map((x) => x.id).sort(),

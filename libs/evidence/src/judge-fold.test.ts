@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { JudgeVerdict, ObsMessage, Observation } from '@shadowplane/contracts';
-import { foldReport } from './index.js';
+import { foldReport, verifyBundle } from './index.js';
 import { synthObservation, synthSpec } from '@shadowplane/testkit';
 
 const CID = 'cmp_0123456789abcdef';
@@ -118,5 +118,53 @@ describe('fold: LLM judge verdicts', () => {
     expect(r3.report.verdict_text!.join('\n')).toMatch(
       /trust class C \(judge has no kappa: no judged item has a programmatic score/,
     );
+  });
+
+  describe('the evidence bundle carries the judge verdicts and verify recomputes the judge summary', () => {
+    const clone = () => JSON.parse(JSON.stringify(r.bundle)) as typeof r.bundle;
+    it('bundles every verdict and the 199 agreement rows the kappa was computed from; the bundle verifies', () => {
+      expect(r.bundle.parts.judge!.verdicts).toHaveLength(200);
+      expect(r.bundle.parts.judge!.agreement).toHaveLength(199);
+      expect(verifyBundle(r.bundle)).toEqual({ ok: true, problems: [] });
+    });
+    it('an edited verdict score is found (its agreement row and the recomputed summary disagree)', () => {
+      const b = clone();
+      const row = b.parts.judge!.agreement[5]!;
+      const v = b.parts.judge!.verdicts.find(
+        (x) => `${x.call_type}|${x.item_hash}|${x.arm_id}|${x.role}|${x.mode}` === row.verdict_key,
+      )!;
+      v.score = v.score === 1 ? 0 : 1;
+      const res = verifyBundle(b);
+      expect(res.ok).toBe(false);
+      expect(res.problems[0]!.path).toBe('parts.judge.agreement[5].judge');
+    });
+    it('an agreement row whose judge label was flipped together with its verdict changes the kappa: found', () => {
+      const b = clone();
+      const row = b.parts.judge!.agreement[5]!;
+      const v = b.parts.judge!.verdicts.find(
+        (x) => `${x.call_type}|${x.item_hash}|${x.arm_id}|${x.role}|${x.mode}` === row.verdict_key,
+      )!;
+      v.score = row.judge = row.judge >= 0.5 ? 0 : 1;
+      const res = verifyBundle(b);
+      expect(res.ok).toBe(false);
+      expect(res.problems.map((p) => p.path)).toEqual(
+        expect.arrayContaining(['parts.report.judge', 'parts.report.call_types[0].judge']),
+      );
+    });
+    it('a report whose kappa was edited is found at the judge summary', () => {
+      const b = clone();
+      b.parts.report.call_types![0]!.judge!.kappa!.value = 0.95;
+      const res = verifyBundle(b);
+      expect(res.ok).toBe(false);
+      expect(res.problems[0]!.path).toBe('parts.report.call_types[0].judge');
+    });
+    it('a bundle written before judge evidence was bundled (no judge part, no hash) still verifies its other parts', () => {
+      const b = clone();
+      delete (b.parts as { judge?: unknown }).judge;
+      delete (b.hashes as { judge?: string }).judge;
+      const res = verifyBundle(b);
+      // only the bundle hash changes (its hashes object lost a key)
+      expect(res.problems.map((p) => p.path)).toEqual(['bundle_hash']);
+    });
   });
 });

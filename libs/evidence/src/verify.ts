@@ -1,10 +1,17 @@
 /**
  * Offline verification of an evidence bundle: recomputes hashes and the statistics.
  */
-import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
+import { MIN_ARM_OBSERVATIONS, type CampaignSpec } from '@shadowplane/contracts';
 import { sdOfDifferences } from '@shadowplane/stats';
 import { fastCanonicalJson as canonicalJson, fastContentHash as contentHash } from './canonical-fast.js';
-import { BUNDLE_PARTS, type BundleParts, type CostEvidenceRow, type StatsPart } from './bundle.js';
+import {
+  BUNDLE_PARTS,
+  type BundleParts,
+  type CostEvidenceRow,
+  type JudgeAgreementRow,
+  type StatsPart,
+} from './bundle.js';
+import { goodBad, judgeSummary, preference } from './judge-fold.js';
 import { clusterBySimhash } from './clusters.js';
 import { comparisonPowerPlan, computeComparison, type PairRow } from './compare.js';
 
@@ -45,7 +52,10 @@ function sameNumber(a: unknown, b: unknown): boolean {
  *    each arm's per-request cost mean is recomputed from `parts.cost_evidence`;
  * 4. dataset cards and the pinned spec agree between the report and the parts; every paired row
  *    and cost-evidence row names an observation listed in the lineage;
- * 5. every part's hash, and the bundle hash, are recomputed.
+ * 5. judge evidence (`parts.judge`): each kappa agreement row matches the verdict it names, and
+ *    the report's judge summaries (counts, spend, kappa and its interval, position flips) are
+ *    recomputed from the verdicts and rows;
+ * 6. every part's hash, and the bundle hash, are recomputed.
  * Value checks come before hash checks, so `problems[0].path` names the recorded number that
  * disagrees (e.g. `parts.stats[0].result.quality_delta.lower`) when one was altered.
  * Shape: any JSON value → { ok, problems }. Never throws for bad input: a malformed bundle is a problem at its path.
@@ -76,6 +86,8 @@ export function verifyBundle(bundle: unknown): VerifyResult {
   }
   const hashes = bundle.hashes as Obj;
   for (const k of BUNDLE_PARTS) {
+    // bundles written before judge evidence was bundled have no judge part and no hash for it
+    if (k === 'judge' && !('judge' in hashes) && (parts as unknown as Obj)['judge'] === undefined) continue;
     let actual: string | null = null;
     try {
       actual = contentHash((parts as unknown as Obj)[k] ?? null);
@@ -90,11 +102,55 @@ export function verifyBundle(bundle: unknown): VerifyResult {
   return { ok: problems.length === 0, problems };
 }
 
+/**
+ * Judge evidence: every agreement row's judge value is the score of the verdict it names; the
+ * judge summaries of the report (whole report and per call type: verdict and null counts, calls,
+ * spend, kappa with its interval, position flips) are recomputed from the verdicts and the rows
+ * with the fold's own function (judge-fold.ts judgeSummary) and must be equal.
+ */
+function checkJudge(
+  parts: BundleParts,
+  add: (path: string, expected: unknown, actual: unknown, message: string) => void,
+): void {
+  const jp = parts.judge;
+  if (jp === undefined) return; // written before judge evidence was bundled
+  const report = parts.report as unknown as Obj;
+  const spec = (parts.run_spec as unknown as Obj | undefined)?.['spec'] as CampaignSpec | undefined;
+  if (!spec || !Array.isArray(spec.scorers)) return;
+  const verdicts = jp?.verdicts ?? [];
+  const rows = jp?.agreement ?? [];
+  const byKey = new Map(verdicts.map((v) => [`${v.call_type}|${v.item_hash}|${v.arm_id}|${v.role}|${v.mode}`, v]));
+  rows.forEach((r, i) => {
+    const v = byKey.get(r.verdict_key);
+    if (v && !sameNumber(v.score, r.judge))
+      add(`parts.judge.agreement[${i}].judge`, v.score, r.judge, 'agreement row disagrees with the verdict it names');
+  });
+  const label = (r: JudgeAgreementRow): [string, string] =>
+    r.mode === 'pointwise'
+      ? [goodBad(r.judge), goodBad(r.programmatic)]
+      : [preference(r.judge), preference(r.programmatic)];
+  const same = (path: string, want: unknown, got: unknown) => {
+    if (canonicalJson(want ?? null) !== canonicalJson(got ?? null))
+      add(path, want ?? null, got ?? null, 'judge summary does not follow from the judge verdicts and agreement rows');
+  };
+  same('parts.report.judge', judgeSummary(spec, verdicts, rows.map(label)), report['judge']);
+  ((report['call_types'] ?? []) as Obj[]).forEach((ct, c) => {
+    const name = ct['call_type'];
+    const want = judgeSummary(
+      spec,
+      verdicts.filter((v) => v.call_type === name),
+      rows.filter((r) => r.call_type === name).map(label),
+    );
+    same(`parts.report.call_types[${c}].judge`, want, ct['judge']);
+  });
+}
+
 function checkValues(
   bundle: Obj,
   parts: BundleParts,
   add: (path: string, expected: unknown, actual: unknown, message: string) => void,
 ): void {
+  checkJudge(parts, add);
   const report = parts.report as unknown as Obj;
   // 1. report id
   const { report_id: rid, ...body } = report;

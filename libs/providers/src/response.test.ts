@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createResponseParser, parseResponse, resolveCost } from './index.js';
 import type { ResponseMeta } from './index.js';
@@ -383,6 +385,35 @@ describe('JSON bodies and robustness', () => {
     expect(j.stream).toBe(false);
     expect(j.outputText).toBe('x');
     expect(j.usage.output_tokens).toBe(3);
+  });
+
+  // The recorded OpenRouter error body (test/fixtures/providers/openrouter/error-429-upstream-rate-limited.json)
+  // as a 502 after generation began, with the `usage` OpenRouter adds to such failures.
+  it('keeps the usage of a non-2xx JSON error body, with its reported cost', () => {
+    const recorded = JSON.parse(
+      readFileSync(
+        fileURLToPath(
+          new URL('../../../test/fixtures/providers/openrouter/error-429-upstream-rate-limited.json', import.meta.url),
+        ),
+        'utf8',
+      ),
+    ) as Record<string, unknown>;
+    const body = JSON.stringify({
+      ...recorded,
+      error: { code: 502, message: 'Provider returned error', metadata: { provider_name: 'Google' } },
+      usage: { prompt_tokens: 43, completion_tokens: 10, total_tokens: 53, cost: 0.0000215 },
+    });
+    const r = parseResponse('openrouter.chat', { status: 502, headers: { 'content-type': 'application/json' } }, body);
+    expect(r.errorClass).toBe('upstream_5xx');
+    expect([r.usage.input_tokens, r.usage.output_tokens]).toEqual([43, 10]);
+    expect(r.usage.raw).not.toBeNull();
+    expect(r.providerCostUsd).toBe(0.0000215);
+    expect(resolveCost(r, { input: 2, output: 8 })).toMatchObject({ micro_usd: 22, basis: 'provider_reported' }); // 21.5 µ$ rounded up;
+    // the same body without usage stays usage-free (nothing invented)
+    const bare = parseResponse('openrouter.chat', { status: 429, headers: {} }, JSON.stringify(recorded));
+    expect(bare.usage.raw).toBeNull();
+    expect(bare.usage.input_tokens).toBeNull();
+    expect(bare.providerCostUsd).toBeNull();
   });
 
   it('a non-JSON 502 body is upstream_5xx with the text as message', () => {

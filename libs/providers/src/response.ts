@@ -539,8 +539,12 @@ class ResponseParser implements StreamParser {
     if (this.mode === 'raw') {
       const text = this.takeChunksText();
       const c = classifyError(status, this.meta.headers, text);
+      // a non-2xx JSON body may carry the usage the provider billed (OpenRouter reports usage for
+      // calls that failed after generation began): it is kept and costed by the normal rules
+      const billed = this.errorBodyUsage(text);
       return {
         ...this.emptyResult(status, false),
+        ...billed,
         stream: /^\s*(data|event|:)/.test(text),
         complete: true,
         upstream: c.upstream,
@@ -625,6 +629,25 @@ class ResponseParser implements StreamParser {
       retryAfterS,
       errorMessage,
     };
+  }
+
+  /** Usage and provider cost of a non-2xx JSON body with a top-level `usage` object; `{}` otherwise. */
+  private errorBodyUsage(text: string): Pick<ParsedResponse, 'usage' | 'providerCostUsd'> | Record<string, never> {
+    let j: unknown;
+    try {
+      j = JSON.parse(text);
+    } catch {
+      return {};
+    }
+    if (!isObj(j) || !isObj(j['usage'])) return {};
+    const u = j['usage'];
+    const usage =
+      this.api === 'anthropic.messages'
+        ? anthropicUsage(u)
+        : this.api === 'openai.responses'
+          ? openaiResponsesUsage(u)
+          : openaiChatUsage(u);
+    return { usage, providerCostUsd: reportedCostUsd(u) };
   }
 
   private emptyResult(status: number, abandoned: boolean): ParsedResponse {

@@ -19,8 +19,6 @@ export {
 export type { ScoreResult, ScoreSource } from './scorers.js';
 export { scoreProgrammatic, scoreOutcome, compositeQuality, trustClass } from './composite.js';
 export type { ProgrammaticInput, Composite, TrustClass } from './composite.js';
-export { judgeOutput, parseJudgeVerdict, judgeAllowedForPair, JUDGE_SYSTEM_PROMPT } from './judge.js';
-export type { JudgeOptions } from './judge.js';
 export {
   JUDGE_TEMPLATES,
   judgeTemplateId,

@@ -1,13 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
   compositeQuality,
   detectRefusal,
   extractFinalNumber,
-  judgeAllowedForPair,
-  judgeOutput,
   scoreExpectation,
   scoreJsonSchema,
   scoreJsonValid,
@@ -138,54 +134,5 @@ describe('composite quality and trust class', () => {
         scoreExpectation({ kind: 'must_not_include', value: ['DROP TABLE'], hard: true }, 'DROP TABLE users'),
       ]).hardFailed,
     ).toBe(true);
-  });
-});
-
-describe('LLM judge', () => {
-  it('refuses a judge of the same family as either arm of the pair', () => {
-    expect(judgeAllowedForPair('openai', ['anthropic', 'openai']).allowed).toBe(false);
-    expect(judgeAllowedForPair('google', ['anthropic', 'openai'])).toEqual({ allowed: true, reason: null });
-  });
-  it('calls an OpenAI-shaped judge over HTTP and parses its fixed verdict', async () => {
-    const seen: { auth: string | undefined; body: { model: string; messages: { role: string; content: string }[] } }[] =
-      [];
-    const server = createServer((req, res) => {
-      let raw = '';
-      req.on('data', (c: Buffer) => (raw += c.toString()));
-      req.on('end', () => {
-        seen.push({ auth: req.headers.authorization, body: JSON.parse(raw) });
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            id: 'x',
-            object: 'chat.completion',
-            choices: [
-              {
-                index: 0,
-                message: { role: 'assistant', content: 'Verdict: {"score": 0.8, "reason": "mostly right"}' },
-                finish_reason: 'stop',
-              },
-            ],
-          }),
-        );
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const port = (server.address() as AddressInfo).port;
-      const r = await judgeOutput({
-        baseUrl: `http://127.0.0.1:${port}`,
-        apiKey: 'sk-test',
-        model: 'judge-1',
-        prompt: 'What is 2+2?',
-        output: '4',
-      });
-      expect(r).toEqual({ score: 0.8, scorer: 'judge:judge-1', detail: 'mostly right', source: 'judge' });
-      expect(seen[0]!.auth).toBe('Bearer sk-test');
-      expect(seen[0]!.body.model).toBe('judge-1');
-      expect(seen[0]!.body.messages[1]!.content).toContain('Answer to grade:\n4');
-    } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-    }
   });
 });

@@ -124,7 +124,14 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
           would_launch: boolean;
           estimate: { worst_case_total_usd: number | null; max_cost_usd: number; items_affordable: number | null };
           dispositions: { call_type: string; disposition: string; reasons: string[]; warnings: string[] }[];
-          power: { call_type: string; mde_pp: number; margin_pp: number; powered: boolean }[];
+          power: {
+            call_type: string;
+            mde_pp: number | null;
+            margin_pp: number;
+            powered: boolean;
+            design_effect?: number;
+            design_effect_source?: string;
+          }[];
         };
         print(r, () =>
           [
@@ -132,7 +139,7 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
             `worst case ${d.estimate.worst_case_total_usd === null ? 'unknown (an arm has no rate card)' : `$${d.estimate.worst_case_total_usd.toFixed(4)}`} (estimate) for budget $${d.estimate.max_cost_usd}; items affordable per call type: ${d.estimate.items_affordable ?? 'unknown'}`,
             ...d.power.map(
               (x) =>
-                `power ${x.call_type}: MDE ${x.mde_pp.toFixed(2)} pp vs margin ${x.margin_pp} pp → ${x.powered ? 'powered' : 'underpowered'}`,
+                `power ${x.call_type}: MDE ${x.mde_pp === null ? 'n/a' : `${x.mde_pp.toFixed(2)} pp`} vs margin ${x.margin_pp} pp → ${x.powered ? 'powered' : 'underpowered'}${x.design_effect_source ? ` (prior sd, design effect ${x.design_effect ?? 1} from ${x.design_effect_source})` : ''}`,
             ),
             ...d.dispositions.map(
               (x) =>

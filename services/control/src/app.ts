@@ -126,6 +126,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     providers: deps.providers,
     captureSample: deps.captureSample ?? 200,
     readProgress: async (id) => (await deps.reports.readProgress(deps.bus, id)) ?? null,
+    readDatasetCard: (hash) => deps.reports.readDatasetCard(deps.bus, hash),
   });
   const suites = await SuiteService.open(deps.bus);
   const openapi = buildOpenApi(deps.version ?? '0.1.0');

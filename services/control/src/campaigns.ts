@@ -11,7 +11,8 @@ import {
   type ProviderEntry,
 } from '@shadowplane/contracts';
 import { usdToMicroUsdCeil } from '@shadowplane/providers';
-import { intervalLevel, powerPlan } from '@shadowplane/stats';
+import { intervalLevel } from '@shadowplane/stats';
+import { dryRunPower, priorDesignEffect } from './dry-run-power.js';
 import { invalidRequest, parseOr400, type FieldIssue } from './errors.js';
 import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_BYTES } from './estimate.js';
 import { judgeWorstCase } from './judge-estimate.js';
@@ -105,6 +106,8 @@ export interface CampaignServiceDeps {
   /** envelopes per call type a dry run samples from CAPTURE */
   captureSample: number;
   readProgress: (campaignId: string) => Promise<ProgressLike | null>;
+  /** a dataset card by its hash (the design effect a `frozen:<hash>` source's power plan uses), or null */
+  readDatasetCard?: (hash: string) => Promise<unknown>;
 }
 
 /**
@@ -308,25 +311,7 @@ export class CampaignService {
     const perItemAll = anyUnknown ? null : estimates.reduce((s, e) => s + (e.per_item_worst_case_usd ?? 0), 0);
     const itemsAffordable =
       perItemAll === null ? null : perItemAll === 0 ? spec.max_items : Math.floor(spec.max_cost_usd / perItemAll);
-    const power = spec.call_types.map((ct) => {
-      const p = powerPlan({
-        clusters: spec.max_items,
-        sdDiff: null,
-        alphaOneSided: alphaAdjusted,
-        marginPp: spec.margins.noninferiority_pp,
-      });
-      return {
-        call_type: ct,
-        clusters: spec.max_items,
-        alpha_one_sided_adjusted: alphaAdjusted,
-        margin_pp: spec.margins.noninferiority_pp,
-        mde_pp: p.mdePp,
-        sd_diff: p.sdDiff,
-        sd_source: p.sdSource,
-        clusters_needed_for_margin: p.clustersNeededForMargin,
-        powered: p.powered,
-      };
-    });
+    const power = dryRunPower(spec, alphaAdjusted, await priorDesignEffect(spec, this.deps.readDatasetCard));
     const dispositions = spec.call_types.map((ct, i) => {
       const reasons: string[] = [];
       const warnings: string[] = [];
@@ -464,25 +449,23 @@ export class CampaignService {
         candidates: spec.candidates.length,
         runIndex,
       });
-      const p = powerPlan({
-        clusters: spec.max_items,
-        sdDiff: null,
-        alphaOneSided: alphaAdjusted,
-        marginPp: spec.margins.noninferiority_pp,
-      });
-      if (!p.powered) {
+      const power = dryRunPower(spec, alphaAdjusted, await priorDesignEffect(spec, this.deps.readDatasetCard));
+      const under = power.filter((p) => !p.powered);
+      if (under.length > 0) {
         throw new ShadowplaneError(
           'underpowered',
-          `call types ${spec.call_types.join(', ')} cannot reach a ${spec.margins.noninferiority_pp} pp margin with max_items ${spec.max_items}`,
+          `call types ${under.map((p) => p.call_type).join(', ')} cannot reach a ${spec.margins.noninferiority_pp} pp margin with max_items ${spec.max_items}`,
           {
             details: {
-              call_types: spec.call_types.map((ct) => ({
-                call_type: ct,
-                mde_pp: p.mdePp,
-                margin_pp: spec.margins.noninferiority_pp,
-                clusters: spec.max_items,
-                clusters_needed_for_margin: p.clustersNeededForMargin,
-                sd_source: p.sdSource,
+              call_types: under.map((p) => ({
+                call_type: p.call_type,
+                mde_pp: p.mde_pp,
+                margin_pp: p.margin_pp,
+                clusters: p.clusters,
+                clusters_needed_for_margin: p.clusters_needed_for_margin,
+                sd_source: p.sd_source,
+                design_effect: p.design_effect,
+                design_effect_source: p.design_effect_source,
               })),
             },
           },

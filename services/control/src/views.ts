@@ -113,9 +113,23 @@ export const CallTypePower = z.object({
   clusters: z.number().int().describe('max_items, an upper bound on near-duplicate clusters'),
   alpha_one_sided_adjusted: z.number(),
   margin_pp: z.number(),
-  mde_pp: z.number(),
+  mde_pp: z.number().nullable().describe('null below 2 clusters (no t quantile)'),
   sd_diff: z.number(),
-  sd_source: z.enum(['aa_pairs', 'conservative_prior']),
+  sd_source: z
+    .enum(['conservative_prior'])
+    .describe('before a campaign no candidate-vs-incumbent pairs exist: the prior √0.5·√design_effect'),
+  design_effect: z.number().describe('Kish design effect of cluster weights the prior is inflated by (≥ 1)'),
+  design_effect_source: z
+    .enum([
+      'frozen_dataset_card',
+      'none_live_source',
+      'frozen_card_not_found',
+      'frozen_card_has_none',
+      'frozen_card_other_call_type',
+    ])
+    .describe(
+      "frozen_dataset_card: the card a 'frozen:<hash>' source names; otherwise 1, with the reason (live source, card missing, card without one, card of another call type)",
+    ),
   clusters_needed_for_margin: z.number().int().nullable(),
   powered: z.boolean(),
 });

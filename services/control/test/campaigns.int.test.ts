@@ -246,8 +246,10 @@ describe('campaign launch, kill switch and lifecycle', () => {
   });
 
   it('require_power refuses an underpowered plan with 422 naming the call type, writing nothing', async () => {
-    // α_adj = 0.05·6/π² = 0.030396 (run 1, one candidate); z(1−α_adj) + z(0.8) = 1.8753 + 0.8416 = 2.7169;
-    // MDE = 100 · 2.7169 · √0.5 / √n: n = 1400 → 5.13 pp > 5 (underpowered); n = 1500 → 4.96 pp ≤ 5 (powered)
+    // α_adj = 0.05·6/π² = 0.030396 (run 1, one candidate); t(1−α_adj, n−1) + t(0.8, n−1) ≈ 1.8763 + 0.8418 = 2.718
+    // at n ≈ 1400 (z: 1.8753 + 0.8416); MDE = 100 · 2.718 · √0.5 / √n: n = 1400 → 5.14 pp > 5
+    // (underpowered); n = 1500 → 4.96 pp ≤ 5 (powered); the least powered n is 1478 (z alone: 1477).
+    // A live source has no dataset card: the prior is not inflated (design effect 1), and says so.
     const before = await f.snapshot();
     const res = await post(f, '/v1/campaigns', {
       ...validSpec({ max_items: 1400, margins: { noninferiority_pp: 5 } }),
@@ -257,8 +259,11 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(res.json().error.code).toBe('underpowered');
     expect(res.json().error.details.call_types[0]).toMatchObject({
       call_type: 'solve',
-      mde_pp: expect.closeTo(5.13, 2),
-      clusters_needed_for_margin: 1477,
+      mde_pp: expect.closeTo(5.137, 2),
+      clusters_needed_for_margin: 1478,
+      sd_source: 'conservative_prior',
+      design_effect: 1,
+      design_effect_source: 'none_live_source',
     });
     expect(await f.snapshot()).toEqual(before);
     const dryRes = await post(
@@ -270,8 +275,10 @@ describe('campaign launch, kill switch and lifecycle', () => {
     const dry = DryRunResult.parse(dryRes.json());
     expect(dry.power[0]).toMatchObject({
       powered: true,
-      mde_pp: expect.closeTo(4.96, 2),
+      mde_pp: expect.closeTo(4.963, 2),
       sd_source: 'conservative_prior',
+      design_effect: 1,
+      design_effect_source: 'none_live_source',
     });
     expect(dry.dispositions[0]!.disposition).toBe('runnable');
   });

@@ -585,6 +585,15 @@ export class CampaignRunner {
       if (s && s.value.state === 'done') await this.publishAndSettle(env, plans[i]!, s.value);
     }
     const todo = plans.filter((_, i) => states[i] === null);
+    // every arm settled in an earlier pass: the item is not judged again (judge-runner.ts), and a
+    // judge call a dead worker had in flight is charged its reserved bound (it may have been sent)
+    if (todo.length === 0 && this.judge) {
+      const s = await this.ctx.ledger.settle(this.id, { prefix: `${env.item_hash}.judge.` }, 'reserved');
+      if (s.found) {
+        this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
+        this.ctx.metrics.judge.spendUsd.inc(s.settledMicroUsd / 1e6);
+      }
+    }
     // two-phase start for contemporaneous arms: every arm's `invoking` record and first-attempt
     // reservation are written first, then all first calls are released together
     const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
@@ -834,8 +843,9 @@ export class CampaignRunner {
     const last = attempts[attempts.length - 1]!;
     const parsed = last.parsed;
     const is2xx = last.status !== null && last.status >= 200 && last.status < 300;
+    // a failed call whose body reported usage was billed: its cost is recorded like a 2xx's
     const cost =
-      is2xx && parsed
+      parsed && (is2xx || parsed.usage.raw !== null)
         ? resolveCost(parsed, p.slot.arm.rate_card)
         : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
     let artifactRef: string | null = null;

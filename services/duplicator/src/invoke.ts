@@ -145,12 +145,15 @@ export function isRetryable(c: ErrorClass | null): boolean {
  *   nothing (OpenAI and Anthropic bill processed tokens only);
  * - 5xx, `hang_timeout`, and connection errors after the request may have been sent → upper bound
  *   (the provider may have processed it; a crash or doubt never frees money, docs/architecture.md rule 6);
- * - a refused connection (nothing sent) → 0.
+ * - a refused connection (nothing sent) → 0;
+ * - any non-2xx whose body carries `usage` (OpenRouter reports it for calls that failed after
+ *   generation began): the provider billed it, so it is costed like a 2xx (provider cost, else
+ *   the rate card on the reported tokens), or the upper bound when that cost does not resolve.
  */
 export function attemptCharge(o: AttemptOutcome, card: RateCard | undefined): number | 'reserved' {
   if (o.errorClass === 'hang_timeout') return 'reserved';
   if (o.status === null) return o.maybeSent ? 'reserved' : 0;
-  if (o.status >= 200 && o.status < 300) {
+  if ((o.status >= 200 && o.status < 300) || (o.parsed !== null && o.parsed.usage.raw !== null)) {
     const c = o.parsed ? resolveCost(o.parsed, card) : null;
     return c && c.micro_usd !== null ? c.micro_usd : 'reserved';
   }

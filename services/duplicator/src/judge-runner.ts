@@ -32,6 +32,7 @@ import {
   requestHeaders,
   requestUrl,
 } from '@shadowplane/providers';
+import type { JudgeMetrics } from './judge-metrics.js';
 import { attemptCharge, callOnce } from './invoke.js';
 
 /** What the judge runner needs from the worker (a subset of the campaign runner's context). */
@@ -47,6 +48,8 @@ export interface JudgeContext {
   redisUrl: string | undefined;
   /** the paid_dispatch kill switch, checked immediately before every judge call */
   gateEnabled: () => boolean;
+  /** the worker's metrics (the judge's part: judge-metrics.ts); absent in tests that do not read them */
+  metrics?: { judge: JudgeMetrics };
 }
 
 /** One settled arm of an item, as the judge sees it. */
@@ -250,7 +253,10 @@ export class JudgeRunner {
       model: spec.model,
       maxOutputTokens: spec.max_output_tokens,
     });
-    if (!prep.ok)
+    const m = this.ctx.metrics?.judge;
+    const mode = spec.mode;
+    if (!prep.ok) {
+      m?.call(mode, { errorClass: null, latencyMs: null, chargedMicroUsd: 0, notCalled: 'untranslatable' });
       return {
         reply: null,
         reason: `judge_untranslatable:${prep.reason}`,
@@ -258,10 +264,17 @@ export class JudgeRunner {
         chargedMicroUsd: 0,
         raw: null,
       };
+    }
     const bound = attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), spec.max_output_tokens, spec.rate_card);
     const rid = reservationIds.judge(env.item_hash, armId, order);
     const r = await this.ctx.ledger.reserve(this.campaign.id, { [rid]: bound });
-    if (!r.ok)
+    if (!r.ok) {
+      m?.call(mode, {
+        errorClass: null,
+        latencyMs: null,
+        chargedMicroUsd: 0,
+        notCalled: r.reason === 'budget_exhausted' ? 'budget_exhausted' : 'not_reserved',
+      });
       return {
         reply: null,
         reason: r.reason === 'budget_exhausted' ? 'judge_budget_exhausted' : `judge_not_reserved:${r.reason}`,
@@ -269,6 +282,7 @@ export class JudgeRunner {
         chargedMicroUsd: 0,
         raw: null,
       };
+    }
     let out;
     try {
       out = await this.limiter.schedule(1, async () => {
@@ -292,11 +306,13 @@ export class JudgeRunner {
     }
     if (out === null) {
       await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, 0);
+      m?.call(mode, { errorClass: null, latencyMs: null, chargedMicroUsd: 0, notCalled: 'paid_dispatch_disabled' });
       return { reply: null, reason: 'judge_paid_dispatch_disabled', called: false, chargedMicroUsd: 0, raw: null };
     }
     const c = attemptCharge(out, spec.rate_card);
     const charged = c === 'reserved' ? bound : Math.min(c, bound);
     await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, charged);
+    m?.call(mode, { errorClass: out.errorClass, latencyMs: out.latencyMs, chargedMicroUsd: charged });
     if (out.errorClass !== null)
       return {
         reply: null,
@@ -374,6 +390,7 @@ export class JudgeRunner {
     await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.campaign.id), JSON.stringify(msg), {
       msgID: `${this.campaign.id}.${env.item_hash}.judge.${arm.armId}.${spec.mode}`,
     });
+    this.ctx.metrics?.judge.verdict(spec.mode, msg.score, msg.null_reason);
   }
 }
 

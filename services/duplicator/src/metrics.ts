@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { ProviderCallMetrics } from './observe.js';
+import { JudgeMetrics } from './judge-metrics.js';
 
 /** The duplicator's metrics, registered on an injected registry. Labels are small closed sets. */
 export class DuplicatorMetrics {
@@ -29,6 +30,8 @@ export class DuplicatorMetrics {
   readonly paidDispatch: Gauge;
   /** per provider call: counts, tokens, duration, time to first token (by provider, model, arm) */
   readonly providerCalls: ProviderCallMetrics;
+  /** the LLM judge's calls, duration, spend and verdicts (judge-metrics.ts) */
+  readonly judge: JudgeMetrics;
 
   constructor(r: Registry) {
     const reg = [r];
@@ -102,6 +105,7 @@ export class DuplicatorMetrics {
       registers: reg,
     });
     this.providerCalls = new ProviderCallMetrics(r);
+    this.judge = new JudgeMetrics(r);
   }
 }
 

@@ -115,6 +115,19 @@ describe('duplicator: the LLM judge after an item settles (provider-sim judge up
     expect(judged).toBeGreaterThan(0);
     expect(l.reserved_micro_usd).toBe(0);
     expect(l.settled_micro_usd).toBe(arms + judged);
+    // judge metrics: 16 calls (8 pairs × 2 orders), 8 scored verdicts, the spend the verdicts charged
+    const text = await w.registry.metrics();
+    // the sample of `name` whose labels include every one of `labels` (other labels, e.g. role, may be present)
+    const value = (name: string, labels: string[] = []) => {
+      const line = text
+        .split('\n')
+        .find((l) => (l.startsWith(`${name}{`) || l.startsWith(`${name} `)) && labels.every((x) => l.includes(x)));
+      return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    expect(value('shadowplane_duplicator_judge_calls_total', ['mode="pairwise"', 'result="ok"'])).toBe(16);
+    expect(value('shadowplane_duplicator_judge_verdicts_total', ['mode="pairwise"', 'outcome="scored"'])).toBe(8);
+    expect(value('shadowplane_duplicator_judge_call_duration_seconds_count', ['mode="pairwise"'])).toBe(16);
+    expect(value('shadowplane_duplicator_judge_spend_usd_total')).toBeCloseTo(judged / 1e6, 9);
   });
 
   it('refuses a judge of the same family as an arm for that pair without calling it', async () => {

@@ -75,10 +75,17 @@ export const SimFaultRates = z
  * - `prompt_cache`: a repeated prompt prefix of ≥ `min_tokens` within `ttl_ms` is reported as
  *   cached in blocks of `block_tokens` (OpenAI's 1024 + 128·k rule)
  * - `rate_limits`: requests and tokens (input + output) per window (`rate_limit_window_ms`)
+ * - `answer_noise`: per-call noise on recognised GSM8K questions, temperature-like (0–1, default 0
+ *   = deterministic): with this probability a call's correctness is drawn afresh (correct with
+ *   probability `accuracy`) instead of being the model's fixed answer to the item, so the same item
+ *   can be answered differently on re-invocation (an A-A pair can disagree) while the expected
+ *   accuracy stays `accuracy`. Seeded per (model, request, occurrence): a replay of the same calls
+ *   in the same order gives the same answers.
  */
 export const SimModel = z
   .object({
     accuracy: Prob,
+    answer_noise: Prob.default(0),
     prices: SimPrices,
     aliases: z.array(z.string().min(1)).default([]),
     context_window: z.number().int().positive().default(128_000),

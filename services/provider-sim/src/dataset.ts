@@ -166,11 +166,16 @@ export class KnownAnswers {
 
   /**
    * The answer text `model` gives to `q`: the reference reasoning then `#### <final>` when
-   * correct; otherwise the same reasoning whose last line and final answer carry a plausible
+   * correct (by default {@link isCorrect}; a noisy call passes its own draw); otherwise the same reasoning whose last line and final answer carry a plausible
    * wrong number (off by a seeded amount, same formatting).
    */
-  answer(model: string, accuracy: number, q: KnownQuestion): { text: string; correct: boolean; final: string } {
-    if (this.isCorrect(model, accuracy, q)) {
+  answer(
+    model: string,
+    accuracy: number,
+    q: KnownQuestion,
+    correct: boolean = this.isCorrect(model, accuracy, q),
+  ): { text: string; correct: boolean; final: string } {
+    if (correct) {
       return { text: [...q.reasoning, `#### ${q.final}`].join('\n'), correct: true, final: q.final };
     }
     const wrong = wrongAnswer(

@@ -201,10 +201,15 @@ export class SimEngine {
       output = countTokens(tool.name) + countTokens(args) + 3;
       finish = 'tool_calls';
     } else if (q && this.known) {
-      const ak = `${model}\u0000${q.index}\u0000${cap}`;
+      // per-call noise: with probability answer_noise this call's correctness is drawn afresh
+      // (correct with probability `accuracy`), so re-invocations of one item can disagree
+      let correct = this.known.isCorrect(model, cfg.accuracy, q);
+      if (cfg.answer_noise > 0 && hashUnit(seed, 'answer-noise', model, requestHash, occ) < cfg.answer_noise)
+        correct = hashUnit(seed, 'answer-redraw', model, requestHash, occ) < cfg.accuracy;
+      const ak = `${model}\u0000${q.index}\u0000${cap}\u0000${correct ? 1 : 0}`;
       let a = this.answers.get(ak);
       if (a === undefined) {
-        const ans = this.known.answer(model, cfg.accuracy, q);
+        const ans = this.known.answer(model, cfg.accuracy, q, correct);
         // Tier answer style: a model explains before it works the problem, at a length of its own
         // (the model's output_length distribution, a quarter of its median, lognormal per model ×
         // question), so tiers differ in output tokens item by item as real ones do; the reasoning

@@ -100,3 +100,41 @@ describe('shadowplane fold (offline)', () => {
     expect(await main([empty, '--spec', specFile, '--campaign-id', CID])).toBe(65);
   });
 });
+
+describe('shadowplane fold (offline): the instrument ceilings hold in the CLI too', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sp-fold-ceiling-'));
+  // an equal, cheaper candidate: under shadow_dual_run a BEAT
+  const base = synthCampaign(CID, 300, 0.9, { cand: 'same' });
+  const specFile = join(dir, 'run-spec.yaml');
+  writeFileSync(specFile, stringify(synthSpec(['cand'])));
+  const foldAs = async (instrument: 'shadow_dual_run' | 'judged_dataset_run' | 'replay') => {
+    const obsFile = join(dir, `${instrument}.jsonl`);
+    writeFileSync(
+      obsFile,
+      base.map((m) => JSON.stringify(m.schema === 'shadow.observation/v1' ? { ...m, instrument } : m)).join('\n') +
+        '\n',
+    );
+    const json = join(dir, `${instrument}.json`);
+    const bundle = join(dir, `${instrument}.bundle.json`);
+    expect(await main([obsFile, '--spec', specFile, '--json', json, '--bundle', bundle])).toBe(0);
+    const report = JSON.parse(readFileSync(json, 'utf8')) as Report;
+    expect(verifyBundle(JSON.parse(readFileSync(bundle, 'utf8'))).ok).toBe(true);
+    return report.call_types![0]!.comparisons.find((c) => c.candidate_arm_id === 'cand')!;
+  };
+
+  it('shadow_dual_run input: BEAT', async () => {
+    expect((await foldAs('shadow_dual_run')).state).toBe('BEAT');
+  });
+  it('judged_dataset_run input is accepted and capped at ON_FRONTIER, the ceiling named', async () => {
+    const c = await foldAs('judged_dataset_run');
+    expect(c.decision).toBe('pass');
+    expect(c.state).toBe('ON_FRONTIER');
+    expect(c.decision_reasons.some((r) => r.startsWith('instrument_ceiling:'))).toBe(true);
+  });
+  it('replay input decides cost only: CANNOT_MEASURE (instrument_cost_only)', async () => {
+    const c = await foldAs('replay');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.decision).toBeNull();
+    expect(c.cannot_measure!.reason).toBe('instrument_cost_only');
+  });
+});
