@@ -32,6 +32,7 @@ import {
   isRetryable,
   promptTokensUpperBound,
   tpmWeight,
+  usedTokens,
   type AttemptOutcome,
 } from './invoke.js';
 import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
@@ -749,21 +750,25 @@ export class CampaignRunner {
       let started = false;
       let out: AttemptOutcome | null;
       try {
-        out = await p.slot.limiter.schedule(p.weight, async () => {
-          if (!this.ctx.gate.enabled()) return null;
-          started = true;
-          return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
-            callOnce({
-              url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
-              api: p.api,
-              headers: this.headers(p),
-              body: p.body,
-              firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
-              stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
-              dispatcher: this.ctx.http,
-            }),
-          );
-        });
+        out = await p.slot.limiter.schedule(
+          p.weight,
+          async () => {
+            if (!this.ctx.gate.enabled()) return null;
+            started = true;
+            return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
+              callOnce({
+                url: `${p.slot.provider.base_url.replace(/\/+$/, '')}${API_PATHS[p.api]}`,
+                api: p.api,
+                headers: this.headers(p),
+                body: p.body,
+                firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
+                stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
+                dispatcher: this.ctx.http,
+              }),
+            );
+          },
+          usedTokens,
+        );
       } catch (e) {
         // callOnce never throws, so the limiter failed before any call: nothing was sent, which
         // is handled like a closed gate below

@@ -192,7 +192,21 @@ export function promptTokensUpperBound(body: unknown): number {
   return Buffer.byteLength(JSON.stringify(body), 'utf8');
 }
 
-/** A rough TPM weight (not a bound): ceil(bytes ÷ 4) input tokens + the output cap. */
+/**
+ * Tokens a call actually used, for correcting the TPM window after it (input + output as the
+ * provider reported them); null when the call got no response or either count is unreported,
+ * so the bound stays counted.
+ */
+export function usedTokens(out: AttemptOutcome | null): number | null {
+  const u = out?.parsed?.usage;
+  if (!u || u.input_tokens === null || u.output_tokens === null) return null;
+  return u.input_tokens + u.output_tokens;
+}
+
+/**
+ * The TPM weight a call is admitted on: its token bound, {@link promptTokensUpperBound} (bytes)
+ * + the output cap. Loose on purpose: the limiter corrects it to {@link usedTokens} after the call.
+ */
 export function tpmWeight(body: unknown, maxOutputTokens: number): number {
-  return Math.ceil(Buffer.byteLength(JSON.stringify(body), 'utf8') / 4) + maxOutputTokens;
+  return promptTokensUpperBound(body) + maxOutputTokens;
 }
