@@ -78,6 +78,8 @@ export interface RedactOptions {
    * each string's scan being linear in its length); default none
    */
   deadline?: number;
+  /** a budget meter checked at the same points as `deadline` (e.g. the build's CPU budget); true = stop with `overBudget` */
+  overBudget?: () => boolean;
   /** a string longer than this (UTF-16 units) also ends redaction with `overBudget` (an inline build hands such a body to the worker); default none */
   maxStringLength?: number;
 }
@@ -117,6 +119,7 @@ interface Ctx {
   uncertain: string[];
   secretName: (normalisedName: string) => boolean;
   deadline: number;
+  over: (() => boolean) | undefined;
   maxString: number;
   sinceCheck: number;
 }
@@ -617,6 +620,7 @@ function newCtx(o: RedactOptions): Ctx {
     uncertain: [],
     secretName: secretNameTest(o.secretFieldNames),
     deadline: o.deadline ?? Infinity,
+    over: o.overBudget,
     maxString: o.maxStringLength ?? Infinity,
     sinceCheck: 0,
   };
@@ -628,7 +632,7 @@ function spend(ctx: Ctx, n: number): void {
   ctx.sinceCheck += n + 16;
   if (ctx.sinceCheck < 2048) return;
   ctx.sinceCheck = 0;
-  if (performance.now() > ctx.deadline) throw new OverBudget();
+  if (performance.now() > ctx.deadline || ctx.over?.() === true) throw new OverBudget();
 }
 
 /** A scalar under a secret name, or an array of them, as `<SECRET>`; anything else is walked as usual. */
