@@ -970,12 +970,27 @@ export class CampaignRunner {
     const l = await this.ctx.ledger.snapshot(this.id);
     if (!l || l.reserved_micro_usd > 0) return;
     const spec = this.campaign.spec;
-    if (spec.deadline && Date.now() > Date.parse(spec.deadline))
-      return this.transition('completed', 'deadline_reached');
+    if (spec.deadline && Date.now() > Date.parse(spec.deadline)) {
+      await this.transition('completed', 'deadline_reached');
+      return this.compactSettlements();
+    }
     for (const ct of spec.call_types) {
       const c = (await this.counters.get(`${this.id}._n.${ct}`))?.value.count ?? 0;
       if (c < spec.max_items) return;
     }
     await this.transition('completed', 'max_items_reached');
+    await this.compactSettlements();
+  }
+
+  /** Completed with nothing outstanding: its settlement records go (the ledger closes first; libs/budget compactSettled). */
+  private async compactSettlements(): Promise<void> {
+    if (this.campaign.state !== 'completed') return;
+    try {
+      const r = await this.ctx.ledger.compactSettled(this.id);
+      this.log.info(r, 'settlement records compacted');
+    } catch (err) {
+      // records left behind are only storage; a later completion check removes them
+      this.log.warn({ err }, 'settlement record compaction failed');
+    }
   }
 }

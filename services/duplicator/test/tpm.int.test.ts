@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedNatsUrl } from '@shadowplane/testkit';
+import { openKv } from '@shadowplane/bus';
 import type { Observation } from '@shadowplane/contracts';
 import {
   campaignState,
   chatEnvelope,
   launchCampaign,
+  ledger,
   publishEnvelopes,
   readObs,
   simConfig,
@@ -33,7 +35,7 @@ function maxInWindow(events: { at: number; w: number }[], ms: number): number {
   return best;
 }
 
-describe('TPM on actual tokens (real limiter, provider-sim)', () => {
+describe('TPM on actual tokens (real limiter, provider-sim), and settlement compaction at completion', () => {
   let rig: Rig;
   let worker: DuplicatorHandle;
   beforeAll(async () => {
@@ -67,6 +69,16 @@ describe('TPM on actual tokens (real limiter, provider-sim)', () => {
     const envs = Array.from({ length: N }, (_, i) => chatEnvelope('tpm', 'qa', `Token item ${i}: name ${i}.`));
     await publishEnvelopes(rig.bus, envs);
     await waitFor('completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 150_000, 200);
+    // completed with nothing outstanding: the worker compacts the settlement records (one per
+    // settled reservation) and the ledger is closed to new reservations
+    const budget = await openKv(rig.bus, rig.bus.names.buckets.budget);
+    const records = async () => {
+      let n = 0;
+      for await (const _k of await budget.keys(`${id}.settled.>`)) n++;
+      return n;
+    };
+    await waitFor('settlement records compacted', async () => (await records()) === 0, 30_000, 100);
+    expect((await ledger(rig.bus, id))?.exhausted).toBe(true);
 
     const obs = (await readObs(rig.bus, id))
       .filter((m): m is Observation => m.schema === 'shadow.observation/v1')
