@@ -94,7 +94,7 @@ async function runArm(
 const nats = await startNatsServer();
 const results: Awaited<ReturnType<typeof runArm>>[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  for (const w of r % 2 === 0 ? [1, 2] : [2, 1]) {
+  for (const w of r % 2 === 0 ? [1, 2, 4] : [4, 2, 1]) {
     const res = await runArm(nats.url, w, r);
     results.push(res);
     process.stderr.write(
@@ -116,7 +116,7 @@ console.log(
   '| workers | items/s (mean, min–max) | × vs 1 worker | CPU ms per provider call (mean, min–max) | × vs 1 worker |',
 );
 console.log('|---|---|---|---|---|');
-for (const w of [1, 2]) {
+for (const w of [1, 2, 4]) {
   const rs = results.filter((r) => r.workers === w);
   const t = rs.map((r) => r.itemsPerS);
   const c = rs.map((r) => r.cpuMsPerCall);

@@ -157,6 +157,35 @@ describe('BudgetLedgerClient', () => {
     expect(granted).toBeLessThan(300);
     expect(granted).toBeGreaterThanOrEqual(Math.floor(10_000 / 97));
   });
+
+  it('compacts the settlement records of a finished campaign: none left, totals kept, nothing reservable again', async () => {
+    const countRecords = async (c: string) => {
+      let n = 0;
+      for await (const _k of await client.ledgers.kv.keys(`${c}.settled.>`)) n++;
+      return n;
+    };
+    await client.ledgers.put('cmp', newLedger(1));
+    const ids = Array.from({ length: 40 }, (_, i) => `item${i}.arm.1`);
+    for (const id of ids) expect((await client.reserve('cmp', { [id]: 100 })).ok).toBe(true);
+    for (const id of ids.slice(0, 39)) await client.settle('cmp', { ids: [id] }, 60);
+    // one still outstanding: nothing is compacted or closed
+    expect(await client.compactSettled('cmp')).toEqual({ removed: 0, outstanding: 1 });
+    expect(await countRecords('cmp')).toBe(39);
+    expect((await client.snapshot('cmp'))!.exhausted).toBe(false);
+    await client.settle('cmp', { ids: [ids[39]!] }, 60);
+    const before = (await client.snapshot('cmp'))!;
+    expect(await client.compactSettled('cmp')).toEqual({ removed: 40, outstanding: 0 });
+    expect(await countRecords('cmp')).toBe(0);
+    const after = (await client.snapshot('cmp'))!;
+    expect(after).toMatchObject({
+      settled_micro_usd: before.settled_micro_usd,
+      reserved_micro_usd: 0,
+      exhausted: true,
+    });
+    // a late redelivery of a settled id cannot reopen it, with or without its record
+    expect(await client.reserve('cmp', { [ids[0]!]: 100 })).toMatchObject({ ok: false, reason: 'budget_exhausted' });
+    expect(await client.compactSettled('cmp')).toEqual({ removed: 0, outstanding: 0 }); // idempotent
+  });
 });
 
 describe('BudgetLedgerClient settle at the reserved upper bound', () => {

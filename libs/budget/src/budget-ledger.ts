@@ -197,6 +197,32 @@ export class BudgetLedgerClient {
       this.opts.maxCasAttempts ?? 500,
     );
   }
+
+  /**
+   * Removes the settlement records of a finished campaign, so they do not grow without bound.
+   * Only when nothing is outstanding: the ledger is first marked `exhausted` (permanent: no
+   * reservation ever succeeds again, so a record that guarded against reopening a settled id is
+   * no longer needed), then every `<campaign>.settled.*` key is purged. Idempotent; a worker
+   * that crashes midway leaves records a later call removes.
+   * @returns `{removed}` (records purged), or `{removed: 0, outstanding}` when reservations are
+   *   still open (nothing changed; call again once they are settled)
+   */
+  async compactSettled(campaignId: string): Promise<{ removed: number; outstanding: number }> {
+    const cur = await this.snapshot(campaignId);
+    if (cur === null) return { removed: 0, outstanding: 0 };
+    const open = Object.keys(cur.outstanding ?? {}).length;
+    if (open > 0) return { removed: 0, outstanding: open };
+    await this.markExhausted(campaignId);
+    // re-read after closing: a reservation that won the race before the close is outstanding now
+    const after = await this.snapshot(campaignId);
+    const stillOpen = Object.keys(after?.outstanding ?? {}).length;
+    if (stillOpen > 0) return { removed: 0, outstanding: stillOpen };
+    const kv = this.ledgers.kv;
+    const keys: string[] = [];
+    for await (const k of await kv.keys(settledKey(campaignId, '>'))) keys.push(k);
+    for (const k of keys) await kv.purge(k);
+    return { removed: keys.length, outstanding: 0 };
+  }
 }
 
 /** Key of the record that reservation `id` of `campaignId` was settled (same bucket as the ledger). */

@@ -3,4 +3,4 @@ export { connectBus, provision, openKv, openObjectStore, natsReplicasFromEnv } f
 export type { Bus, BusOptions, ProvisionOptions, Provisioned } from './bus.js';
 export { JsonKv, isCasConflict } from './json-kv.js';
 export type { Versioned } from './json-kv.js';
-export { assertCasSafeServer, compareVersions, CAS_SAFE_NATS_VERSION } from './server-version.js';
+export { assertCasSafeServer, compareVersions, watchCasSafeServer, CAS_SAFE_NATS_VERSION } from './server-version.js';

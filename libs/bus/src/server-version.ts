@@ -41,3 +41,33 @@ export function assertCasSafeServer(version: string): void {
     { details: { server_version: version, min_version: CAS_SAFE_NATS_VERSION } },
   );
 }
+
+/**
+ * Keeps {@link assertCasSafeServer} true after the first connection: the client reconnects by
+ * itself, possibly to another server of the list or a downgraded one, so every reconnect's server
+ * version (`INFO.version`) is checked again. On a server with the CAS race `onUnsafe` is called
+ * with the `nats_server_unsupported` error; the role then stops rather than run its ledger there.
+ * @param nc the connection (`Bus.nc`); the watch ends when it closes
+ * @returns a function that stops the watch
+ */
+export function watchCasSafeServer(
+  nc: { status(): AsyncIterable<{ type: string }>; info?: { version?: string } | undefined },
+  onUnsafe: (err: ShadowplaneError) => void,
+): () => void {
+  let stopped = false;
+  const statuses = nc.status();
+  void (async () => {
+    for await (const st of statuses) {
+      if (stopped) break;
+      if (st.type !== 'reconnect') continue;
+      try {
+        assertCasSafeServer(nc.info?.version ?? '');
+      } catch (e) {
+        onUnsafe(e as ShadowplaneError);
+      }
+    }
+  })().catch(() => undefined);
+  return () => {
+    stopped = true;
+  };
+}

@@ -117,7 +117,7 @@ export const ERROR_CODES = {
     httpStatus: 500,
     retryable: false,
     message:
-      'The NATS server is older than 2.10.0, whose KV compare-and-set is unsafe on replicated buckets; a role that keeps the budget ledger refuses to start.',
+      'The NATS server is older than 2.10.0, whose KV compare-and-set is unsafe on replicated buckets; a role that keeps the budget ledger refuses to start, and stops (exit 78) when it reconnects to such a server.',
   },
   nats_replicas_mismatch: {
     httpStatus: 500,

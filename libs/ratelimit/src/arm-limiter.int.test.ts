@@ -18,12 +18,9 @@ describe('limiterSettings', () => {
   it('spaces starts so that 1,200 RPM allows one start per 55 ms (50 ms + 10% margin)', () => {
     expect(limiterSettings({ rpm: 1200 }).minTimeMs).toBe(55);
   });
-  it('sizes the token bucket so burst plus one window of refills stays within TPM', () => {
-    const b = limiterSettings({ tpm: 60_000 }).bucket!;
-    expect(b).toEqual({ size: 10_000, refillAmount: 819, refillIntervalMs: 1000 });
-    expect(b.size + 61 * b.refillAmount).toBeLessThanOrEqual(60_000);
-    const s = limiterSettings({ tpm: 600, windowMs: 600 }).bucket!;
-    expect(s).toEqual({ size: 100, refillAmount: 38, refillIntervalMs: 50 }); // 13 refills fit a 600 ms window: 100 + 13·38 = 594 ≤ 600
+  it('keeps TPM as a sliding token window of the configured length', () => {
+    expect(limiterSettings({ tpm: 60_000 }).tokenWindow).toEqual({ tpm: 60_000, windowMs: 60_000 });
+    expect(limiterSettings({ rpm: 10 }).tokenWindow).toBeNull();
   });
 });
 
@@ -50,6 +47,41 @@ describe('createArmLimiter (this process)', () => {
     const span = Math.max(...starts.map((s) => s.at)) - Math.min(...starts.map((s) => s.at));
     expect(span).toBeGreaterThan(600);
     await l.close();
+  });
+
+  it('admits calls on their bound: five 400-token calls under TPM 1000 never put more than 1000 in a window', async () => {
+    // the issue's case: each call's full bound counts (no cap at a bucket size), actual usage unreported
+    const l = createArmLimiter({ id: 'tpm-bound', tpm: 1000, windowMs: 1500 });
+    const starts: { at: number; w: number }[] = [];
+    await Promise.all(
+      Array.from({ length: 5 }, () => l.schedule(400, async () => void starts.push({ at: Date.now(), w: 400 }))),
+    );
+    expect(starts).toHaveLength(5);
+    expect(maxInWindow(starts, 1500)).toBeLessThanOrEqual(1000); // two per window
+    const at = starts.map((s) => s.at).sort((a, b) => a - b);
+    expect(at[4]! - at[0]!).toBeGreaterThanOrEqual(2 * 1500 - 50); // five need three windows
+    await l.close();
+  });
+
+  it('corrects the window to actual usage after each call, releasing the unused bound', async () => {
+    // bound 400, actual 100: after correction four calls fit where the bound alone allowed two
+    const l = createArmLimiter({ id: 'tpm-actual', tpm: 1000, windowMs: 60_000 });
+    const t0 = Date.now();
+    for (let i = 0; i < 7; i++)
+      await l.schedule(
+        400,
+        async () => ({ used: 100 }),
+        (r) => r.used,
+      );
+    // 7 sequential calls: 6·100 + 400 ≤ 1000 each time, so none waits for the 60 s window
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    // a call whose actual usage is unknown keeps its bound counted: 700 + 400 > 1000 → must wait
+    let started = false;
+    const p = l.schedule(400, async () => void (started = true));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(started).toBe(false);
+    await l.close();
+    await p.catch(() => undefined);
   });
 
   it('caps concurrency', async () => {
@@ -114,6 +146,37 @@ describe('createArmLimiter (cluster-wide through Redis)', () => {
     // hundred ms, so the window checked is 400 ms shorter than the limiter's. Shared, the 12 starts
     // are ≥ 220 ms apart (at most 8 fit in 1.6 s); two unshared limiters would start all 12 within ~1.1 s.
     expect(maxInWindow(starts, 1600)).toBeLessThanOrEqual(10);
+    await l1.close();
+    await l2.close();
+  });
+
+  it('two limiters with the same id share one TPM window, corrected to actual usage', async () => {
+    const id = `shared-tpm-${Date.now()}`;
+    const l1 = createArmLimiter({ id, tpm: 1000, windowMs: 2000, redisUrl: url });
+    const l2 = createArmLimiter({ id, tpm: 1000, windowMs: 2000, redisUrl: url });
+    const starts: { at: number; w: number }[] = [];
+    const job = async () => void starts.push({ at: Date.now(), w: 400 });
+    await Promise.all([
+      ...Array.from({ length: 3 }, () => l1.schedule(400, job)),
+      ...Array.from({ length: 2 }, () => l2.schedule(400, job)),
+    ]);
+    expect(starts).toHaveLength(5);
+    // windows checked 400 ms shorter than the limiter's (callbacks can bunch on a loaded machine)
+    expect(maxInWindow(starts, 1600)).toBeLessThanOrEqual(1000);
+    const at = starts.map((s) => s.at).sort((a, b) => a - b);
+    expect(at[4]! - at[0]!).toBeGreaterThanOrEqual(2 * 2000 - 100);
+    // corrected to 50 actual tokens each, many calls fit one window across both processes
+    const t0 = Date.now();
+    await new Promise((r) => setTimeout(r, 2100)); // let the 400-token entries leave the window
+    const c0 = Date.now();
+    for (let i = 0; i < 6; i++)
+      await (i % 2 ? l1 : l2).schedule(
+        400,
+        async () => 50,
+        (n) => n,
+      );
+    expect(Date.now() - c0).toBeLessThan(1900); // 5·50 + 400 ≤ 1000: no wait for a window
+    expect(c0 - t0).toBeGreaterThan(0);
     await l1.close();
     await l2.close();
   });

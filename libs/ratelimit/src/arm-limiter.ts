@@ -1,6 +1,7 @@
 import Bottleneck from 'bottleneck';
 import { Redis } from 'ioredis';
 import pLimit from 'p-limit';
+import { closeTokenWindowClients, localTokenWindow, redisTokenWindow, type TokenWindow } from './token-window.js';
 
 /** Options for {@link createArmLimiter}. */
 export interface ArmLimiterOptions {
@@ -8,7 +9,7 @@ export interface ArmLimiterOptions {
   id: string;
   /** requests per window (default window one minute); unset = no request-rate limit */
   rpm?: number | undefined;
-  /** tokens (input + output estimate, the job weight) per window; unset = no token limit */
+  /** tokens per window: each call admitted on its bound (the job weight), then counted at its actual usage; unset = no token limit */
   tpm?: number | undefined;
   /** most calls in flight at once in this process (p-limit); unset = unlimited */
   concurrency?: number | undefined;
@@ -24,12 +25,14 @@ export interface ArmLimiterOptions {
 export interface ArmLimiter {
   /**
    * Runs `fn` when the limits allow: at least `windowMs / rpm` ms after the previous start (all
-   * workers sharing the id), with `weightTokens` taken from the token bucket, within the
+   * workers sharing the id), when `weightTokens` fit in the sliding TPM window, within the
    * concurrency cap, and not before a {@link pauseFor} deadline. Resolves/rejects with `fn`'s result.
-   * @param weightTokens estimated tokens of the call (≥ 0; capped at the bucket size so a huge
-   *   request cannot wait forever)
+   * @param weightTokens the call's token bound, e.g. prompt estimate + max output (≥ 0; a bound
+   *   above `tpm` is admitted alone in an empty window so a huge request cannot wait forever)
+   * @param actualTokens reads the tokens the call actually used from its result (null = unknown:
+   *   the bound stays counted); the window is corrected to it as soon as `fn` resolves
    */
-  schedule<T>(weightTokens: number, fn: () => Promise<T>): Promise<T>;
+  schedule<T>(weightTokens: number, fn: () => Promise<T>, actualTokens?: (result: T) => number | null): Promise<T>;
   /** Delays every job of this limiter not yet started by `ms` from now (retry-after); this process only. */
   pauseFor(ms: number): void;
   /** ms left of the current pause (0 when none). */
@@ -41,18 +44,15 @@ export interface ArmLimiter {
 }
 
 /**
- * Effective bottleneck settings that make the limits hold over **every sliding window** of
- * length `windowMs`, not only over fixed windows (a fixed-window reservoir lets up to twice the
- * limit through around a window edge):
- * - RPM: a minimum spacing `minTimeMs = ceil(windowMs·1.1/rpm)` between starts, so any
- *   window holds at most `rpm` starts; the 10% margin absorbs scheduling and network jitter between the start and
- *   the provider's arrival clock.
- * - TPM: a token bucket of size `B = floor(tpm/6)` refilled by `a = floor((tpm − B)/n)` tokens
- *   every `I = max(50, windowMs/60)` ms, with `n = floor(windowMs/I) + 1` the most refills a
- *   half-open window can hold; a window sees at most `B + n·a ≤ tpm` tokens. Steady throughput
- *   ≈ 83% of the TPM limit, the price of the guarantee. (bottleneck applies one refill per
- *   heartbeat, so the heartbeat is set to `I`.)
- * Source: sliding-window bound of a token bucket, B + r·W (RFC 2697's committed burst and rate).
+ * Effective settings that make the limits hold over **every sliding window** of length
+ * `windowMs`, not only over fixed windows (a fixed-window reservoir lets up to twice the limit
+ * through around a window edge):
+ * - RPM: a minimum spacing `minTimeMs = ceil(windowMs·1.1/rpm)` between starts, so any window
+ *   holds at most `rpm` starts; the 10% margin absorbs scheduling and network jitter between the
+ *   start and the provider's arrival clock.
+ * - TPM: an exact sliding-window log (token-window.ts): a call starts only when the tokens
+ *   started in the last `windowMs` plus its bound stay ≤ `tpm`, and its entry is corrected to
+ *   actual usage after the call, so unused bound is released and nothing is capped away.
  */
 export function limiterSettings(o: {
   rpm?: number | undefined;
@@ -60,19 +60,11 @@ export function limiterSettings(o: {
   windowMs?: number | undefined;
 }): {
   minTimeMs: number;
-  bucket: { size: number; refillAmount: number; refillIntervalMs: number } | null;
+  tokenWindow: { tpm: number; windowMs: number } | null;
 } {
   const windowMs = o.windowMs ?? 60_000;
   const minTimeMs = o.rpm ? Math.ceil((windowMs * 1.1) / o.rpm) : 0;
-  let bucket = null;
-  if (o.tpm) {
-    const size = Math.max(1, Math.floor(o.tpm / 6));
-    const refillIntervalMs = Math.max(50, Math.floor(windowMs / 60));
-    const refillsPerWindow = Math.floor(windowMs / refillIntervalMs) + 1;
-    const refillAmount = Math.max(1, Math.floor((o.tpm - size) / refillsPerWindow));
-    bucket = { size, refillAmount, refillIntervalMs };
-  }
-  return { minTimeMs, bucket };
+  return { minTimeMs, tokenWindow: o.tpm ? { tpm: o.tpm, windowMs } : null };
 }
 
 const connections = new Map<string, InstanceType<typeof Bottleneck.IORedisConnection>>();
@@ -119,18 +111,20 @@ export async function closeRedisConnections(): Promise<void> {
   const all = [...connections.values()];
   connections.clear();
   await Promise.all(all.map((c) => c.disconnect(true).catch(() => undefined)));
+  await closeTokenWindowClients();
 }
 
 /**
- * Builds an {@link ArmLimiter} on bottleneck (RPM, TPM) and p-limit (concurrency, per process).
- * Without `redisUrl` RPM/TPM hold per process; with it they hold across every process using the
- * same `id` (bottleneck clustering with
- * `datastore: 'ioredis'`, `clearDatastore: false`, state expiring after 10 idle minutes).
+ * Builds an {@link ArmLimiter} on bottleneck (RPM), a sliding token window (TPM, token-window.ts)
+ * and p-limit (concurrency, per process). Without `redisUrl` RPM/TPM hold per process; with it
+ * they hold across every process using the same `id` (bottleneck clustering with
+ * `datastore: 'ioredis'`, `clearDatastore: false`, state expiring after 10 idle minutes; the
+ * token window in one Redis hash expiring two windows after its last admission).
  * Settings: see {@link limiterSettings}.
  * Source: bottleneck README "Clustering", "reservoirIncreaseInterval".
  */
 export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
-  const { minTimeMs, bucket } = limiterSettings(opts);
+  const { minTimeMs, tokenWindow } = limiterSettings(opts);
   const settings: Bottleneck.ConstructorOptions = {
     id: `shadowplane-arm-${opts.id}`,
     minTime: minTimeMs,
@@ -139,15 +133,11 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
   // seen to stall (jobs never released) with a shared Redis, and in-flight calls are a
   // per-process resource anyway (sockets, memory).
   const inFlight = pLimit(opts.concurrency ?? Number.POSITIVE_INFINITY);
-  if (bucket) {
-    Object.assign(settings, {
-      reservoir: bucket.size,
-      reservoirIncreaseAmount: bucket.refillAmount,
-      reservoirIncreaseInterval: bucket.refillIntervalMs,
-      reservoirIncreaseMaximum: bucket.size,
-      heartbeatInterval: bucket.refillIntervalMs,
-    });
-  }
+  const tokens: TokenWindow | null = !tokenWindow
+    ? null
+    : opts.redisUrl
+      ? redisTokenWindow(opts.redisUrl, opts.id, tokenWindow.tpm, tokenWindow.windowMs)
+      : localTokenWindow(tokenWindow.tpm, tokenWindow.windowMs);
   if (opts.redisUrl) {
     Object.assign(settings, {
       datastore: 'ioredis',
@@ -157,33 +147,61 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
     });
   }
   // no rate to keep: skip bottleneck altogether (its queue costs event-loop hops, i.e. start skew)
-  const limiter = minTimeMs > 0 || bucket ? new Bottleneck(settings) : null;
+  const limiter = minTimeMs > 0 ? new Bottleneck(settings) : null;
   limiter?.on('error', () => undefined);
   let pausedUntil = 0;
+  let closed = false;
   let lastStartMs = 0;
   let inProcess = 0;
-  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  const sleeping = new Set<() => void>();
+  // sleeps that close() cuts short, so a job waiting for its window does not outlive the limiter
+  const sleep = (ms: number) =>
+    new Promise<void>((r) => {
+      const done = () => {
+        clearTimeout(t);
+        sleeping.delete(done);
+        r();
+      };
+      const t = setTimeout(done, ms);
+      sleeping.add(done);
+    });
   return {
-    async schedule<T>(weightTokens: number, fn: () => Promise<T>): Promise<T> {
+    async schedule<T>(weightTokens: number, fn: () => Promise<T>, actualTokens?: (r: T) => number | null): Promise<T> {
       const queuedAt = Date.now();
       inProcess++;
       try {
         while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
-        const weight = bucket ? Math.min(bucket.size, Math.max(0, Math.ceil(weightTokens))) : 1;
         const job = async () => {
-          // a pause that began while this job was queued still applies to it
-          while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
-          // bottleneck assigns start slots when it schedules; after an event-loop stall several
-          // slots fire at once, so the spacing is enforced again at the actual start (this process)
-          if (minTimeMs > 0) {
-            for (let wait = lastStartMs + minTimeMs - Date.now(); wait > 0; wait = lastStartMs + minTimeMs - Date.now())
-              await sleep(wait);
-            lastStartMs = Date.now();
+          let entry: string | null = null;
+          for (;;) {
+            // a pause that began while this job was queued still applies to it
+            while (Date.now() < pausedUntil) await sleep(pausedUntil - Date.now());
+            // bottleneck assigns start slots when it schedules; after an event-loop stall several
+            // slots fire at once, so the spacing is enforced again at the actual start (this process)
+            if (minTimeMs > 0) {
+              for (let w = lastStartMs + minTimeMs - Date.now(); w > 0; w = lastStartMs + minTimeMs - Date.now())
+                await sleep(w);
+              lastStartMs = Date.now(); // taken before the token check: a refused check only spaces starts wider
+            }
+            if (!tokens) break;
+            if (closed) throw new Error(`limiter ${opts.id} was closed`);
+            // tokens last, so the entry's time is the call's start and it leaves the window on time
+            const t = await tokens.tryAcquire(Math.max(0, Math.ceil(weightTokens)));
+            if ('id' in t) {
+              entry = t.id;
+              break;
+            }
+            await sleep(t.waitMs);
+            if (closed) throw new Error(`limiter ${opts.id} was closed`);
           }
           opts.onWait?.(Date.now() - queuedAt);
-          return fn();
+          const result = await fn();
+          const used = entry !== null && actualTokens ? actualTokens(result) : null;
+          if (entry !== null && used !== null && Number.isFinite(used))
+            await tokens!.correct(entry, used).catch(() => undefined);
+          return result;
         };
-        return await inFlight(() => (limiter ? limiter.schedule({ weight }, job) : job()));
+        return await inFlight(() => (limiter ? limiter.schedule(job) : job()));
       } finally {
         inProcess--;
       }
@@ -194,6 +212,8 @@ export function createArmLimiter(opts: ArmLimiterOptions): ArmLimiter {
     pausedForMs: () => Math.max(0, pausedUntil - Date.now()),
     pending: () => inProcess,
     async close() {
+      closed = true;
+      for (const wake of [...sleeping]) wake();
       if (!limiter) return;
       await limiter.stop({ dropWaitingJobs: true }).catch(() => undefined);
       if (opts.redisUrl) await Promise.resolve(limiter.disconnect(false)).catch(() => undefined);

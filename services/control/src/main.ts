@@ -1,8 +1,8 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
-import { assertCasSafeServer, connectBus, provision, type Bus } from '@shadowplane/bus';
+import { assertCasSafeServer, connectBus, provision, watchCasSafeServer, type Bus } from '@shadowplane/bus';
 import { EXIT_CONFIG, loadProviderAllowlist, ConfigError } from '@shadowplane/config';
-import { isShadowplaneError } from '@shadowplane/contracts';
+import { isShadowplaneError, type ShadowplaneError } from '@shadowplane/contracts';
 import { loadKeyring } from '@shadowplane/artifacts';
 import * as reportsLib from '@shadowplane/reports';
 import { createLogger, createMetricsRegistry, startTracing } from '@shadowplane/telemetry';
@@ -27,9 +27,19 @@ export interface ControlHandle {
  * see config.ts): parses config, connects and provisions NATS, listens.
  * @throws ConfigError (config_invalid) for bad configuration; connection errors as thrown by NATS
  */
+/** Reconnected to a nats-server whose KV compare-and-set is unsafe: stop at once (78, bad configuration). */
+function defaultUnsafeServer(err: ShadowplaneError): void {
+  process.stderr.write(`shadowplane control: ${err.message}\n`);
+  process.exit(EXIT_CONFIG);
+}
+
 export async function startControl(
   env: NodeJS.ProcessEnv,
-  opts: { logDestination?: { write(msg: string): void } } = {},
+  opts: {
+    logDestination?: { write(msg: string): void };
+    /** on a reconnect to a nats-server with the CAS race (already logged); default: exit 78 */
+    onUnsafeServer?: (err: ShadowplaneError) => void;
+  } = {},
 ): Promise<ControlHandle> {
   const cfg = loadControlConfig(env);
   const apiKeys = loadApiKeys(cfg.env.SHADOWPLANE_CONTROL_API_KEYS_FILE);
@@ -55,6 +65,11 @@ export async function startControl(
     await bus.close();
     throw e;
   }
+  // and after every reconnect: on a server with the CAS race the API stops rather than write state there
+  watchCasSafeServer(bus.nc, (err) => {
+    logger.error({ code: err.code, details: err.details }, err.message);
+    (opts.onUnsafeServer ?? defaultUnsafeServer)(err);
+  });
   await provision(bus, { storage: cfg.env.SHADOWPLANE_CONTROL_STORAGE });
   const app = await buildControlApp({
     bus,

@@ -35,7 +35,7 @@ import {
   requestUrl,
   resolveCost,
 } from '@shadowplane/providers';
-import { attemptCharge, callOnce, isRetryable, tpmWeight, type AttemptOutcome } from './invoke.js';
+import { attemptCharge, callOnce, isRetryable, tpmWeight, usedTokens, type AttemptOutcome } from './invoke.js';
 import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { JudgeRunner, type JudgedArm } from './judge-runner.js';
 import type { DuplicatorMetrics } from './metrics.js';
@@ -781,21 +781,25 @@ export class CampaignRunner {
       let started = false;
       let out: AttemptOutcome | null;
       try {
-        out = await p.slot.limiter.schedule(p.weight, async () => {
-          if (!this.ctx.gate.enabled()) return null;
-          started = true;
-          return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
-            callOnce({
-              url: requestUrl(p.api, p.slot.provider.base_url),
-              api: p.api,
-              headers: requestHeaders(p.api, { apiKey: p.slot.apiKey, stream: p.stream }),
-              body: p.body,
-              firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
-              stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
-              dispatcher: this.ctx.http,
-            }),
-          );
-        });
+        out = await p.slot.limiter.schedule(
+          p.weight,
+          async () => {
+            if (!this.ctx.gate.enabled()) return null;
+            started = true;
+            return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
+              callOnce({
+                url: requestUrl(p.api, p.slot.provider.base_url),
+                api: p.api,
+                headers: requestHeaders(p.api, { apiKey: p.slot.apiKey, stream: p.stream }),
+                body: p.body,
+                firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
+                stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
+                dispatcher: this.ctx.http,
+              }),
+            );
+          },
+          usedTokens,
+        );
       } catch (e) {
         // callOnce never throws, so the limiter failed before any call: nothing was sent, which
         // is handled like a closed gate below
@@ -1000,13 +1004,31 @@ export class CampaignRunner {
     const l = await this.ctx.ledger.snapshot(this.id);
     if (!l || l.reserved_micro_usd > 0) return;
     const spec = this.campaign.spec;
-    if (spec.deadline && Date.now() > Date.parse(spec.deadline))
-      return this.transition('completed', 'deadline_reached');
-    if (this.frozen && (await this.frozenDone())) return this.transition('completed', 'dataset_exhausted');
+    if (spec.deadline && Date.now() > Date.parse(spec.deadline)) {
+      await this.transition('completed', 'deadline_reached');
+      return this.compactSettlements();
+    }
+    if (this.frozen && (await this.frozenDone())) {
+      await this.transition('completed', 'dataset_exhausted');
+      return this.compactSettlements();
+    }
     for (const ct of spec.call_types) {
       const c = (await this.counters.get(dispatchKeys.admitted(this.id, ct)))?.value.count ?? 0;
       if (c < spec.max_items) return;
     }
     await this.transition('completed', 'max_items_reached');
+    await this.compactSettlements();
+  }
+
+  /** Completed with nothing outstanding: its settlement records go (the ledger closes first; libs/budget compactSettled). */
+  private async compactSettlements(): Promise<void> {
+    if (this.campaign.state !== 'completed') return;
+    try {
+      const r = await this.ctx.ledger.compactSettled(this.id);
+      this.log.info(r, 'settlement records compacted');
+    } catch (err) {
+      // records left behind are only storage; a later completion check removes them
+      this.log.warn({ err }, 'settlement record compaction failed');
+    }
   }
 }

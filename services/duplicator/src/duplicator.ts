@@ -2,6 +2,7 @@ import { Agent } from 'undici';
 import type { Logger } from 'pino';
 import {
   assertCasSafeServer,
+  watchCasSafeServer,
   connectBus,
   openKv,
   openObjectStore,
@@ -9,7 +10,7 @@ import {
   JsonKv,
   type Bus,
 } from '@shadowplane/bus';
-import { Campaign, type ProviderEntry } from '@shadowplane/contracts';
+import { Campaign, type ProviderEntry, type ShadowplaneError } from '@shadowplane/contracts';
 import { ConfigError, loadProviderAllowlist, providerApiKey } from '@shadowplane/config';
 import { baseUrlProblem } from '@shadowplane/providers';
 import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
@@ -34,6 +35,13 @@ export interface DuplicatorDeps {
   providers?: ProviderEntry[];
   /** environment for provider API keys and the artifact keyring (default process.env) */
   env?: NodeJS.ProcessEnv;
+  /**
+   * called when the connection reconnects to a nats-server with the replicated-bucket CAS race
+   * (error `nats_server_unsupported`; already logged): the worker must stop, its ledger writes are
+   * no longer safe. The binary exits 78 without draining (arms in flight are recovered at their
+   * bounds by the next worker).
+   */
+  onUnsafeServer?: (err: ShadowplaneError) => void;
 }
 
 /** A running duplicator worker. */
@@ -82,6 +90,11 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
     await bus.close();
     throw e;
   }
+  // and after every reconnect (another server of the list, or a downgraded one)
+  watchCasSafeServer(bus.nc, (err) => {
+    log.error({ code: err.code, details: err.details }, err.message);
+    deps.onUnsafeServer?.(err);
+  });
   if (config.provision) await provision(bus, { storage: config.storage });
   const n = bus.names;
   const dispatchKv = await openKv(bus, n.buckets.dispatch);

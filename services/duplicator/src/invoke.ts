@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { request, type Dispatcher } from 'undici';
 import type { Api, ErrorClass, RateCard } from '@shadowplane/contracts';
-import { createResponseParser, resolveCost, type ParsedResponse } from '@shadowplane/providers';
+import { createResponseParser, promptTokensUpperBound, resolveCost, type ParsedResponse } from '@shadowplane/providers';
 
 /** Most response bytes kept verbatim for the artifact (`response_raw`); longer responses keep none. */
 export const MAX_RAW_BYTES = 1024 * 1024;
@@ -162,7 +162,21 @@ export function attemptCharge(o: AttemptOutcome, card: RateCard | undefined): nu
   return 'reserved';
 }
 
-/** A rough TPM weight (not a bound): ceil(bytes ÷ 4) input tokens + the output cap. */
+/**
+ * Tokens a call actually used, for correcting the TPM window after it (input + output as the
+ * provider reported them); null when the call got no response or either count is unreported,
+ * so the bound stays counted.
+ */
+export function usedTokens(out: AttemptOutcome | null): number | null {
+  const u = out?.parsed?.usage;
+  if (!u || u.input_tokens === null || u.output_tokens === null) return null;
+  return u.input_tokens + u.output_tokens;
+}
+
+/**
+ * The TPM weight a call is admitted on: its token bound, `promptTokensUpperBound` (bytes, libs/providers)
+ * + the output cap. Loose on purpose: the limiter corrects it to {@link usedTokens} after the call.
+ */
 export function tpmWeight(body: unknown, maxOutputTokens: number): number {
-  return Math.ceil(Buffer.byteLength(JSON.stringify(body), 'utf8') / 4) + maxOutputTokens;
+  return promptTokensUpperBound(body) + maxOutputTokens;
 }

@@ -16,7 +16,8 @@ function help(): string {
  * finish and settle). Prints `{"event":"listening","role":"duplicator","url":<ops url>,"worker_id":...}`
  * on stdout when ready; logs (pino JSON) go to stderr.
  * @returns 0 after a clean drain, 78 for bad configuration (also a NATS older than 2.10 or a
- *   replica-count mismatch), 1 when start fails
+ *   replica-count mismatch; the process also exits 78 when it reconnects to such a server), 1
+ *   when start fails
  */
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
@@ -44,7 +45,14 @@ export async function main(argv: string[]): Promise<number> {
   });
   let handle;
   try {
-    handle = await startDuplicator(config, { logger });
+    handle = await startDuplicator(config, {
+      logger,
+      // reconnected to a nats-server with the CAS race: stop now, without draining (no more ledger writes there)
+      onUnsafeServer: (err) => {
+        process.stderr.write(`shadowplane duplicator: ${err.message}\n`);
+        process.exit(EXIT_CONFIG);
+      },
+    });
   } catch (e) {
     // bad configuration, or a NATS deployment the ledger cannot run on: say why, exit EX_CONFIG
     if (

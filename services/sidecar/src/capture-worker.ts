@@ -1,12 +1,14 @@
 // The capture worker thread: builds envelopes for large bodies so JSON parsing, redaction and
 // hashing of megabytes never stall the proxy's event loop. Messages: {id, input} in,
-// {id, result} out (envelope bytes and body transferred, not copied).
+// {started: id} when a build begins, {id, result} out (envelope bytes and body transferred, not copied).
 import { parentPort } from 'node:worker_threads';
 import { buildEnvelope, toPublishable, type CaptureInput } from './capture.js';
 
 const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
 parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
+  // the parent's wall-clock backstop runs from here, not from the post (start-up is not the build's)
+  parentPort!.postMessage({ started: msg.id });
   const input = msg.input;
   // structured clone turns Buffers into Uint8Arrays
   input.requestChunks = input.requestChunks.map(asBuffer);

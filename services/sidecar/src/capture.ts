@@ -4,6 +4,7 @@ import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { itemHash, sha256Hex, type Envelope, type Redaction } from '@shadowplane/contracts';
 import { createResponseParser, requestModel } from '@shadowplane/providers';
 import { redactJson } from './redact.js';
+import { cpuBudget } from './cpu-meter.js';
 import { modelMatches, type SampleDecision } from './sampling.js';
 
 /** Reasons a sampled request is excluded once its body has been seen (metric label values). */
@@ -18,6 +19,8 @@ export type ExcludeReason =
   | 'bad_body_encoding'
   | 'envelope_invalid'
   | 'worker_error'
+  | 'worker_lost'
+  | 'worker_queue_full'
   | 'cpu_budget'
   | 'memory_budget';
 
@@ -56,7 +59,7 @@ export interface CaptureInput {
   maxBodyBytes: number;
   /** most decoded bytes per encoded byte (gzip/deflate/br), above it → excluded `too_large` */
   maxDecodeRatio: number;
-  /** CPU budget of one build on the worker thread, ms; over it → excluded `cpu_budget` */
+  /** CPU budget of one build on the worker thread (its thread CPU time, cpu-meter.ts), ms; over it → excluded `cpu_budget` */
   cpuBudgetMs: number;
   /** extra secret member names for the redactor (see redact.ts) */
   secretFieldNames: readonly string[];
@@ -176,7 +179,8 @@ export function buildEnvelopeInline(c: CaptureInput): BuildResult | { kind: 'off
 
 function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kind: 'offload' } {
   const d = c.decision;
-  const t0 = performance.now();
+  // the worker's budget is CPU time of its thread, from the start of the build (decode and parse count)
+  const cpu = where === 'worker' ? cpuBudget(c.cpuBudgetMs) : null;
   let decoded: Buffer;
   if (c.decodedBody) {
     decoded = c.decodedBody;
@@ -206,7 +210,10 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
           deadline: performance.now() + INLINE_BUDGET_MS,
           maxStringLength: INLINE_MAX_STRING,
         })
-      : redactJson(body, { secretFieldNames: c.secretFieldNames, deadline: t0 + c.cpuBudgetMs });
+      : cpu!.over()
+        ? null
+        : redactJson(body, { secretFieldNames: c.secretFieldNames, overBudget: cpu!.over });
+  if (red === null) return { kind: 'excluded', reason: 'cpu_budget' };
   if (red.overBudget) return where === 'inline' ? { kind: 'offload' } : { kind: 'excluded', reason: 'cpu_budget' };
   if (red.uncertain) return { kind: 'excluded', reason: 'pii_uncertain', detail: red.uncertainReasons.join(',') };
   if (!modelMatches(d.models, requestModel(d.api, red.value))) return { kind: 'excluded', reason: 'model_filtered' };

@@ -92,7 +92,7 @@ export const SidecarEnv = CommonEnv.extend({
   SHADOWPLANE_SIDECAR_CAPTURE_CPU_BUDGET_MS: Int(1, 600_000)
     .default(2000)
     .describe(
-      'most ms one capture may spend redacting on the worker thread; over it the capture is dropped (cpu_budget), never the request',
+      "most CPU ms (the capture worker thread's own CPU time) one capture may spend decoding, parsing and redacting on the worker thread; over it the capture is dropped (cpu_budget), never the request; a build still running after 2× this + 1 s of wall time is stopped by restarting the worker",
     ),
   SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB: Int(32, 65_536)
     .default(512)

@@ -21,7 +21,9 @@ export type RequestOutcome =
  *   `model_filtered`, `client_aborted`, `request_incomplete`, `upstream_failed`, `bad_body_encoding`, `envelope_invalid`
  *   (`too_large` also when the body or response decodes past the size or ratio limit)
  * - `dropped`: accepted but not confirmed stored: never built because it cost too much
- *   (`cpu_budget`, `memory_budget`: the capture's redaction CPU budget or the worker heap), never sent (`queue_full`, `nats_down`,
+ *   (`cpu_budget`, `memory_budget`: the build's thread CPU time or the worker heap), because the
+ *   capture worker failed (`worker_lost`: queued behind a build the worker died on, at most 32 per
+ *   failure) or had 32 builds waiting (`worker_queue_full`), never sent (`queue_full`, `nats_down`,
  *   `shutdown`), refused (`publish_error`: no stream takes the subject, or a JetStream error such
  *   as a full stream; `object_store_error`), or sent without an ack in time (`publish_timeout`,
  *   also for acks still awaited at shutdown): such an envelope may still have been stored — an

@@ -1,5 +1,6 @@
 // CaptureProcessor batching: small captures wait for company up to batchMs (or until 16 wait), at
 // most 4 are built per event-loop turn, and flush() builds whatever waits (shutdown).
+import type { Worker } from 'node:worker_threads';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
@@ -195,7 +196,8 @@ describe('CaptureProcessor budgets', () => {
         messages: Array.from({ length: 2000 }, (_, i) => ({ role: 'user', content: `q ${i} ${'x'.repeat(2000)}` })),
       }),
     );
-    const r = await p.process(withBody(big));
+    // within the size limit, so the build runs long enough for the backstop (armed when it begins)
+    const r = await p.process(withBody(big, { maxBodyBytes: 8 << 20 }));
     expect(r).toMatchObject({ kind: 'excluded', reason: 'cpu_budget' });
     await p.close();
   });
@@ -210,6 +212,30 @@ describe('CaptureProcessor budgets', () => {
     const big = Buffer.from(`{"model":"m","messages":[${Array.from({ length: 800_000 }, () => '{"a":1}').join(',')}]}`);
     const r = await p.process(withBody(big, { maxBodyBytes: 64 << 20 }));
     expect(r).toMatchObject({ kind: 'excluded', reason: 'memory_budget' });
+    await p.close();
+  });
+
+  it('terminating the worker loses only what was queued to it, each as worker_lost (bounded by the queue cap), and the next capture gets a new worker', async () => {
+    const metrics = new SidecarMetrics(createMetricsRegistry({ defaultMetrics: false }));
+    const p = new CaptureProcessor(1024, createLogger({ service: 'test', version: '0', level: 'silent' }), metrics, 0, {
+      memoryMb: 512,
+      hardTimeoutMs: 60_000,
+      queueMax: 4,
+    });
+    const body = (i: number) =>
+      withBody(
+        Buffer.from(
+          JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `q ${i} ${'x'.repeat(4000)}` }] }),
+        ),
+      );
+    const queued = Array.from({ length: 4 }, (_, i) => p.process(body(i)));
+    // the fifth finds the worker's queue full: dropped at once, not held
+    expect(await p.process(body(4))).toMatchObject({ kind: 'excluded', reason: 'worker_queue_full' });
+    await (p as unknown as { worker: Worker }).worker.terminate();
+    const rs = await Promise.all(queued);
+    expect(rs[0]).toMatchObject({ kind: 'excluded', reason: 'worker_error' }); // the build it was running
+    for (const r of rs.slice(1)) expect(r).toMatchObject({ kind: 'excluded', reason: 'worker_lost' });
+    expect((await p.process(body(5))).kind).toBe('envelope');
     await p.close();
   });
 });

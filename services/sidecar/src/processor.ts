@@ -18,6 +18,12 @@ const BATCH_MAX = 16;
  * loop for well under a millisecond; the rest of a batch follows in the next turns, back to back.
  */
 const TURN_MAX = 4;
+/**
+ * Most captures handed to the worker thread and not yet built. Bounds what a worker failure can
+ * lose (the captures queued behind the build that failed) and the memory they hold; over it a
+ * capture is dropped (`worker_queue_full`).
+ */
+const WORKER_QUEUE_MAX = 32;
 
 /**
  * Runs {@link buildEnvelope} off the hot path. Small captures (request body *decoded* + response
@@ -29,9 +35,11 @@ const TURN_MAX = 4;
  * NATS write and an ack wake-up of its own — about 0.6 ms of CPU per capture on a 2 GHz VM core
  * against ~0.15 ms batched (loadtests/sidecar-bench.ts). Larger captures go to one worker
  * thread, so parsing and redacting megabytes never stalls proxied traffic. Teed chunks are
- * concatenated and their memory transferred to the worker (no copy on the way back either). A
- * worker crash excludes its in-flight captures (`worker_error`) and the next capture starts a
- * fresh worker.
+ * concatenated and their memory transferred to the worker (no copy on the way back either). At
+ * most {@link WORKER_QUEUE_MAX} wait for the worker. When the worker dies (killed over a budget,
+ * out of heap, crashed) the build it ran is dropped for its reason and the ones queued behind it
+ * — their bytes were transferred to it — are dropped as `worker_lost`, counted and logged with
+ * their number; the next capture starts a fresh worker.
  */
 export class CaptureProcessor {
   private worker: Worker | null = null;
@@ -50,16 +58,20 @@ export class CaptureProcessor {
   /**
    * @param offloadBytes captures with more teed bytes (request decoded) go to the worker thread
    * @param batchMs most ms a small capture waits for others before the batch is built (0 = next turn)
-   * @param worker the worker's heap limit (MiB) and the wall-clock ms after which a build still
-   *   running is stopped by terminating the worker (the redactor's own CPU budget plus a margin:
-   *   the backstop for work the redactor does not meter, e.g. JSON.parse of a huge body)
+   * @param worker the worker's heap limit (MiB), the wall-clock ms after which a build still
+   *   running is stopped by terminating the worker (the build's own CPU budget plus a margin:
+   *   the backstop for work the budget does not meter, e.g. JSON.parse of a huge body), and the
+   *   most captures queued to it (default {@link WORKER_QUEUE_MAX})
    */
   constructor(
     private readonly offloadBytes: number,
     private readonly log: Logger,
     private readonly metrics: SidecarMetrics,
     private readonly batchMs = 0,
-    private readonly worker_: { memoryMb: number; hardTimeoutMs: number } = { memoryMb: 512, hardTimeoutMs: 10_000 },
+    private readonly worker_: { memoryMb: number; hardTimeoutMs: number; queueMax?: number } = {
+      memoryMb: 512,
+      hardTimeoutMs: 10_000,
+    },
   ) {}
 
   /** Builds one envelope; never rejects. */
@@ -167,6 +179,8 @@ export class CaptureProcessor {
       );
       return new Promise((resolve) => setImmediate(() => resolve(toPublishable(buildEnvelope(input)))));
     }
+    if (this.pending.size >= (this.worker_.queueMax ?? WORKER_QUEUE_MAX))
+      return Promise.resolve({ kind: 'excluded', reason: 'worker_queue_full' });
     this.metrics.builds.inc({ where: 'worker' });
     const id = this.nextId++;
     const req = Buffer.concat(input.requestChunks, input.requestBytes);
@@ -186,8 +200,8 @@ export class CaptureProcessor {
   }
 
   /**
-   * The worker takes jobs in order: the oldest pending one is running, since now. A build past
-   * the hard timeout is stopped by terminating the worker: that capture is dropped as
+   * The worker takes jobs in order: the oldest pending one is running (its hard timeout armed
+   * when the worker says it began, {@link armWatchdog}). A build past the hard timeout is stopped by terminating the worker: that capture is dropped as
    * `cpu_budget`, the others it held as `worker_error`, and the next capture starts a new worker.
    */
   private startedNext(): void {
@@ -195,8 +209,13 @@ export class CaptureProcessor {
     this.running = first.done === true ? null : { id: first.value, since: performance.now() };
     if (this.watchdog !== null) clearTimeout(this.watchdog);
     this.watchdog = null;
-    if (this.running === null) return;
-    const id = this.running.id;
+  }
+
+  /** The worker began building `id`: the hard timeout runs from now (a worker still starting up is not timed). */
+  private armWatchdog(id: number): void {
+    if (this.running?.id !== id) return;
+    this.running.since = performance.now();
+    if (this.watchdog !== null) clearTimeout(this.watchdog);
     this.watchdog = setTimeout(() => {
       this.watchdog = null;
       if (this.running?.id !== id || this.worker === null) return;
@@ -214,7 +233,8 @@ export class CaptureProcessor {
       resourceLimits: { maxOldGenerationSizeMb: this.worker_.memoryMb },
     });
     w.unref();
-    w.on('message', (m: { id: number; result: ProcessResult }) => {
+    w.on('message', (m: { id: number; result: ProcessResult } | { started: number }) => {
+      if ('started' in m) return this.armWatchdog(m.started);
       const r = m.result;
       if (r.kind === 'envelope' && r.body)
         r.body.bytes = Buffer.from(r.body.bytes.buffer, r.body.bytes.byteOffset, r.body.bytes.byteLength);
@@ -229,8 +249,18 @@ export class CaptureProcessor {
       const running = this.running?.id;
       const culprit: 'cpu_budget' | 'memory_budget' | 'worker_error' =
         this.killedFor ?? (oom ? 'memory_budget' : 'worker_error');
+      const lost = [...this.pending.keys()].filter((id) => id !== running).length;
+      if (this.pending.size > 0)
+        this.log.warn(
+          { reason: culprit, lost, limit: this.worker_.queueMax ?? WORKER_QUEUE_MAX },
+          'capture worker stopped: its build dropped, the captures queued to it lost (worker_lost)',
+        );
       for (const [id, resolve] of this.pending)
-        resolve({ kind: 'excluded', reason: id === running ? culprit : 'worker_error', detail: why });
+        resolve(
+          id === running
+            ? { kind: 'excluded', reason: culprit, detail: why }
+            : { kind: 'excluded', reason: 'worker_lost', detail: why },
+        );
       this.pending.clear();
       this.killedFor = null;
       this.startedNext();
@@ -245,7 +275,7 @@ export class CaptureProcessor {
     return w;
   }
 
-  /** Builds what waits, then stops the worker (pending worker captures resolve as `worker_error`). */
+  /** Builds what waits, then stops the worker (captures still on it resolve as `worker_error` / `worker_lost`). */
   async close(): Promise<void> {
     await this.flush();
     const w = this.worker;

@@ -60,6 +60,13 @@ const REPLAY_MAX_BYTES = 64 * 1024;
 const PENDING_MAX_BYTES = 1024 * 1024;
 /** Small writes are joined into one buffer (one syscall) below this size. */
 const JOIN_MAX_BYTES = 16 * 1024;
+/** Build results that count as `dropped` (what the build cost, or a worker failure), not `excluded` (what the capture held). */
+const DROPPED_BUILDS: ReadonlySet<string> = new Set([
+  'cpu_budget',
+  'memory_budget',
+  'worker_lost',
+  'worker_queue_full',
+]);
 
 const enum Framing {
   None,
@@ -531,11 +538,9 @@ export class SidecarProxy {
       // the teed chunks are no longer needed; the envelope (and body) replace them in the budget
       this.d.publisher.release(teed);
       if (built.kind === 'excluded') {
-        // over a budget: the capture was dropped for what it cost, not for what it held
-        this.d.metrics.capture(
-          built.reason === 'cpu_budget' || built.reason === 'memory_budget' ? 'dropped' : 'excluded',
-          built.reason,
-        );
+        // over a budget or lost with the worker: dropped for what it cost or for a failure, not for what it held
+        this.d.metrics.capture(DROPPED_BUILDS.has(built.reason) ? 'dropped' : 'excluded', built.reason);
+        // worker_lost is logged once per worker failure, with the number lost (processor.ts)
         if (built.reason === 'too_large' || built.reason === 'pii_uncertain')
           this.d.publisher.enqueueMarker(skipMarker(this.d.names, input.decision, built.reason, input.requestBytes));
         if (built.reason === 'envelope_invalid' || built.reason === 'worker_error')

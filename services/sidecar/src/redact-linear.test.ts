@@ -51,6 +51,51 @@ describe('the linear-time redactor', () => {
       expect(boundedByConstruction(re.source).longestRepeat).toBeLessThanOrEqual(V8_MAX_REPEAT);
   });
 
+  it('the secret-name rules matched on V8 find exactly what their RE2JS patterns find', () => {
+    const fast = REDACTION_RULES.filter((r) => r.find !== undefined);
+    expect(fast.map((r) => r.name).sort()).toEqual(['secret_kv', 'secret_kv_scheme', 'secret_quoted']);
+    const parts = [
+      ...'  \t\n\r\f\v\u00a0:=\'"",;&<>ab1-_.',
+      'password',
+      'PassPhrase',
+      'API_KEY',
+      'api key',
+      'secret',
+      'Secret-Key',
+      'client secret',
+      'credential',
+      'credentials',
+      'token',
+      'TOKEN',
+      'authorization',
+      'bearer ',
+      'Basic ',
+      'digest\t',
+      ' is ',
+      'IS',
+      'ſecret', // U+017F folds to s under RE2's (?i)
+      'K', // U+212A folds to k
+      'abc',
+      'x\u{1F600}y',
+    ];
+    const shaped = fc.array(fc.constantFrom(...parts), { maxLength: 24 }).map((a) => a.join(''));
+    const finds = (m: { find(p: number): boolean; start(g: number): number; end(g: number): number }, s: string) => {
+      const out: [number, number, number][] = [];
+      let pos = 0;
+      while (pos <= s.length && m.find(pos)) {
+        out.push([m.start(0), m.start(1), m.end(1)]);
+        pos = m.end(1) > pos ? m.end(1) : pos + 1;
+      }
+      return out;
+    };
+    fc.assert(
+      fc.property(shaped, (s) => {
+        for (const r of fast) expect([r.name, finds(r.find!(s), s)]).toEqual([r.name, finds(r.re.matcher(s), s)]);
+      }),
+      { numRuns: 3000, seed: 15 },
+    );
+  });
+
   it('the structural check catches the patterns that backtracked', () => {
     expect(boundedByConstruction('[a-z]+@x').unbounded).toBe(1);
     expect(boundedByConstruction('eyJ[A-Za-z0-9_-]{8,}\\.').unbounded).toBe(1);

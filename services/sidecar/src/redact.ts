@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net';
-import { RE2JS, RE2Set, type Matcher } from 're2js';
+import { RE2JS, RE2Set } from 're2js';
+import { secretWordMatcher, type FindMatcher } from './secret-words.js';
 
 /**
  * PII and secret redaction for captured request bodies. Every string value (and every object key)
@@ -78,6 +79,8 @@ export interface RedactOptions {
    * each string's scan being linear in its length); default none
    */
   deadline?: number;
+  /** a budget meter checked at the same points as `deadline` (e.g. the build's CPU budget); true = stop with `overBudget` */
+  overBudget?: () => boolean;
   /** a string longer than this (UTF-16 units) also ends redaction with `overBudget` (an inline build hands such a body to the worker); default none */
   maxStringLength?: number;
 }
@@ -117,6 +120,7 @@ interface Ctx {
   uncertain: string[];
   secretName: (normalisedName: string) => boolean;
   deadline: number;
+  over: (() => boolean) | undefined;
   maxString: number;
   sinceCheck: number;
 }
@@ -251,7 +255,9 @@ function bump(ctx: Ctx, t: PiiType): string {
 interface Rule {
   re: RE2JS;
   group: number;
-  replace: (m: Matcher, ctx: Ctx) => string | null;
+  replace: (m: FindMatcher, ctx: Ctx) => string | null;
+  /** matches as `re` does, faster (the secret-name rules); default: `re`'s own matcher */
+  find?: (s: string) => FindMatcher;
 }
 
 const rule = (pattern: string, group: number, replace: Rule['replace']): Rule => ({
@@ -259,7 +265,7 @@ const rule = (pattern: string, group: number, replace: Rule['replace']): Rule =>
   group,
   replace,
 });
-const placeholder = (t: PiiType) => (_m: Matcher, ctx: Ctx) => bump(ctx, t);
+const placeholder = (t: PiiType) => (_m: FindMatcher, ctx: Ctx) => bump(ctx, t);
 
 /**
  * A rule on V8's engine, allowed only for a pattern bounded by construction: no unbounded
@@ -277,7 +283,7 @@ export const V8_MAX_REPEAT = 64;
 
 /** `s` with every match of `r` (leftmost first, non-overlapping, as String.replace) rewritten. */
 function applyRule(r: Rule, s: string, ctx: Ctx): string {
-  const m = r.re.matcher(s);
+  const m = r.find ? r.find(s) : r.re.matcher(s);
   let pos = 0;
   let last = 0;
   let out = '';
@@ -295,26 +301,45 @@ function applyRule(r: Rule, s: string, ctx: Ctx): string {
 }
 
 // Secret names inside free text: `password: x`, `"api_key": "x"`, `client-secret=x`, `token = x`.
-const SECRET_WORDS =
-  'api[-_. ]?key|pass(?:word|wd|phrase)|secret|token|authorization|client[-_. ]?secret|private[-_. ]?key|access[-_. ]?key|secret[-_. ]?key|credentials?';
-const KV_RULE = rule(`(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?([^\\s"',;&<>]{3,})`, 1, (m, ctx) => {
+const SECRET_WORD_LIST = [
+  'api[-_. ]?key',
+  'pass(?:word|wd|phrase)',
+  'secret',
+  'token',
+  'authorization',
+  'client[-_. ]?secret',
+  'private[-_. ]?key',
+  'access[-_. ]?key',
+  'secret[-_. ]?key',
+  'credentials?',
+];
+const SECRET_WORDS = SECRET_WORD_LIST.join('|');
+/**
+ * A secret-name rule: `(?i)(?:SECRET_WORDS)` + `tail` as RE2JS (the rule set's one-pass
+ * prefilter), matched by {@link secretWordMatcher} on V8, which finds the same matches in linear
+ * time at the per-byte cost of the other rules (RE2JS ran these case-insensitive patterns at
+ * ~3 µs per byte). RE2's `\s` is `[\t\n\f\r ]`: the V8 tail spells it out (V8's `\s` is wider).
+ */
+function wordRule(tail: string, group: number, replace: Rule['replace']): Rule {
+  return {
+    ...rule(`(?i)(?:${SECRET_WORDS})${tail}`, group, replace),
+    find: secretWordMatcher(SECRET_WORD_LIST, tail.replaceAll('\\s', '\\t\\n\\f\\r ')),
+  };
+}
+const KV_RULE = wordRule(`["']?[ \\t]*[:=][ \\t]*["']?([^\\s"',;&<>]{3,})`, 1, (m, ctx) => {
   const v = m.group(1) ?? '';
   // `Bearer x` / `Basic x`: the word after the scheme is the credential, the scheme is not
   if (/^(?:bearer|basic)$/i.test(v)) return null;
   return bump(ctx, 'SECRET');
 });
-const KV_SCHEME_RULE = rule(
-  `(?i)(?:${SECRET_WORDS})["']?[ \\t]*[:=][ \\t]*["']?(?:bearer|basic|token|digest)[ \\t]+([^\\s"',;&<>]{3,})`,
+const KV_SCHEME_RULE = wordRule(
+  `["']?[ \\t]*[:=][ \\t]*["']?(?:bearer|basic|token|digest)[ \\t]+([^\\s"',;&<>]{3,})`,
   1,
   placeholder('SECRET'),
 );
 
 // `password "x"` / `token 'x'`: a secret name followed by a quoted value (optionally after "is")
-const QUOTED_RULE = rule(
-  `(?i)(?:${SECRET_WORDS})["']?[ \\t]+(?:is[ \\t]+)?["']([^"'\\s<>]{3,})["']`,
-  1,
-  placeholder('SECRET'),
-);
+const QUOTED_RULE = wordRule(`["']?[ \\t]+(?:is[ \\t]+)?["']([^"'\\s<>]{3,})["']`, 1, placeholder('SECRET'));
 
 const PEM_RULE = rule(
   '-----BEGIN ([A-Z0-9 ]{1,64})-----[\\s\\S]*?-----END [A-Z0-9 ]{1,64}-----',
@@ -505,21 +530,22 @@ const RULES: Rule[] = [
  * The rules by name, for the per-rule adversarial benchmark (`loadtests/redact-bench.ts`) and the
  * test that every rule is an RE2JS pattern. Not for matching: use {@link redactJson}.
  */
-export const REDACTION_RULES: ReadonlyArray<{ name: string; re: RE2JS }> = Object.freeze(
-  (
-    [
-      ['pem', PEM_RULE],
-      ['pem_open', PEM_OPEN_RULE],
-      ['url_userinfo', USERINFO_RULE],
-      ['secret_kv_scheme', KV_SCHEME_RULE],
-      ['basic', BASIC_RULE],
-      ['secret_kv', KV_RULE],
-      ['secret_quoted', QUOTED_RULE],
-      ...API_KEY_RULES.map((r, i) => [`api_key_${i}`, r] as const),
-      ['email', EMAIL_RULE],
-    ] as const
-  ).map(([name, r]) => ({ name, re: r.re })),
-);
+export const REDACTION_RULES: ReadonlyArray<{ name: string; re: RE2JS; find?: (s: string) => FindMatcher }> =
+  Object.freeze(
+    (
+      [
+        ['pem', PEM_RULE],
+        ['pem_open', PEM_OPEN_RULE],
+        ['url_userinfo', USERINFO_RULE],
+        ['secret_kv_scheme', KV_SCHEME_RULE],
+        ['basic', BASIC_RULE],
+        ['secret_kv', KV_RULE],
+        ['secret_quoted', QUOTED_RULE],
+        ...API_KEY_RULES.map((r, i) => [`api_key_${i}`, r] as const),
+        ['email', EMAIL_RULE],
+      ] as const
+    ).map(([name, r]) => (r.find ? { name, re: r.re, find: r.find } : { name, re: r.re })),
+  );
 
 /** Runs one named rule (RE2JS or bounded V8) over `s` (benchmark and tests); throws on an unknown name. */
 export function applyNamedRule(name: string, s: string): string {
@@ -617,6 +643,7 @@ function newCtx(o: RedactOptions): Ctx {
     uncertain: [],
     secretName: secretNameTest(o.secretFieldNames),
     deadline: o.deadline ?? Infinity,
+    over: o.overBudget,
     maxString: o.maxStringLength ?? Infinity,
     sinceCheck: 0,
   };
@@ -628,7 +655,7 @@ function spend(ctx: Ctx, n: number): void {
   ctx.sinceCheck += n + 16;
   if (ctx.sinceCheck < 2048) return;
   ctx.sinceCheck = 0;
-  if (performance.now() > ctx.deadline) throw new OverBudget();
+  if (performance.now() > ctx.deadline || ctx.over?.() === true) throw new OverBudget();
 }
 
 /** A scalar under a secret name, or an array of them, as `<SECRET>`; anything else is walked as usual. */

@@ -83,7 +83,8 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
   );
   const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics, config.capture.batchMs, {
     memoryMb: config.capture.workerMemoryMb,
-    // the redactor stops itself at the CPU budget; this backstop also covers decoding and parsing
+    // the build stops itself at its CPU budget (checked between strings); this wall-clock backstop
+    // covers what runs in one piece, e.g. JSON.parse of a huge body
     hardTimeoutMs: 2 * config.capture.cpuBudgetMs + 1000,
   });
   const proxy = new SidecarProxy({
