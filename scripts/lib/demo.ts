@@ -354,7 +354,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
         settledSince = 0;
       }
       lastDispatched = dispatched;
-      if (['completed', 'stopped', 'budget_exhausted'].includes(state)) {
+      if (['completed', 'stopped', 'budget_exhausted', 'decided'].includes(state)) {
         const rep = await api('GET', `/v1/campaigns/${campaignId}/report`);
         if (rep.status === 200 && rep.json && rep.json.provisional === false) break;
       }

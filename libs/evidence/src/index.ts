@@ -17,3 +17,5 @@ export { verifyBundle } from './verify.js';
 export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
 export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';
+export { sequentialComparison, sequentialSummary, rowsInOrder } from './sequential.js';
+export type { SequentialResult, SequentialLookRecord, SequentialSettings } from './sequential.js';

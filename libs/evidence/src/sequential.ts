@@ -4,9 +4,20 @@
  * sequences of libs/stats `sequentialLooks`. Shared by the fold, the verdict service (which stops
  * a campaign once every candidate is settled) and verifyBundle (which recomputes it offline).
  */
-import { SEQUENTIAL_METHOD, sequentialLooks, type SequentialCluster, type SequentialLook } from '@shadowplane/stats';
-import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
-import { comparisonLevel, type ComparisonSettings, type PairRow } from './compare.js';
+import {
+  SEQUENTIAL_METHOD,
+  intervalLevel,
+  sequentialLooks,
+  type SequentialCluster,
+  type SequentialLook,
+} from '@shadowplane/stats';
+import {
+  MIN_ARM_OBSERVATIONS,
+  SEQUENTIAL_BATCH_DEFAULT,
+  type CampaignSpec,
+  type SequentialSummary,
+} from '@shadowplane/contracts';
+import type { ComparisonSettings, PairRow } from './compare.js';
 
 /** Settings of {@link sequentialComparison}: the fixed-n settings that apply, plus the batch. */
 export type SequentialSettings = Pick<
@@ -75,7 +86,11 @@ function clustersOfPrefix(rows: readonly PairRow[], n: number): SequentialCluste
 export function sequentialComparison(rows: readonly PairRow[], s: SequentialSettings): SequentialResult {
   if (!Number.isInteger(s.batch_items) || s.batch_items < 1)
     throw new RangeError(`sequentialComparison: batch_items must be an integer >= 1, got ${s.batch_items}`);
-  const { alphaAdjusted } = comparisonLevel(s);
+  const { alphaAdjusted } = intervalLevel({
+    alphaOneSided: s.alpha,
+    candidates: s.candidates_k,
+    runIndex: s.run_index,
+  });
   const itemLooks: number[] = [];
   for (let n = s.batch_items; n < rows.length; n += s.batch_items) itemLooks.push(n);
   if (rows.length > 0) itemLooks.push(rows.length);
@@ -137,5 +152,45 @@ export function sequentialComparison(rows: readonly PairRow[], s: SequentialSett
     settled_look: settled,
     items_used: settled !== null ? last!.items : rows.length,
     clipped,
+  };
+}
+
+/**
+ * Rows in the recorded arrival order. Shape: rows (any order), order = every row's item_hash once
+ * → rows in that order. Errors: RangeError when order is not a permutation of the rows' hashes.
+ */
+export function rowsInOrder(rows: readonly PairRow[], order: readonly string[]): PairRow[] {
+  const by = new Map(rows.map((r) => [r.item_hash, r]));
+  const out = order.map((h) => by.get(h));
+  if (order.length !== rows.length || new Set(order).size !== order.length || out.some((r) => r === undefined))
+    throw new RangeError('rowsInOrder: the sequential order is not a permutation of the paired rows');
+  return out as PairRow[];
+}
+
+/**
+ * The report's `sequential` block for one comparison from its {@link SequentialResult}.
+ * Shape: result, the pinned spec (max_items, stopping_batch_items), paired items → SequentialSummary.
+ */
+export function sequentialSummary(
+  r: SequentialResult,
+  spec: Pick<CampaignSpec, 'max_items' | 'stopping_batch_items'>,
+  itemsPaired: number,
+): SequentialSummary {
+  const last = r.settled_look !== null ? r.looks[r.settled_look - 1] : r.looks.at(-1);
+  return {
+    method: r.method,
+    batch_items: spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT,
+    looks: r.looks.length,
+    decision: r.decision,
+    reason: r.reason,
+    settled_look: r.settled_look,
+    items_used: r.items_used,
+    items_paired: itemsPaired,
+    max_items: spec.max_items,
+    items_saved: Math.max(0, spec.max_items - itemsPaired),
+    alpha_one_sided_adjusted: r.alpha_one_sided_adjusted,
+    quality_delta: last ? last.delta : { lower: -1, upper: 1 },
+    cost_savings: last?.savings ?? null,
+    clipped: r.clipped,
   };
 }
