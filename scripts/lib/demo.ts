@@ -285,6 +285,9 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       aa_share: 0.1,
       bootstrap: { resamples: 2000, seed: o.seed },
       traffic_classes: ['production'],
+      // look after every 25 paired items; stop (decided) once every candidate is settled
+      stopping: 'sequential',
+      stopping_batch_items: 25,
     };
     const dry = await api('POST', '/v1/campaigns', { ...spec, dry_run: true });
     if (dry.status !== 200) throw new Error(`dry run failed: ${dry.status} ${dry.text}`);
