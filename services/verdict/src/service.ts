@@ -33,7 +33,7 @@ export interface VerdictConfig {
   progressIntervalMs?: number;
   /** terminal-campaign check interval, ms (default 500) */
   tickMs?: number;
-  /** least time between two sequential looks at one campaign, ms (default 1000) */
+  /** least time between two sequential looks (each a full fold), ms (default 5000) */
   sequentialLookMs?: number;
   storage?: 'file' | 'memory';
   logger?: Logger;
@@ -63,7 +63,8 @@ interface CampaignSlot {
   finalRunId: string | null;
   latestId: string | null;
   emptyAt: number;
-  /** message count at the last sequential look (-1: none yet) */
+  /** items with an observation, and their count at the last sequential look */
+  items: Set<string>;
   lookAt: number;
 }
 
@@ -160,7 +161,8 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
         finalRunId: null,
         latestId: null,
         emptyAt: -1,
-        lookAt: -1,
+        items: new Set(),
+        lookAt: 0,
       };
       slots.set(id, s);
       metrics.campaigns.set(slots.size);
@@ -201,6 +203,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
       if (!s.messages.has(k)) {
         s.messages.set(k, om);
         s.dirty = true;
+        if (om.schema === 'shadow.observation/v1') s.items.add(`${om.call_type}|${om.item_hash}`);
       }
     }
   })().catch((e: unknown) => log.error({ err: e }, 'obs consumer stopped'));
@@ -381,15 +384,16 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
         }
       }
       // sequential stopping: look after each batch; once every candidate is settled, decide
-      if (Date.now() - lastLook >= (cfg.sequentialLookMs ?? 1000)) {
+      if (Date.now() - lastLook >= (cfg.sequentialLookMs ?? 5000)) {
         lastLook = Date.now();
+        // (the fold's own looks are over every batch of paired items; this only decides when to fold)
         for (const [id, s] of slots) {
           const c = s.campaign;
           if (!c || c.spec.stopping !== 'sequential' || TERMINAL.has(c.state)) continue;
-          // messages grow by ≥ 1 per paired item: a batch of new messages is the cheap trigger
+          // a look folds the whole campaign: only after a batch of newly observed items
           const batch = c.spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT;
-          if (s.messages.size < s.lookAt + batch) continue;
-          s.lookAt = s.messages.size;
+          if (s.items.size < s.lookAt + batch) continue;
+          s.lookAt = s.items.size;
           try {
             const v = sequentialVerdict((await fold(id, true)).report);
             if (v.settled) await decide(id, v.reason);
