@@ -75,10 +75,12 @@ export function printSequential(report: any, say: (line: string) => void): void 
           ? `not settled after ${s.looks} looks (${s.items_used} items)`
           : `${s.decision} at look ${s.settled_look} of ${s.looks}, after ${s.items_used} paired items`;
       rows.push(
-        `  ${ct.call_type}/${c.candidate_arm_id}: ${when}; ${s.items_paired} paired of max_items ${s.max_items}, ${s.items_saved} items saved`,
+        `  ${ct.call_type}/${c.candidate_arm_id}: ${when}; ${s.items_paired} of max_items ${s.max_items} paired, ${s.items_saved} not paid for`,
       );
     }
   if (rows.length === 0) return;
-  say('sequential stopping (anytime-valid; the campaign pays for every arm until every candidate is settled):');
+  say(
+    'sequential stopping (anytime-valid; every arm is paid for until every candidate is settled; "not paid for" counts items a decided stop saved, or that traffic never brought):',
+  );
   for (const r of rows) say(r);
 }

@@ -221,7 +221,11 @@ export const SequentialSummary = z
     /** paired items in this comparison (the settling look's plus what was in flight) */
     items_paired: z.number().int().nonnegative(),
     max_items: z.number().int().positive(),
-    /** max_items − items_paired, ≥ 0: items a fixed-n campaign would still have paid for */
+    /**
+     * max_items − items_paired, ≥ 0: items not paid for against max_items — by the sequential stop
+     * when the campaign is `decided`, otherwise because traffic, the deadline or the budget ran out
+     * (the campaign state says which)
+     */
     items_saved: z.number().int().nonnegative(),
     alpha_one_sided_adjusted: z.number(),
     quality_delta: z.object({ lower: z.number(), upper: z.number() }).strict(),
