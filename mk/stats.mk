@@ -1,5 +1,5 @@
 # libs/stats: benchmarks and calibration runs (never part of `make test`).
-.PHONY: bench-fold bench-calibration stats-numpy
+.PHONY: bench-fold bench-calibration bench-sequential stats-numpy
 
 NUMPY_PYTHON ?= /usr/bin/python3
 
@@ -13,3 +13,6 @@ bench-fold: install stats-numpy ## fold + 2000-resample bootstrap, 100k items x 
 
 bench-calibration: install ## calibration table of the verdict statistics (type-I, coverage, MDE, powered-pass), written to docs/statistics.md
 	npm run -s bench:calibration -- --write
+
+bench-sequential: install ## sequential vs fixed-n stopping: paid items and dollars by candidate, written to docs/statistics.md
+	npm run -s bench:sequential -- --write

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runDemo } from './lib/demo.js';
-import { printVerdictTable } from './lib/verdict-table.js';
+import { printSequential, printVerdictTable } from './lib/verdict-table.js';
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +42,7 @@ try {
   console.log('');
   printVerdictTable(r.report, (l) => console.log(l));
   console.log('');
+  printSequential(r.report, (l) => console.log(l));
   console.log(
     `campaign ${r.campaignId}: ${r.state}; spent $${r.spendUsd.toFixed(4)} of $${r.maxCostUsd.toFixed(2)} (${r.spendUsd <= r.maxCostUsd ? 'within' : 'OVER'} budget)`,
   );

@@ -311,6 +311,9 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       aa_share: 0.1,
       bootstrap: { resamples: 2000, seed: o.seed },
       traffic_classes: ['production'],
+      // look after every 25 paired items; stop (decided) once every candidate is settled
+      stopping: 'sequential',
+      stopping_batch_items: 25,
     };
     const dry = await api('POST', '/v1/campaigns', { ...spec, dry_run: true });
     if (dry.status !== 200) throw new Error(`dry run failed: ${dry.status} ${dry.text}`);
@@ -380,7 +383,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
         settledSince = 0;
       }
       lastDispatched = dispatched;
-      if (['completed', 'stopped', 'budget_exhausted'].includes(state)) {
+      if (['completed', 'stopped', 'budget_exhausted', 'decided'].includes(state)) {
         const rep = await api('GET', `/v1/campaigns/${campaignId}/report`);
         if (rep.status === 200 && rep.json && rep.json.provisional === false) break;
       }

@@ -58,3 +58,29 @@ export function printVerdictTable(report: any, say: (line: string) => void): voi
     for (const w of words) say(`• ${w}`);
   }
 }
+
+/**
+ * The sequential stopping record of each comparison (spec `stopping: sequential`): when each
+ * candidate settled, the items it used and the items saved against max_items. Prints nothing for
+ * a fixed-n report.
+ */
+export function printSequential(report: any, say: (line: string) => void): void {
+  const rows: string[] = [];
+  for (const ct of report?.call_types ?? [])
+    for (const c of ct.comparisons ?? []) {
+      const s = c.sequential;
+      if (!s) continue;
+      const when =
+        s.settled_look === null
+          ? `not settled after ${s.looks} looks (${s.items_used} items)`
+          : `${s.decision} at look ${s.settled_look} of ${s.looks}, after ${s.items_used} paired items`;
+      rows.push(
+        `  ${ct.call_type}/${c.candidate_arm_id}: ${when}; ${s.items_paired} of max_items ${s.max_items} paired, ${s.items_saved} not paid for`,
+      );
+    }
+  if (rows.length === 0) return;
+  say(
+    'sequential stopping (anytime-valid; every arm is paid for until every candidate is settled; "not paid for" counts items a decided stop saved, or that traffic never brought):',
+  );
+  for (const r of rows) say(r);
+}

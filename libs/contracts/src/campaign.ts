@@ -4,6 +4,8 @@ import { Expectation, SubjectToken } from './envelope.js';
 
 /** Hard ceiling on max_items per call type (docs/architecture.md "Contracts" (Campaign)). */
 export const MAX_ITEMS_CEILING = 5000;
+/** Paired items between two sequential looks when `stopping_batch_items` is absent. */
+export const SEQUENTIAL_BATCH_DEFAULT = 25;
 /** Default max_items per call type. */
 export const MAX_ITEMS_DEFAULT = 500;
 /** Fewest merged observations per arm before any verdict (docs/architecture.md honesty rule 10). */
@@ -214,9 +216,36 @@ export const CampaignSpec = z
       .min(1)
       .default(['production']),
     expectations: z.array(Expectation).optional(),
+    stopping: z
+      .enum(['fixed', 'sequential'])
+      .optional()
+      .describe(
+        'fixed (absent): decide at max_items or the budget; sequential: look after every batch with anytime-valid confidence sequences and stop (state decided) once every candidate is settled',
+      ),
+    stopping_batch_items: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_ITEMS_CEILING)
+      .optional()
+      .describe(
+        `paired items per candidate between two sequential looks (default ${SEQUENTIAL_BATCH_DEFAULT}); only with stopping sequential`,
+      ),
   })
   .strict()
   .superRefine((spec, ctx) => {
+    if (spec.stopping_batch_items !== undefined && spec.stopping !== 'sequential')
+      ctx.addIssue({
+        code: 'custom',
+        message: 'stopping_batch_items applies only to stopping: sequential',
+        path: ['stopping_batch_items'],
+      });
+    if (spec.stopping_batch_items !== undefined && spec.stopping_batch_items > spec.max_items)
+      ctx.addIssue({
+        code: 'custom',
+        message: `stopping_batch_items (${spec.stopping_batch_items}) must not exceed max_items (${spec.max_items}): no look would happen before the end`,
+        path: ['stopping_batch_items'],
+      });
     const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
     const seen = new Set<string>();
     ids.forEach((id, i) => {
@@ -265,8 +294,19 @@ export type CampaignSpec = z.infer<typeof CampaignSpec>;
 /** The campaign spec as submitted, before defaults. */
 export type CampaignSpecInput = z.input<typeof CampaignSpec>;
 
-/** Lifecycle of a campaign. `budget_exhausted` and `completed` are terminal like `stopped`. */
-export const CampaignState = z.enum(['running', 'paused', 'stopped', 'completed', 'budget_exhausted']);
+/**
+ * Lifecycle of a campaign. `budget_exhausted`, `completed` and `decided` (a sequential campaign
+ * whose every candidate is settled) are terminal like `stopped`.
+ */
+export const CampaignState = z.enum(['running', 'paused', 'stopped', 'completed', 'budget_exhausted', 'decided']);
+/** The terminal states: no new dispatch, in-flight arms settle, unspent reservation is released. */
+export const TERMINAL_CAMPAIGN_STATES: readonly CampaignState[] = Object.freeze([
+  'stopped',
+  'completed',
+  'budget_exhausted',
+  'decided',
+]);
+
 export type CampaignState = z.infer<typeof CampaignState>;
 
 /**

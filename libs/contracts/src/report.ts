@@ -206,6 +206,36 @@ export type CannotMeasureReason = z.infer<typeof CannotMeasureReason>;
 export const Remediation = z.object({ code: z.string(), text: z.string() }).strict();
 export type Remediation = z.infer<typeof Remediation>;
 
+/** See {@link Comparison} `sequential`. Bounds on the 0–1 quality scale and as savings fractions. */
+export const SequentialSummary = z
+  .object({
+    method: z.string(),
+    batch_items: z.number().int().positive(),
+    looks: z.number().int().nonnegative(),
+    decision: z.enum(['pass', 'fail', 'futile', 'continue']),
+    reason: z.string(),
+    /** 1-based look that settled the candidate, or null */
+    settled_look: z.number().int().positive().nullable(),
+    /** paired items up to the settling look (all paired items when unsettled) */
+    items_used: z.number().int().nonnegative(),
+    /** paired items in this comparison (the settling look's plus what was in flight) */
+    items_paired: z.number().int().nonnegative(),
+    max_items: z.number().int().positive(),
+    /**
+     * max_items − items_paired, ≥ 0: items not paid for against max_items — by the sequential stop
+     * when the campaign is `decided`, otherwise because traffic, the deadline or the budget ran out
+     * (the campaign state says which)
+     */
+    items_saved: z.number().int().nonnegative(),
+    alpha_one_sided_adjusted: z.number(),
+    quality_delta: z.object({ lower: z.number(), upper: z.number() }).strict(),
+    cost_savings: z.object({ lower: z.number(), upper: z.number() }).strict().nullable(),
+    /** clusters whose weight was clipped to the predictable bound (quality, savings) */
+    clipped: z.object({ quality: z.number().int(), savings: z.number().int() }).strict(),
+  })
+  .strict();
+export type SequentialSummary = z.infer<typeof SequentialSummary>;
+
 /**
  * One candidate vs the incumbent on one call type. `stats` is null unless the comparison was
  * measured. `insufficient` is set (and state CANNOT_MEASURE) when fewer than MIN_ARM_OBSERVATIONS
@@ -264,6 +294,12 @@ export const Comparison = z
       .strict()
       .nullable(),
     power_plan: PowerPlanValue.nullable(),
+    /**
+     * The sequential stopping rule's record (spec `stopping: sequential` only): method, looks,
+     * the running confidence-sequence bounds at the last look evaluated, the decision, and the
+     * items used and saved against max_items.
+     */
+    sequential: SequentialSummary.optional(),
   })
   .strict();
 export type Comparison = z.infer<typeof Comparison>;

@@ -11,6 +11,7 @@ import {
   powerPlanFromPairs,
 } from '@shadowplane/stats';
 import { MIN_ARM_OBSERVATIONS, type Instrument, type IntervalValue, type PowerPlanValue } from '@shadowplane/contracts';
+import { rowsInOrder, sequentialComparison, type SequentialResult } from './sequential.js';
 
 /** One paired item as written in the evidence bundle (`parts.paired[].rows`). Costs in USD on the comparison's one basis. */
 export interface PairRow {
@@ -50,6 +51,11 @@ export interface ComparisonSettings {
    * recorded: those are shadow_dual_run (the only instrument the contract then accepted).
    */
   instrument?: Instrument;
+  /**
+   * Present for `stopping: sequential` campaigns: the batch between looks and the paired rows'
+   * arrival order (item hashes; the fold orders by the later of the two calls' end, then hash).
+   */
+  sequential?: { batch_items: number; order: string[] };
 }
 
 /** The recomputable result of {@link computeComparison}. */
@@ -67,6 +73,8 @@ export interface ComparisonResult {
   decision_reasons: string[];
   /** BEAT / NOT_BEAT from the rule, then capped by the instrument (see {@link capByInstrument}) */
   state: 'BEAT' | 'NOT_BEAT' | 'ON_FRONTIER' | 'CANNOT_MEASURE';
+  /** the sequential decision (settings.sequential present), see {@link computeComparison} */
+  sequential?: SequentialResult;
 }
 
 const INSTRUMENT_RANK: Record<Instrument, number> = { replay: 0, judged_dataset_run: 1, shadow_dual_run: 2 };
@@ -181,6 +189,21 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
     hardGateBroken: s.hard_gate_failures > 0,
     costCeilingBreached: s.cost_ceiling_breaches > 0,
   });
+  let seq: SequentialResult | undefined;
+  if (s.sequential) {
+    // Under sequential stopping the fixed-n interval alone no longer carries a pass (the campaign
+    // could have stopped at any look): a pass needs the confidence sequence to pass too, and a
+    // sequence that settled on fail decides fail.
+    seq = sequentialComparison(rowsInOrder(rows, s.sequential.order), { ...s, batch_items: s.sequential.batch_items });
+    if (d.decision === 'pass' && seq.decision !== 'pass') {
+      d.decision = 'inconclusive';
+      d.reasons = [`sequential_not_passed: ${seq.reason}`];
+    } else if (d.decision !== 'fail' && seq.decision === 'fail') {
+      d.decision = 'fail';
+      d.reasons = [`sequential_fail: ${seq.reason}`];
+    } else if (d.decision === 'inconclusive' && seq.decision === 'futile')
+      d.reasons.push(`sequential_futile: ${seq.reason}`);
+  }
   const better = (savings !== null && !savings.degenerate && savings.lower > 0) || quality.lower > 0;
   const capped = capByInstrument(
     { decision: d.decision, reasons: d.reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' },
@@ -198,6 +221,7 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
     decision: capped.decision,
     decision_reasons: capped.reasons,
     state: capped.state,
+    ...(seq ? { sequential: seq } : {}),
   };
 }
 

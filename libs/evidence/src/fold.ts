@@ -42,6 +42,7 @@ import {
   type RunRecord,
   type RunSpend,
   type ShareValue,
+  SEQUENTIAL_BATCH_DEFAULT,
 } from '@shadowplane/contracts';
 import {
   compositeQuality,
@@ -71,6 +72,7 @@ import {
   type JudgeAgreementRow,
   type StatsPart,
 } from './bundle.js';
+import { sequentialSummary } from './sequential.js';
 
 /** The pinned campaign a fold is for. */
 export interface FoldCampaign {
@@ -542,6 +544,8 @@ export function foldReport(input: FoldInput): FoldResult {
       let hardFails = 0;
       let ceiling = 0;
       const judgeShareOf = new Map<string, number>();
+      // when the pair was complete (the later end of its two calls): the sequential look order
+      const arrivalOf = new Map<string, string>();
       // same-family judge refusal for this pair
       const fam = (a: { id: string; provider: string }) => armFamilies?.[a.id] ?? a.provider;
       const judgeRefused =
@@ -641,6 +645,7 @@ export function foldReport(input: FoldInput): FoldResult {
           obs_inc: a.id,
           obs_cand: b.id,
         };
+        arrivalOf.set(h, a.obs.ended_at > b.obs.ended_at ? a.obs.ended_at : b.obs.ended_at);
         const list = pairsByBasis.get(ba);
         if (list) list.push(row);
         else pairsByBasis.set(ba, [row]);
@@ -771,6 +776,14 @@ export function foldReport(input: FoldInput): FoldResult {
           hard_gate_failures: hardFails,
           cost_ceiling_breaches: ceiling,
           instrument,
+          ...(spec.stopping === 'sequential'
+            ? {
+                sequential: {
+                  batch_items: spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT,
+                  order: byKey(rows, (r) => `${arrivalOf.get(r.item_hash)!}|${r.item_hash}`).map((r) => r.item_hash),
+                },
+              }
+            : {}),
         };
         const r = computeComparison(rows, settings);
         const remediation: Remediation[] = [];
@@ -843,6 +856,7 @@ export function foldReport(input: FoldInput): FoldResult {
             min_savings: settings.min_savings,
             interval_method: DECISION_INTERVAL_METHOD,
           },
+          ...(r.sequential ? { sequential: sequentialSummary(r.sequential, spec, rows.length) } : {}),
         };
         statsParts.push({ call_type: ct, candidate_arm_id: cand.id, settings, result: r });
         if (r.cost_savings !== null && r.state !== 'CANNOT_MEASURE') {

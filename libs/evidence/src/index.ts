@@ -19,3 +19,5 @@ export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_
 export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';
 export { buildDatasets, bodyProblem } from './dataset.js';
 export type { BuildInput, CaptureRecord, SkipRecord, UnparseableRecord } from './dataset.js';
+export { sequentialComparison, sequentialSummary, rowsInOrder } from './sequential.js';
+export type { SequentialResult, SequentialLookRecord, SequentialSettings } from './sequential.js';

@@ -14,6 +14,7 @@ import {
 import { goodBad, judgeSummary, preference } from './judge-fold.js';
 import { clusterBySimhash } from './clusters.js';
 import { comparisonPowerPlan, computeComparison, type PairRow } from './compare.js';
+import { sequentialSummary } from './sequential.js';
 
 /** One mismatch found by {@link verifyBundle}: the JSON path (dotted, `[i]` for indexes) of the recorded value. */
 export interface BundleProblem {
@@ -47,7 +48,9 @@ function sameNumber(a: unknown, b: unknown): boolean {
  *    fold sums (items, clusters, Σweight), the paired cluster bootstrap (libs/stats, the recorded
  *    seed, B and level), the level from α/K/run, the non-inferiority decision and the four-state
  *    outcome are recomputed from the paired rows and compared with `parts.stats` and the report;
- *    the MIN_ARM_OBSERVATIONS floor is checked;
+ *    the MIN_ARM_OBSERVATIONS floor is checked; for `stopping: sequential` the confidence
+ *    sequences are recomputed look by look from the rows in their recorded arrival order, and the
+ *    report's `sequential` record (looks, decision, items used and saved) is checked against them;
  * 3. the A-A sd and every comparison's power plan (MDE, clusters needed) are recomputed;
  *    each arm's per-request cost mean is recomputed from `parts.cost_evidence`;
  * 4. dataset cards and the pinned spec agree between the report and the parts; every paired row
@@ -251,6 +254,13 @@ function checkValues(
         if (!sameNumber((s.settings as unknown as Obj)[f], v))
           add(`${sp}.settings.${f}`, v, (s.settings as unknown as Obj)[f], `setting ${f} differs from the pinned spec`);
     }
+    if (spec && (spec.stopping === 'sequential') !== (s.settings.sequential !== undefined))
+      add(
+        `${sp}.settings.sequential`,
+        spec.stopping === 'sequential' ? 'the batch and arrival order' : undefined,
+        s.settings.sequential ?? null,
+        'the sequential settings do not match the pinned stopping rule',
+      );
     const r = computeComparison(rows, s.settings);
     const rec = s.result as unknown as Obj;
     const cmpVal = (path: string, want: unknown, got: unknown) => {
@@ -279,6 +289,45 @@ function checkValues(
       'state',
     ] as const) {
       cmpVal(`${sp}.result.${f}`, r[f], rec[f]);
+    }
+    // the sequential decision, look by look, recomputed from the rows in their recorded order
+    if (r.sequential || rec.sequential !== undefined) {
+      const want = r.sequential ?? null;
+      const got = (rec.sequential ?? null) as Obj | null;
+      const looksWant = want?.looks ?? [];
+      const looksGot = (got?.looks ?? []) as Obj[];
+      looksWant.forEach((l, j) => {
+        const g = looksGot[j];
+        for (const f of ['items', 'clusters', 'decision'] as const)
+          cmpVal(`${sp}.result.sequential.looks[${j}].${f}`, l[f], g?.[f]);
+        for (const f of ['lower', 'upper'] as const) {
+          cmpVal(`${sp}.result.sequential.looks[${j}].delta.${f}`, l.delta[f], (g?.delta as Obj | undefined)?.[f]);
+          cmpVal(
+            `${sp}.result.sequential.looks[${j}].savings.${f}`,
+            l.savings?.[f] ?? null,
+            (g?.savings as Obj | null | undefined)?.[f] ?? null,
+          );
+        }
+      });
+      if (canonicalJson(want) !== canonicalJson(got))
+        add(`${sp}.result.sequential`, want, got, 'recomputed sequential decision differs');
+      if (loc && base && want && spec) {
+        const sum = sequentialSummary(
+          want,
+          {
+            max_items: spec.max_items as number,
+            stopping_batch_items: spec.stopping_batch_items as number | undefined,
+          },
+          rows.length,
+        );
+        if (canonicalJson(sum) !== canonicalJson(loc.cmp.sequential ?? null))
+          add(
+            `${base}.sequential`,
+            sum,
+            loc.cmp.sequential ?? null,
+            'report sequential record differs from the recomputed one',
+          );
+      }
     }
     if (loc && base) {
       const st = loc.cmp.stats as Obj | null;

@@ -19,6 +19,10 @@ export const DECISION_REASONS = [
   'hard_gate_broken',
   'cost_ceiling_breached',
   'savings_interval_degenerate',
+  // set by the sequential stopping rule (libs/evidence computeComparison)
+  'sequential_not_passed',
+  'sequential_fail',
+  'sequential_futile',
 ] as const;
 /** One of {@link DECISION_REASONS}. */
 export type DecisionReason = (typeof DECISION_REASONS)[number];

@@ -20,3 +20,10 @@ export { cohensKappa } from './kappa.js';
 export type { KappaResult } from './kappa.js';
 export { nonInferiorityDecision, DECISION_REASONS } from './decision.js';
 export type { Decision, DecisionReason } from './decision.js';
+export { sequentialLooks, SEQUENTIAL_METHOD } from './confidence-sequence.js';
+export type {
+  SequentialCluster,
+  SequentialDecision,
+  SequentialLook,
+  SequentialSettings,
+} from './confidence-sequence.js';

@@ -4,7 +4,12 @@ import { CliError, EXIT } from './exit-codes.js';
 
 /** The fields of GET /v1/campaigns/{id} that watch draws (the control API's CampaignStatus). */
 export interface StatusWire {
-  campaign: { id: string; state: string; state_reason: string | null; spec: { name: string } };
+  campaign: {
+    id: string;
+    state: string;
+    state_reason: string | null;
+    spec: { name: string; stopping?: 'fixed' | 'sequential' };
+  };
   terminal: boolean;
   spend: { limit_micro_usd: number; reserved_micro_usd: number; settled_micro_usd: number; exhausted: boolean } | null;
   call_types: {
@@ -44,6 +49,58 @@ async function finalReport(client: ControlClient, id: string): Promise<{ reportI
   if (r.status === 404) return null;
   if (r.headers.get('x-shadow-report-provisional') === 'true') return null;
   return { reportId: r.headers.get('x-shadow-report-id') ?? r.json<{ report_id: string }>().report_id };
+}
+
+/** The part of a report's comparison that {@link sequentialLines} reads (contracts SequentialSummary). */
+interface SequentialWire {
+  call_types?: {
+    call_type: string;
+    comparisons: {
+      candidate_arm_id: string;
+      sequential?: {
+        looks: number;
+        decision: string;
+        settled_look: number | null;
+        items_used: number;
+        quality_delta: { lower: number; upper: number };
+        cost_savings: { lower: number; upper: number } | null;
+      };
+    }[];
+  }[];
+}
+
+/**
+ * Each candidate's running confidence-sequence bounds and, once settled, the look and items it
+ * settled at, one line per call type × candidate, from a (provisional or final) report of a
+ * `stopping: sequential` campaign. ±100 pp is a side the sequence has not bet on yet.
+ */
+export function sequentialLines(report: SequentialWire): string[] {
+  const pp = (x: number) => `${(100 * x).toFixed(1)}`;
+  const out: string[] = [];
+  for (const ct of report.call_types ?? [])
+    for (const c of ct.comparisons) {
+      const q = c.sequential;
+      if (!q) {
+        out.push(`sequential ${ct.call_type}/${c.candidate_arm_id}: no look yet (too few pairs)`);
+        continue;
+      }
+      const sv = q.cost_savings ? `  savings [${pp(q.cost_savings.lower)}, ${pp(q.cost_savings.upper)}]%` : '';
+      const when =
+        q.settled_look === null
+          ? `open after ${q.looks} looks (${q.items_used} items)`
+          : `settled ${q.decision} at look ${q.settled_look} (${q.items_used} items)`;
+      out.push(
+        `sequential ${ct.call_type}/${c.candidate_arm_id}: quality [${pp(q.quality_delta.lower)}, ${pp(q.quality_delta.upper)}]pp${sv}; ${when}`,
+      );
+    }
+  return out;
+}
+
+/** Latest report of a campaign, provisional or final, for its sequential lines (null on 404). */
+async function latestSequential(client: ControlClient, id: string): Promise<string[] | null> {
+  const r = await client.request('GET', `/v1/campaigns/${encodeURIComponent(id)}/report`, undefined, [404]);
+  if (r.status === 404) return null;
+  return sequentialLines(r.json<{ report: SequentialWire }>().report);
 }
 
 /**
@@ -93,6 +150,10 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
   let reportId: string | null = null;
   let last: StatusWire | null = null;
   let printed: string[] = [];
+  // sequential campaigns: the running intervals come from the latest report, which costs the
+  // verdict service a fold, so it is asked at most every 10 s (and once more at the end)
+  let seq: string[] = [];
+  let seqAt = 0;
   try {
     for (;;) {
       const s = await client.get<StatusWire>(path);
@@ -102,15 +163,19 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
         const rep = await finalReport(client, id);
         if (rep) reportId = rep.reportId;
       }
+      if (s.campaign.spec.stopping === 'sequential' && (reportId !== null || Date.now() - seqAt >= 10_000)) {
+        seqAt = Date.now();
+        seq = (await latestSequential(client, id)) ?? seq;
+      }
       if (!o.json && !out.isTTY) {
         // not a terminal (a pipe, a log file, CI): no bars redrawn on every poll — only the lines that changed
-        const now = plainLines(s, reportId);
+        const now = [...plainLines(s, reportId), ...seq];
         const changed = now.filter((l, i) => l !== printed[i]);
         if (changed.length) out.write(`${changed.join('\n')}\n`);
         printed = now;
       } else if (o.json) {
         out.write(
-          `${JSON.stringify({ event: 'progress', at: new Date().toISOString(), state: s.campaign.state, terminal: s.terminal, report_id: reportId, spend: s.spend, call_types: s.call_types, arms: s.arms })}\n`,
+          `${JSON.stringify({ event: 'progress', at: new Date().toISOString(), state: s.campaign.state, terminal: s.terminal, report_id: reportId, spend: s.spend, call_types: s.call_types, arms: s.arms, ...(seq.length ? { sequential: seq } : {}) })}\n`,
         );
       } else {
         if (!multi) {
@@ -198,6 +263,7 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
   } finally {
     multi?.stop();
   }
+  if (!o.json && out.isTTY && seq.length) out.write(`${seq.join('\n')}\n`);
   if (o.json) out.write(`${JSON.stringify({ event: 'done', state: last?.campaign.state, report_id: reportId })}\n`);
   else out.write(`campaign ${id} ${last?.campaign.state}; report ${reportId} (shadowctl report ${id})\n`);
   return EXIT.ok;

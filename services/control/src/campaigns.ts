@@ -43,7 +43,12 @@ const PAID_DISPATCH_HINT =
 export const MAX_PRICE_USD_PER_MTOK = 1_000_000;
 
 /** States from which a campaign never runs again. */
-export const TERMINAL_STATES: ReadonlySet<CampaignState> = new Set(['stopped', 'completed', 'budget_exhausted']);
+export const TERMINAL_STATES: ReadonlySet<CampaignState> = new Set([
+  'stopped',
+  'completed',
+  'budget_exhausted',
+  'decided',
+]);
 
 /** Options of POST /v1/campaigns that are not part of the pinned spec. */
 export interface LaunchOptions {
@@ -512,7 +517,7 @@ export class CampaignService {
    * - pause: running → paused (paused stays paused)
    * - resume: paused → running (running stays running); refused with 503 when paid_dispatch is off
    * - stop: running|paused → stopped (stopped stays stopped)
-   * Terminal states (stopped, completed, budget_exhausted) refuse any other change: 409 conflict.
+   * Terminal states (stopped, completed, budget_exhausted, decided) refuse any other change: 409 conflict.
    * @throws ShadowplaneError not_found, conflict, paid_dispatch_disabled
    */
   async transition(id: string, action: 'pause' | 'resume' | 'stop', by: string): Promise<Campaign> {

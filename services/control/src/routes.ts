@@ -166,7 +166,7 @@ export const ROUTES: readonly RouteDef[] = [
         name: 'state',
         in: 'query',
         description: 'only campaigns in this state',
-        schema: z.enum(['running', 'paused', 'stopped', 'completed', 'budget_exhausted']),
+        schema: z.enum(['running', 'paused', 'stopped', 'completed', 'budget_exhausted', 'decided']),
       },
     ],
     responses: { 200: { description: 'campaigns', schema: CampaignList } },

@@ -54,7 +54,7 @@ export type ArmProgress = z.infer<typeof ArmProgress>;
 /** GET /v1/campaigns/{id}: the stored campaign, its spend, and progress (zeros until the verdict service reports). */
 export const CampaignStatus = z.object({
   campaign: Campaign,
-  terminal: z.boolean().describe('true for stopped, completed and budget_exhausted'),
+  terminal: z.boolean().describe('true for stopped, completed, budget_exhausted and decided'),
   spend: Spend.nullable().describe('null when the ledger is missing'),
   call_types: z.array(CallTypeProgress),
   arms: z.array(ArmProgress),

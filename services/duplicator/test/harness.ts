@@ -79,12 +79,13 @@ export interface Rig {
 export async function startRig(
   natsUrl: string,
   sim: SimConfigInput,
-  opts: { replicas?: number; storage?: 'memory' | 'file' } = {},
+  opts: { replicas?: number; storage?: 'memory' | 'file'; knownAnswers?: boolean } = {},
 ): Promise<Rig> {
   const prefix = randomPrefix('dup');
   const bus = await connectBus({ url: natsUrl, name: 'dup-test', prefix, replicas: opts.replicas ?? 1 });
   await provision(bus, { storage: opts.storage ?? 'memory' });
-  const s = await startProviderSim({ config: sim, datasetPath: '' });
+  // knownAnswers: the sim's GSM8K answer key, so tiers differ in correctness at their accuracies
+  const s = await startProviderSim({ config: sim, ...(opts.knownAnswers === true ? {} : { datasetPath: '' }) });
   const dir = mkdtempSync(join(tmpdir(), 'dup-test-'));
   const providersFile = join(dir, 'providers.yaml');
   writeFileSync(

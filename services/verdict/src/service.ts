@@ -5,11 +5,19 @@ import pLimit from 'p-limit';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { getArtifact, type Keyring } from '@shadowplane/artifacts';
 import { connectBus, provision, type Bus } from '@shadowplane/bus';
-import { Campaign, ObsMessage, isShadowplaneError, type Campaign as CampaignT } from '@shadowplane/contracts';
+import {
+  Campaign,
+  ObsMessage,
+  SEQUENTIAL_BATCH_DEFAULT,
+  TERMINAL_CAMPAIGN_STATES,
+  isShadowplaneError,
+  type Campaign as CampaignT,
+} from '@shadowplane/contracts';
 import { foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml, reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
 import { createLogger, createMetricsRegistry, serveOps, type Logger, type OpsServer } from '@shadowplane/telemetry';
 import { computeProgress } from './progress.js';
+import { sequentialVerdict } from './sequential.js';
 
 /** Resolved configuration of {@link startVerdict}. */
 export interface VerdictConfig {
@@ -25,6 +33,8 @@ export interface VerdictConfig {
   progressIntervalMs?: number;
   /** terminal-campaign check interval, ms (default 500) */
   tickMs?: number;
+  /** least time between two sequential looks (each a full fold), ms (default 5000) */
+  sequentialLookMs?: number;
   storage?: 'file' | 'memory';
   logger?: Logger;
   registry?: Registry;
@@ -40,7 +50,7 @@ export interface VerdictHandle {
   close(): Promise<void>;
 }
 
-const TERMINAL = new Set(['completed', 'stopped', 'budget_exhausted']);
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_CAMPAIGN_STATES);
 
 interface CampaignSlot {
   messages: Map<string, ObsMessage>;
@@ -53,6 +63,9 @@ interface CampaignSlot {
   finalRunId: string | null;
   latestId: string | null;
   emptyAt: number;
+  /** items with an observation, and their count at the last sequential look */
+  items: Set<string>;
+  lookAt: number;
 }
 
 class VerdictMetrics {
@@ -61,7 +74,13 @@ class VerdictMetrics {
   readonly reports: Counter<'kind'>;
   readonly foldSeconds: Histogram;
   readonly campaigns: Gauge;
+  readonly decided: Counter;
   constructor(r: Registry) {
+    this.decided = new Counter({
+      name: 'shadowplane_verdict_campaigns_decided_total',
+      help: 'sequential campaigns moved to decided because every candidate was settled',
+      registers: [r],
+    });
     this.messages = new Counter({
       name: 'shadowplane_verdict_obs_messages_total',
       help: 'OBS messages folded, by kind',
@@ -105,7 +124,9 @@ function messageKey(m: ObsMessage): string {
  * Starts the verdict service: replays the OBS stream from its start with an ordered consumer
  * (state is rebuilt from the stream alone; restart = replay = same reports), watches
  * `shadow_campaigns`, writes progress summaries, writes the final report of a campaign once it is
- * terminal (completed/stopped/budget_exhausted) and the OBS backlog is drained, and answers
+ * terminal (completed/stopped/budget_exhausted/decided) and the OBS backlog is drained, moves a
+ * `stopping: sequential` campaign to `decided` once a look (after each batch of new messages)
+ * finds every candidate of every call type settled, and answers
  * provisional report requests on `names.verdictReportSubject` (`{campaign_id}` →
  * `{report_id, run_record_id}` or `{error:{code,message}}`). Every report is written with its run
  * record (campaign id/state, window, latency/TTFT percentiles): the report id is reproducible
@@ -140,6 +161,8 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
         finalRunId: null,
         latestId: null,
         emptyAt: -1,
+        items: new Set(),
+        lookAt: 0,
       };
       slots.set(id, s);
       metrics.campaigns.set(slots.size);
@@ -180,6 +203,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
       if (!s.messages.has(k)) {
         s.messages.set(k, om);
         s.dirty = true;
+        if (om.schema === 'shadow.observation/v1') s.items.add(`${om.call_type}|${om.item_hash}`);
       }
     }
   })().catch((e: unknown) => log.error({ err: e }, 'obs consumer stopped'));
@@ -311,8 +335,29 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     },
   });
 
-  // periodic work: drained check, final reports, progress
+  // running|paused → decided by compare-and-set: a stop, a completion or the budget that got there first wins
+  const decide = async (id: string, reason: string): Promise<void> => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const e = await campaignsKv.get(id);
+      if (!e || e.length === 0) return;
+      const cur = Campaign.parse(e.json());
+      if (TERMINAL.has(cur.state)) return;
+      const next: CampaignT = { ...cur, state: 'decided', state_reason: reason, updated_at: new Date().toISOString() };
+      try {
+        await campaignsKv.update(id, JSON.stringify(next), e.revision);
+        log.info({ campaignId: id, reason }, 'campaign decided by the sequential rule');
+        metrics.decided.inc();
+        return;
+      } catch {
+        // revision moved: re-read and retry
+      }
+    }
+    log.warn({ campaignId: id }, 'could not mark the campaign decided (kept changing)');
+  };
+
+  // periodic work: drained check, final reports, progress, sequential looks
   let lastProgress = 0;
+  let lastLook = 0;
   let busy = false;
   const tick = async () => {
     if (busy || closed) return;
@@ -336,6 +381,26 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
             s.emptyAt = s.messages.size;
             log.warn({ campaignId: id }, 'nothing scored and nothing refused: no report written');
           } else log.error({ campaignId: id, err: e }, 'final report failed');
+        }
+      }
+      // sequential stopping: look after each batch; once every candidate is settled, decide
+      if (Date.now() - lastLook >= (cfg.sequentialLookMs ?? 5000)) {
+        lastLook = Date.now();
+        // (the fold's own looks are over every batch of paired items; this only decides when to fold)
+        for (const [id, s] of slots) {
+          const c = s.campaign;
+          if (!c || c.spec.stopping !== 'sequential' || TERMINAL.has(c.state)) continue;
+          // a look folds the whole campaign: only after a batch of newly observed items
+          const batch = c.spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT;
+          if (s.items.size < s.lookAt + batch) continue;
+          s.lookAt = s.items.size;
+          try {
+            const v = sequentialVerdict((await fold(id, true)).report);
+            if (v.settled) await decide(id, v.reason);
+          } catch (e) {
+            if (!(isShadowplaneError(e) && e.code === 'report_empty'))
+              log.warn({ campaignId: id, err: e }, 'sequential look failed');
+          }
         }
       }
       const now = Date.now();

@@ -1,0 +1,91 @@
+/**
+ * Sequential vs fixed-n stopping on the calibration generator (libs/evidence/test/tier-sim.ts):
+ * paid items and dollars for clearly worse, clearly equal and borderline candidates, and how
+ * often each rule decides. Written to docs/statistics.md between the sequential markers.
+ *
+ * Run: `npm run bench:sequential` (or `make bench-sequential`); `-- --write` replaces the table.
+ * Env knobs: SEQ_CAMPAIGNS (200 per cell), SEQ_CLUSTERS (400: max_items in clusters), SEQ_BATCH
+ * (25 paired items between looks), SEQ_RESAMPLES (500: B of the fixed-n fold; the bootstrap only
+ * widens the fixed-n hull), SEQ_SEED (13).
+ *
+ * Per cell, the same campaigns go through both rules: the sequential rule looks after every
+ * batch and stops when settled (items paid = items up to the settling look); the fixed-n rule
+ * pays for all clusters and decides once with the fold's computeComparison. Both at α = 0.05
+ * one-sided, K = 1, run 1 (α_adj 3.04%), margin 5 pp, min_savings 20%.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { REGIMES, mcSd, thetaForDelta } from '../libs/evidence/test/tier-sim.js';
+import { runSequentialCell } from '../libs/evidence/test/sequential-sim.js';
+
+const CAMPAIGNS = Number(process.env.SEQ_CAMPAIGNS ?? 200);
+const CLUSTERS = Number(process.env.SEQ_CLUSTERS ?? 400);
+const BATCH = Number(process.env.SEQ_BATCH ?? 25);
+const RESAMPLES = Number(process.env.SEQ_RESAMPLES ?? 500);
+const SEED = Number(process.env.SEQ_SEED ?? 13);
+const MARGIN_PP = 5;
+const ALPHA = 0.05;
+const SCENARIOS: [string, number][] = [
+  ['clearly worse (δ = −20 pp)', -0.2],
+  ['clearly equal (δ = 0)', 0],
+  ['borderline (δ = −5 pp, at the margin)', -0.05],
+];
+const REGIME_NAMES = [
+  'binary, near-deterministic, singletons',
+  'binary, noisy, weighted clusters',
+  'graded, moderate noise, weighted clusters',
+];
+const pct = (x: number, d = 1): string => (100 * x).toFixed(d);
+const rate = (k: number): string => `${pct(k / CAMPAIGNS)} ± ${pct(mcSd(Math.max(k / CAMPAIGNS, 1e-9), CAMPAIGNS))}`;
+
+function main(): void {
+  const started = performance.now();
+  const lines: string[] = [];
+  lines.push(
+    `${CAMPAIGNS} campaigns per cell (rates ± 1 MC sd), up to ${CLUSTERS} clusters, looks every ${BATCH} paired items, fixed-n B = ${RESAMPLES}, seed ${SEED}, margin ${MARGIN_PP} pp, min_savings 20%, α = ${ALPHA} one-sided, K = 1, run 1 (α_adj 3.04% per side); node ${process.version}, ${cpus().length} CPUs`,
+    '',
+    '| regime | candidate | sequential: pass % / fail % / settled % | fixed-n: pass % / fail % | paid items: sequential / fixed-n | change | USD: sequential / fixed-n |',
+    '|---|---|---|---|---|---|---|',
+  );
+  let cell = 0;
+  for (const name of REGIME_NAMES) {
+    const r = REGIMES.find((x) => x.name === name)!;
+    for (const [label, delta] of SCENARIOS) {
+      cell++;
+      const theta = thetaForDelta(r, delta, 60_000);
+      const c = runSequentialCell({
+        regime: r,
+        thetaCandidate: theta,
+        maxClusters: CLUSTERS,
+        batchItems: BATCH,
+        campaigns: CAMPAIGNS,
+        seed: SEED * 100 + cell,
+        alpha: ALPHA,
+        marginPp: MARGIN_PP,
+        resamples: RESAMPLES,
+      });
+      const settled = c.seq.pass + c.seq.fail + c.seq.futile;
+      const change = c.seq.items / c.fixed.items - 1;
+      lines.push(
+        `| ${name} | ${label} | ${rate(c.seq.pass)} / ${rate(c.seq.fail)} / ${pct(settled / CAMPAIGNS)} | ${rate(c.fixed.pass)} / ${rate(c.fixed.fail)} | ${(c.seq.items / CAMPAIGNS).toFixed(0)} / ${(c.fixed.items / CAMPAIGNS).toFixed(0)} | ${change <= 0 ? '−' : '+'}${pct(Math.abs(change))}% | ${(c.seq.usd / CAMPAIGNS).toFixed(3)} / ${(c.fixed.usd / CAMPAIGNS).toFixed(3)} |`,
+      );
+      console.error(`  ${name} / ${label} done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    }
+  }
+  lines.push('', `Wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  const table = lines.join('\n');
+  console.log(table);
+  if (process.argv.includes('--write')) {
+    const file = new URL('../docs/statistics.md', import.meta.url);
+    const doc = readFileSync(file, 'utf8');
+    const begin = '<!-- sequential:begin -->';
+    const end = '<!-- sequential:end -->';
+    const i = doc.indexOf(begin);
+    const j = doc.indexOf(end);
+    if (i < 0 || j < i) throw new Error('docs/statistics.md has no sequential markers');
+    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${table}\n${doc.slice(j)}`);
+    console.error('wrote docs/statistics.md');
+  }
+}
+
+main();
