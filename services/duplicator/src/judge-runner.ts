@@ -19,6 +19,7 @@ import {
 } from '@shadowplane/scoring';
 import { API_PATHS, prepareArmRequest } from './translate.js';
 import { attemptCharge, attemptUpperBoundMicroUsd, callOnce, promptTokensUpperBound } from './invoke.js';
+import { observedJudgeCall } from './observe.js';
 
 /** What the judge runner needs from the worker (a subset of the campaign runner's context). */
 export interface JudgeContext {
@@ -264,15 +265,27 @@ export class JudgeRunner {
           headers['anthropic-version'] = '2023-06-01';
           if (this.apiKey) headers['x-api-key'] = this.apiKey;
         } else if (this.apiKey) headers['authorization'] = `Bearer ${this.apiKey}`;
-        return callOnce({
-          url: `${this.provider.base_url.replace(/\/+$/, '')}${API_PATHS[prep.api]}`,
+        const meta = {
+          providerId: spec.provider,
+          baseUrl: this.provider.base_url,
           api: prep.api,
-          headers,
-          body: prep.body,
-          firstByteTimeoutMs: spec.timeout_ms,
-          stallTimeoutMs: spec.timeout_ms,
-          dispatcher: this.ctx.http,
-        });
+          model: spec.model,
+          maxTokens: spec.max_output_tokens,
+          judgedArmId: armId,
+          order,
+          rateCard: spec.rate_card,
+        };
+        return observedJudgeCall(meta, () =>
+          callOnce({
+            url: `${this.provider.base_url.replace(/\/+$/, '')}${API_PATHS[prep.api]}`,
+            api: prep.api,
+            headers,
+            body: prep.body,
+            firstByteTimeoutMs: spec.timeout_ms,
+            stallTimeoutMs: spec.timeout_ms,
+            dispatcher: this.ctx.http,
+          }),
+        );
       });
     } catch (e) {
       this.ctx.log.warn(
