@@ -85,7 +85,10 @@ function statedDefaults(text: string): Array<[string, string]> {
     const names = [...line.matchAll(/SHADOWPLANE_[A-Z0-9_]+/g)];
     names.forEach((m, i) => {
       const tail = line.slice(m.index + m[0].length, names[i + 1]?.index ?? line.length);
-      const d = /\bdefault(?:s to|:)?\s+(?:is\s+)?(`[^`]+`|\d[^\s),;|]*|[a-z]+:\/\/[^\s),;|`]+)/i.exec(tail);
+      const d =
+        /\bdefault(?:s to|:)?\s+(?:is\s+)?(`[^`]+`|\d[\d.]*\s*(?:KiB|MiB|GiB|ms|min|s)\b|\d[^\s),;|]*|[a-z]+:\/\/[^\s),;|`]+)/i.exec(
+          tail,
+        );
       if (d) out.push([m[0], normal(d[1]!.replace(/`/g, ''))]);
     });
   }
