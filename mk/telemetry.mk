@@ -7,7 +7,7 @@
 JAEGER     := $(CURDIR)/.bin/jaeger
 JAEGER_SRC := deploy/tools/jaeger/go.mod deploy/tools/jaeger/go.sum
 
-.PHONY: jaeger
+.PHONY: jaeger jaeger-up
 
 $(JAEGER): $(JAEGER_SRC)
 	@mkdir -p $(CURDIR)/.bin
@@ -15,3 +15,6 @@ $(JAEGER): $(JAEGER_SRC)
 
 jaeger: $(JAEGER) ## build the Jaeger v2 all-in-one (OTLP receiver + query API) into .bin/ (Go)
 test: jaeger
+
+jaeger-up: $(JAEGER) ## run Jaeger in the foreground for local traces: OTLP on 127.0.0.1:4317/4318, query API and UI on :16686 (Ctrl-C stops it)
+	$(JAEGER) --config file:deploy/tools/jaeger/local.yaml

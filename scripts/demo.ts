@@ -2,12 +2,15 @@
  * `make demo`: a budget-capped shadow campaign from real requests to a verdict, on this machine.
  * Flags: --seed N (default 7), --gsm8k N (default 300), --chat N (default 60), --dup-every N
  * (default 10), --max-cost-usd X (default 5), --concurrency N (default 8), --out DIR (default
- * ./demo-out), --timeout-s N (default 240: how long the campaign may take on a loaded machine). NATS_URL uses an existing NATS instead of a private nats-server.
+ * ./demo-out), --timeout-s N (default 240: how long the campaign may take on a loaded machine),
+ * --otel (export traces; see scripts/lib/otel.ts). NATS_URL uses an existing NATS instead of a
+ * private nats-server; the standard OTEL_* variables reach every role.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runDemo } from './lib/demo.js';
+import { LOCAL_JAEGER_QUERY, demoTracing } from './lib/otel.js';
 import { printSequential, printVerdictTable } from './lib/verdict-table.js';
 
 const { values } = parseArgs({
@@ -20,6 +23,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '8' },
     out: { type: 'string', default: 'demo-out' },
     'timeout-s': { type: 'string', default: '240' },
+    otel: { type: 'boolean', default: false },
   },
 });
 
@@ -28,6 +32,8 @@ mkdirSync(outDir, { recursive: true });
 const started = Date.now();
 console.log('Shadowplane demo: shadowing GSM8K and chat traffic from sim-large onto two cheaper tiers\n');
 try {
+  const tracing = await demoTracing(values.otel);
+  if (tracing) console.log(`▶ tracing: every role exports to ${tracing.endpoint}\n`);
   const r = await runDemo({
     seed: Number(values.seed),
     gsm8k: Number(values.gsm8k),
@@ -77,6 +83,12 @@ try {
   console.log(
     `requests replayed: ${r.requestsSent} (${r.requestsFailed} failed); done in ${((Date.now() - started) / 1000).toFixed(0)} s; all processes stopped`,
   );
+  if (tracing)
+    console.log(
+      tracing.localJaeger
+        ? `traces: ${LOCAL_JAEGER_QUERY}/search?service=shadowplane-duplicator (API: ${LOCAL_JAEGER_QUERY}/api/traces?service=shadowplane-duplicator)`
+        : `traces exported to ${tracing.endpoint} (services shadowplane-duplicator, -verdict, -control)`,
+    );
   writeFileSync(
     join(outDir, 'summary.json'),
     `${JSON.stringify({ campaign_id: r.campaignId, report_id: r.reportId, state: r.state, spend_usd: r.spendUsd, max_cost_usd: r.maxCostUsd, verify_exit: r.verifyExit }, null, 2)}\n`,

@@ -262,7 +262,7 @@ function metricsPage(): string {
     '',
     'Per-campaign budget gauges are read from the shared ledger, which holds integer micro-USD; each value is converted once per read, and `shadowplane_duplicator_reserved_usd` keeps its running total in integer micro-USD, so no gauge drifts below zero. Every worker of a campaign reports the same ledger: aggregate with `max by (campaign)`.',
     '',
-    'Tracing (OpenTelemetry, OTLP) is configured by the standard `OTEL_*` variables and is off unless `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `SHADOWPLANE_OTLP_ENDPOINT`) is set; alerts and their runbooks are in [runbooks.md](runbooks.md).',
+    'Tracing (OpenTelemetry, OTLP) is configured by the standard `OTEL_*` variables and is off unless `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, or `SHADOWPLANE_OTLP_ENDPOINT`) is set (spans, attributes and how to see them: [tracing.md](tracing.md)); alerts and their runbooks are in [runbooks.md](runbooks.md).',
     '',
   ].join('\n');
 }

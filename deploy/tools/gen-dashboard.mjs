@@ -198,6 +198,113 @@ const rows = [
     ],
   },
   {
+    title: 'Providers, models and arms (duplicator calls)',
+    panels: [
+      {
+        title: 'Provider calls/s by provider and model',
+        unit: 'ops',
+        exprs: [
+          [
+            `sum by (provider, model) (rate(shadowplane_duplicator_provider_calls_total{${NS}}[$__rate_interval]))`,
+            '{{provider}} {{model}}',
+          ],
+        ],
+      },
+      {
+        title: 'Provider calls/s by arm and result',
+        unit: 'ops',
+        exprs: [
+          [
+            `sum by (arm, result) (rate(shadowplane_duplicator_provider_calls_total{${NS}}[$__rate_interval]))`,
+            '{{arm}} {{result}}',
+          ],
+        ],
+      },
+      {
+        title: 'Failed call share by model',
+        unit: 'percentunit',
+        exprs: [
+          [
+            `sum by (model) (rate(shadowplane_duplicator_provider_calls_total{${NS}, result!="ok"}[$__rate_interval])) / sum by (model) (rate(shadowplane_duplicator_provider_calls_total{${NS}}[$__rate_interval]))`,
+            '{{model}}',
+          ],
+        ],
+      },
+      {
+        title: 'Provider call duration p50 / p99 by model',
+        unit: 's',
+        exprs: [
+          [
+            `histogram_quantile(0.5, sum by (le, model) (rate(shadowplane_duplicator_provider_call_duration_seconds_bucket{${NS}}[$__rate_interval])))`,
+            'p50 {{model}}',
+          ],
+          [
+            `histogram_quantile(0.99, sum by (le, model) (rate(shadowplane_duplicator_provider_call_duration_seconds_bucket{${NS}}[$__rate_interval])))`,
+            'p99 {{model}}',
+          ],
+        ],
+      },
+      {
+        title: 'Time to first token p50 / p99 by model',
+        unit: 's',
+        exprs: [
+          [
+            `histogram_quantile(0.5, sum by (le, model) (rate(shadowplane_duplicator_provider_time_to_first_token_seconds_bucket{${NS}}[$__rate_interval])))`,
+            'p50 {{model}}',
+          ],
+          [
+            `histogram_quantile(0.99, sum by (le, model) (rate(shadowplane_duplicator_provider_time_to_first_token_seconds_bucket{${NS}}[$__rate_interval])))`,
+            'p99 {{model}}',
+          ],
+        ],
+      },
+      {
+        title: 'Time to first token p50 by arm',
+        unit: 's',
+        exprs: [
+          [
+            `histogram_quantile(0.5, sum by (le, arm) (rate(shadowplane_duplicator_provider_time_to_first_token_seconds_bucket{${NS}}[$__rate_interval])))`,
+            '{{arm}}',
+          ],
+        ],
+      },
+      {
+        title: 'Tokens/s by model and token type',
+        unit: 'short',
+        exprs: [
+          [
+            `sum by (model, token_type) (rate(shadowplane_duplicator_provider_tokens_total{${NS}}[$__rate_interval]))`,
+            '{{model}} {{token_type}}',
+          ],
+        ],
+      },
+      {
+        title: 'Tokens/s by arm and token type',
+        unit: 'short',
+        exprs: [
+          [
+            `sum by (arm, token_type) (rate(shadowplane_duplicator_provider_tokens_total{${NS}}[$__rate_interval]))`,
+            '{{arm}} {{token_type}}',
+          ],
+        ],
+      },
+      {
+        title: 'Campaign budget used (spent / limit) by campaign',
+        unit: 'percentunit',
+        exprs: [
+          [
+            `max by (campaign) (shadowplane_duplicator_campaign_budget_spent_usd{${NS}}) / max by (campaign) (shadowplane_duplicator_campaign_budget_limit_usd{${NS}})`,
+            'spent {{campaign}}',
+          ],
+          [
+            `max by (campaign) (shadowplane_duplicator_campaign_budget_reserved_usd{${NS}}) / max by (campaign) (shadowplane_duplicator_campaign_budget_limit_usd{${NS}})`,
+            'reserved {{campaign}}',
+          ],
+        ],
+      },
+    ],
+  },
+  {
     title: 'Control API',
     panels: [
       {

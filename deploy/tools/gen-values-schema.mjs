@@ -108,6 +108,14 @@ const schema = {
       otlp: obj(
         {
           endpoint: { type: 'string', anyOf: [{ const: '' }, { pattern: '^https?://' }] },
+          protocol: { type: 'string', enum: ['http/protobuf', 'http/json', 'grpc'] },
+          serviceNames: obj(
+            Object.fromEntries(
+              ['sidecar', 'duplicator', 'control', 'verdict'].map((r) => [r, { type: 'string', maxLength: 255 }]),
+            ),
+            [],
+          ),
+          resourceAttributes: { type: 'string', pattern: '^$|^[^=,]+=[^,]*(,[^=,]+=[^,]*)*$' },
           networkPolicy: obj({ peers, ports }, ['peers', 'ports']),
         },
         ['endpoint'],

@@ -172,8 +172,10 @@ function expectEnvAccepted(
   },
   env: Record<string, string | undefined>,
 ) {
-  for (const k of Object.keys(env)) expect(Object.keys(schema.shape), `${k} is not read by the role`).toContain(k);
-  const parsed = schema.safeParse(env);
+  // OTEL_* are the OpenTelemetry SDK's own variables (read by it through libs/telemetry startTracing)
+  const ours = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('OTEL_')));
+  for (const k of Object.keys(ours)) expect(Object.keys(schema.shape), `${k} is not read by the role`).toContain(k);
+  const parsed = schema.safeParse(ours);
   expect(parsed.success ? [] : parsed.error!.issues).toEqual([]);
 }
 
@@ -296,6 +298,39 @@ describe('full values', () => {
   let objs: K8sObject[];
   beforeAll(() => {
     objs = template(CHART, 'sp', [join(ROOT, 'deploy', 'values-full.yaml')]);
+  });
+
+  it('gives every role the standard OTEL_* variables when otlp.endpoint is set, service name per role', () => {
+    const dep = (o: K8sObject[], role: string) =>
+      o.find((x) => x.kind === 'Deployment' && x.metadata.name === `sp-${role}`)!;
+    for (const role of ['duplicator', 'control', 'verdict']) {
+      expect(envMap(container(dep(objs, role), role).env)).toMatchObject({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.observability:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+        OTEL_SERVICE_NAME: `shadowplane-${role}`,
+        OTEL_RESOURCE_ATTRIBUTES: 'k8s.namespace.name=shadowplane',
+      });
+    }
+    const set = template(
+      CHART,
+      'sp',
+      [join(ROOT, 'deploy', 'values-full.yaml')],
+      [
+        'otlp.protocol=http/json',
+        'otlp.serviceNames.duplicator=dup-eu',
+        'otlp.resourceAttributes=deployment.environment.name=prod',
+      ],
+    );
+    expect(envMap(container(dep(set, 'duplicator'), 'duplicator').env)).toMatchObject({
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'dup-eu',
+      OTEL_RESOURCE_ATTRIBUTES: 'k8s.namespace.name=shadowplane,deployment.environment.name=prod',
+    });
+    expect(envMap(container(dep(set, 'verdict'), 'verdict').env)['OTEL_SERVICE_NAME']).toBe('shadowplane-verdict');
+    // without an endpoint no role gets any OTEL_* variable (tracing stays off)
+    for (const o of template(CHART, 'sp').filter((x) => x.kind === 'Deployment'))
+      for (const c of o.spec.template.spec.containers as { env: { name: string }[] }[])
+        expect(c.env.map((e) => e.name).filter((n) => n.startsWith('OTEL_'))).toEqual([]);
   });
 
   it('lets the duplicator reach only DNS, NATS, the providers’ CIDRs, Redis and the OTLP collector', () => {

@@ -88,7 +88,7 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- define "shadowplane.paths.sidecarConfig" -}}/etc/shadowplane/sidecar{{- end -}}
 {{- define "shadowplane.paths.stickySalt" -}}/var/run/secrets/shadowplane/sticky-salt{{- end -}}
 
-{{/* Environment every role reads: NATS, log level, OTLP, Redis (SHADOWPLANE_*; see libs/config). */}}
+{{/* Environment every role reads: NATS and log level (SHADOWPLANE_*; see libs/config). OTLP: shadowplane.otelEnv. */}}
 {{- define "shadowplane.commonEnv" -}}
 {{- if .Values.nats.urlSecret.name }}
 - name: SHADOWPLANE_NATS_URL
@@ -110,9 +110,25 @@ app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 - name: SHADOWPLANE_LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
-{{- if .Values.otlp.endpoint }}
-- name: SHADOWPLANE_OTLP_ENDPOINT
-  value: {{ .Values.otlp.endpoint | quote }}
+{{- end -}}
+
+{{/*
+OpenTelemetry variables of one role, only when otlp.endpoint is set: OTEL_EXPORTER_OTLP_ENDPOINT
+(the base URL; the SDK appends /v1/traces over HTTP), OTEL_SERVICE_NAME (otlp.serviceNames.<role>,
+default shadowplane-<role>), OTEL_EXPORTER_OTLP_PROTOCOL (otlp.protocol) and OTEL_RESOURCE_ATTRIBUTES (the namespace, then otlp.resourceAttributes).
+Call with (dict "ctx" . "role" "<role>").
+*/}}
+{{- define "shadowplane.otelEnv" -}}
+{{- $o := .ctx.Values.otlp -}}
+{{- if $o.endpoint }}
+- name: OTEL_EXPORTER_OTLP_ENDPOINT
+  value: {{ $o.endpoint | quote }}
+- name: OTEL_SERVICE_NAME
+  value: {{ (get ($o.serviceNames | default dict) .role) | default (printf "shadowplane-%s" .role) | quote }}
+- name: OTEL_EXPORTER_OTLP_PROTOCOL
+  value: {{ $o.protocol | default "http/protobuf" | quote }}
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ printf "k8s.namespace.name=%s%s" .ctx.Release.Namespace (ternary (printf ",%s" $o.resourceAttributes) "" (ne ($o.resourceAttributes | default "") "")) | quote }}
 {{- end }}
 {{- end -}}
 

@@ -35,6 +35,7 @@ publishes sampled captures to NATS off the hot path, and serves /healthz, /ready
   args: ["sidecar"]
   env:
     {{- include "shadowplane.commonEnv" . | trim | nindent 4 }}
+    {{- include "shadowplane.otelEnv" (dict "ctx" . "role" "sidecar") | trim | nindent 4 }}
     - name: SHADOWPLANE_SIDECAR_LISTEN
       value: {{ .Values.sidecar.listen | quote }}
     - name: SHADOWPLANE_SIDECAR_OPS_LISTEN

@@ -10,3 +10,5 @@ export {
   providerApiKey,
   readConfigFile,
 } from './config.js';
+export { EXIT_USAGE, EXIT_CODES_LINE, renderHelp } from './help.js';
+export type { HelpSpec } from './help.js';

@@ -12,6 +12,8 @@ export type { RedisServerHandle } from './redis-server.js';
 export { freezeProcess, thawProcess } from './freeze.js';
 export { startFakeNatsInfo } from './fake-nats.js';
 export { startJaeger, jaegerBinary } from './jaeger.js';
+export { startOtlpReceiver } from './otlp-receiver.js';
+export type { OtlpReceiverHandle, OtlpSpan } from './otlp-receiver.js';
 export type { JaegerHandle, JaegerSpan } from './jaeger.js';
 export { GSM8K, uuidFrom, synthSpec, synthObservation, synthEvent, seededRandom, synthCampaign } from './synth.js';
 export type { ArmAnswer } from './synth.js';

@@ -86,6 +86,10 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--timeout-ms <ms>', 'per-request timeout, ms', '30000')
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => out.write(s), writeErr: (s) => err.write(s) })
+    .addHelpText(
+      'after',
+      `\nExit codes: ${EXIT.ok} done, ${EXIT.error} error, ${EXIT.gateFailed} --gate failed or bundle problems, ${EXIT.usage} bad flag or argument,\n${EXIT.dataError} request refused as invalid, ${EXIT.noInput} input unreadable, ${EXIT.unavailable} control API unreachable or 503,\n${EXIT.cantCreate} output unwritable, ${EXIT.noPermission} key missing, unknown or without the scope (services/cli/README.md).`,
+    )
     .exitOverride();
   const g = () => p.opts<GlobalOpts>();
   const client = () => {

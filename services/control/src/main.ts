@@ -1,14 +1,14 @@
 import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { assertCasSafeServer, connectBus, provision, watchCasSafeServer, type Bus } from '@shadowplane/bus';
-import { EXIT_CONFIG, loadProviderAllowlist, ConfigError } from '@shadowplane/config';
+import { EXIT_CONFIG, EXIT_USAGE, loadProviderAllowlist, ConfigError, renderHelp } from '@shadowplane/config';
 import { isShadowplaneError, type ShadowplaneError } from '@shadowplane/contracts';
 import { loadKeyring } from '@shadowplane/artifacts';
 import * as reportsLib from '@shadowplane/reports';
 import { createLogger, createMetricsRegistry, startTracing } from '@shadowplane/telemetry';
 import { buildControlApp } from './app.js';
 import { generateApiKey, hashApiKey, loadApiKeys } from './auth.js';
-import { loadControlConfig } from './config.js';
+import { ControlEnv, loadControlConfig } from './config.js';
 import type { ReportsPort } from './reports-port.js';
 
 const VERSION: string = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -98,20 +98,17 @@ export async function startControl(
   };
 }
 
-const HELP = `usage: shadowplane control [--hash-key [KEY] | --new-key]
-
-Serves the control REST API (OpenAPI at /openapi.json). Configuration from the environment:
-  SHADOWPLANE_CONTROL_LISTEN            host:port (default 127.0.0.1:8090)
-  SHADOWPLANE_CONTROL_API_KEYS_FILE     YAML [{id, hash: "sha256:<hex>", scopes: [...]}] (required)
-  SHADOWPLANE_PROVIDERS_FILE            operator provider allowlist (required)
-  SHADOWPLANE_CONTROL_BODY_LIMIT_BYTES  largest body (default 1048576)
-  SHADOWPLANE_CONTROL_CAPTURE_SAMPLE    envelopes sampled per call type for dry-run estimates (default 200)
-  SHADOWPLANE_NATS_URL, SHADOWPLANE_NATS_PREFIX, SHADOWPLANE_LOG_LEVEL, SHADOWPLANE_ARTIFACT_KEYS_FILE
-
-  --hash-key [KEY]  print the keys-file hash of KEY (or of the key read from stdin) and exit
-  --new-key         print a fresh random API key and its hash, and exit
-Exit codes: 0 stopped cleanly, 1 crashed, 64 usage, 78 bad configuration.
-`;
+const HELP = renderHelp({
+  usage: 'shadowplane control [--hash-key [KEY] | --new-key]',
+  summary:
+    'Serves the control REST API (campaigns, dry runs, reports, outcomes, datasets, the kill switch; OpenAPI at /openapi.json). Configured by the environment.',
+  options: [
+    ['--hash-key [KEY]', 'print the keys-file hash of KEY (or of the key read from stdin) and exit'],
+    ['--new-key', 'print a fresh random API key and its hash, and exit'],
+  ],
+  env: ControlEnv,
+  notes: ['Prints {"event":"listening","role":"control","url":...} on stdout when ready; drains on SIGTERM.'],
+});
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -129,7 +126,7 @@ export async function main(argv: string[]): Promise<number> {
     const key = argv[1] ?? (await readStdin());
     if (!key) {
       process.stderr.write('shadowplane control --hash-key: no key given\n');
-      return 64;
+      return EXIT_USAGE;
     }
     process.stdout.write(`${hashApiKey(key)}\n`);
     return 0;
@@ -141,7 +138,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (argv.length) {
     process.stderr.write(`shadowplane control: unknown arguments ${argv.join(' ')}\n\n${HELP}`);
-    return 64;
+    return EXIT_USAGE;
   }
   const tracing = startTracing({ serviceName: 'shadowplane-control', serviceVersion: VERSION, role: 'control' });
   let handle: ControlHandle;

@@ -34,6 +34,7 @@ import {
 } from '@shadowplane/providers';
 import type { JudgeMetrics } from './judge-metrics.js';
 import { attemptCharge, callOnce } from './invoke.js';
+import { observedJudgeCall } from './observe.js';
 
 /** What the judge runner needs from the worker (a subset of the campaign runner's context). */
 export interface JudgeContext {
@@ -287,15 +288,27 @@ export class JudgeRunner {
     try {
       out = await this.limiter.schedule(1, async () => {
         if (!this.ctx.gateEnabled()) return null;
-        return callOnce({
-          url: requestUrl(prep.api, this.provider.base_url),
+        const meta = {
+          providerId: spec.provider,
+          baseUrl: this.provider.base_url,
           api: prep.api,
-          headers: requestHeaders(prep.api, { apiKey: this.apiKey, stream: false }),
-          body: prep.body,
-          firstByteTimeoutMs: spec.timeout_ms,
-          stallTimeoutMs: spec.timeout_ms,
-          dispatcher: this.ctx.http,
-        });
+          model: spec.model,
+          maxTokens: spec.max_output_tokens,
+          judgedArmId: armId,
+          order,
+          rateCard: spec.rate_card,
+        };
+        return observedJudgeCall(meta, () =>
+          callOnce({
+            url: requestUrl(prep.api, this.provider.base_url),
+            api: prep.api,
+            headers: requestHeaders(prep.api, { apiKey: this.apiKey, stream: false }),
+            body: prep.body,
+            firstByteTimeoutMs: spec.timeout_ms,
+            stallTimeoutMs: spec.timeout_ms,
+            dispatcher: this.ctx.http,
+          }),
+        );
       });
     } catch (e) {
       this.ctx.log.warn(

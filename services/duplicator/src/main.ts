@@ -1,28 +1,35 @@
-import { EXIT_CONFIG, ConfigError } from '@shadowplane/config';
+import { EXIT_CONFIG, EXIT_USAGE, ConfigError, renderHelp } from '@shadowplane/config';
 import { isShadowplaneError } from '@shadowplane/contracts';
 import { createLogger, startTracing } from '@shadowplane/telemetry';
 import { DuplicatorEnv, loadConfig } from './config.js';
 import { DUPLICATOR_VERSION, startDuplicator } from './duplicator.js';
 
-function help(): string {
-  const lines = Object.entries(DuplicatorEnv.shape).map(
-    ([k, v]) => `  ${k}\n      ${(v as { description?: string }).description ?? ''}`,
-  );
-  return `usage: shadowplane duplicator\n\nConfigured by environment variables:\n${lines.join('\n')}\n`;
-}
+const HELP = renderHelp({
+  usage: 'shadowplane duplicator',
+  summary:
+    'Consumes captures from NATS JetStream and re-invokes every campaign arm under its budget cap and rate limits; publishes observations to the OBS stream. Configured by the environment alone.',
+  env: DuplicatorEnv,
+  notes: [
+    'Prints {"event":"listening","role":"duplicator","url":<ops url>,"worker_id":...} on stdout when ready; logs go to stderr; drains on SIGTERM.',
+  ],
+});
 
 /**
  * `shadowplane duplicator`: runs one worker until SIGTERM/SIGINT, then drains (in-flight items
  * finish and settle). Prints `{"event":"listening","role":"duplicator","url":<ops url>,"worker_id":...}`
  * on stdout when ready; logs (pino JSON) go to stderr.
- * @returns 0 after a clean drain, 78 for bad configuration (also a NATS older than 2.10 or a
- *   replica-count mismatch; the process also exits 78 when it reconnects to such a server), 1
- *   when start fails
+ * @returns 0 after a clean drain, 64 for any argument but --help, 78 for bad configuration (also a
+ *   NATS older than 2.10 or a replica-count mismatch; the process also exits 78 when it reconnects
+ *   to such a server), 1 when start fails
  */
 export async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(help());
+    process.stdout.write(HELP);
     return 0;
+  }
+  if (argv.length) {
+    process.stderr.write(`shadowplane duplicator: unknown arguments ${argv.join(' ')}\n\n${HELP}`);
+    return EXIT_USAGE;
   }
   let config;
   try {

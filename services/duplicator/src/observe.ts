@@ -133,6 +133,73 @@ export async function observedCall(
     metrics.record(m, o);
     return o;
   }
+  return genAiCall(
+    m,
+    {
+      'shadowplane.provider.id': m.providerId,
+      'shadowplane.arm.id': m.armId,
+      'shadowplane.arm.role': m.armRole,
+      'shadowplane.attempt': m.attempt,
+      'shadowplane.api': m.api,
+    },
+    async () => {
+      const o = await call();
+      metrics.record(m, o);
+      return o;
+    },
+  );
+}
+
+/** What one judge call is, for its span. */
+export interface JudgeCallMeta {
+  /** allowlist provider id of the judge */
+  providerId: string;
+  baseUrl: string;
+  /** wire API of the call */
+  api: string;
+  /** the judge model (`gen_ai.request.model`) */
+  model: string;
+  maxTokens: number;
+  /** the arm whose output is judged (a candidate in pairwise mode) */
+  judgedArmId: string;
+  /** `single` (pointwise) or the pairwise presentation order `ab` / `ba` */
+  order: 'single' | 'ab' | 'ba';
+  rateCard: RateCard;
+}
+
+/**
+ * Runs one judge call (`call`, which never throws) inside a GenAI client span `chat <judge
+ * model>`, a child of the active span (the item's, when the item is traced), with the same
+ * attributes as an arm's call plus `shadowplane.judge.*`. Off tracing, just `call()`.
+ */
+export function observedJudgeCall(m: JudgeCallMeta, call: () => Promise<AttemptOutcome>): Promise<AttemptOutcome> {
+  if (!tracingEnabled()) return call();
+  return genAiCall(
+    { ...m, stream: false },
+    {
+      'shadowplane.provider.id': m.providerId,
+      'shadowplane.api': m.api,
+      'shadowplane.judge': true,
+      'shadowplane.judge.arm.id': m.judgedArmId,
+      'shadowplane.judge.order': m.order,
+    },
+    call,
+  );
+}
+
+/** The GenAI client span around one call; tracing is known to be on. */
+async function genAiCall(
+  m: {
+    baseUrl: string;
+    api: string;
+    model: string;
+    stream: boolean;
+    maxTokens: number | null;
+    rateCard: RateCard | undefined;
+  },
+  attributes: Record<string, string | number | boolean>,
+  call: () => Promise<AttemptOutcome>,
+): Promise<AttemptOutcome> {
   let server: URL | null = null;
   try {
     server = new URL(m.baseUrl);
@@ -148,16 +215,9 @@ export async function observedCall(
     ...(server
       ? { serverAddress: server.hostname, serverPort: Number(server.port || (server.protocol === 'https:' ? 443 : 80)) }
       : {}),
-    attributes: {
-      'shadowplane.provider.id': m.providerId,
-      'shadowplane.arm.id': m.armId,
-      'shadowplane.arm.role': m.armRole,
-      'shadowplane.attempt': m.attempt,
-      'shadowplane.api': m.api,
-    },
+    attributes,
   });
   const o = await call();
-  metrics.record(m, o);
   const p = o.parsed;
   const is2xx = o.status !== null && o.status >= 200 && o.status < 300;
   const cost = is2xx && p ? resolveCost(p, m.rateCard) : null;

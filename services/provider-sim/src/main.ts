@@ -15,18 +15,30 @@ export const EXIT_CONFIG = 78;
 /** Exit code for a usage error (sysexits EX_USAGE). */
 export const EXIT_USAGE = 64;
 
-const HELP = `usage: shadowplane provider-sim [--listen HOST:PORT] [--config sim.yaml] [--seed N] [--dataset FILE]
+// the layout of every role's help (libs/config renderHelp), written out: this role depends on no config lib
+const HELP = `Usage: shadowplane provider-sim [options]
 
 A simulated OpenAI / Anthropic / OpenRouter upstream (see services/provider-sim/README.md).
 
-  --listen HOST:PORT  bind address (default 127.0.0.1:4000; port 0 = any free port)   env SHADOWPLANE_SIM_LISTEN
-  --config FILE       YAML sim config (default: the built-in three tiers)            env SHADOWPLANE_SIM_CONFIG
-  --seed N            seed for every random choice (default 0 or the config's seed)  env SHADOWPLANE_SIM_SEED
-  --dataset FILE      known-answer jsonl (default examples/data/gsm8k-test.jsonl)    env SHADOWPLANE_SIM_DATASET
-                      env SHADOWPLANE_SIM_LATENCY_SCALE multiplies all latencies; SHADOWPLANE_SIM_LOG_LEVEL (info)
+Options:
+  -h, --help          display help for command
+  --listen HOST:PORT  bind address (default 127.0.0.1:4000; port 0 = any free port)
+  --config FILE       YAML sim config (default: the built-in three tiers)
+  --seed N            seed for every random choice (default 0 or the config's seed)
+  --dataset FILE      known-answer jsonl (default examples/data/gsm8k-test.jsonl)
 
-On start it prints one JSON line on stdout: {"event":"listening","url":"http://HOST:PORT"}.
-Exit codes: 0 after SIGINT/SIGTERM, 64 bad flag, 78 bad config (the key is named on stderr).
+Environment:
+  SHADOWPLANE_SIM_LISTEN, SHADOWPLANE_SIM_CONFIG, SHADOWPLANE_SIM_SEED, SHADOWPLANE_SIM_DATASET
+        the flags above (a flag wins over its variable)
+  SHADOWPLANE_SIM_LATENCY_SCALE
+        multiplies every simulated latency (default: the config's latency_scale)
+  SHADOWPLANE_SIM_LOG_LEVEL
+        pino level (default info)
+
+Prints {"event":"listening","url":"http://HOST:PORT"} on stdout when ready; stops on SIGTERM.
+
+Exit codes: 0 stopped cleanly or done, 1 crashed or could not start, 64 bad flag or argument,
+78 bad configuration (the variable or key is named on stderr).
 `;
 
 /** The role's settings from flags and env (flags win). One schema, validated once at start. */

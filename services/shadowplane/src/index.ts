@@ -2,6 +2,7 @@
  * `shadowplane <role>`: one binary for every role. Each role module exports
  * `main(argv: string[]): Promise<number>` returning the process exit code.
  */
+import { EXIT_CODES_LINE } from '@shadowplane/config';
 
 type RoleMain = (argv: string[]) => Promise<number>;
 
@@ -52,7 +53,7 @@ export const ROLES: Record<string, { describe: string; load: () => Promise<{ mai
 
 function usageText(): string {
   const lines = Object.entries(ROLES).map(([k, v]) => `  ${k.padEnd(14)} ${v.describe}`);
-  return `usage: shadowplane <role> [options]\n\nroles:\n${lines.join('\n')}\n\nRun 'shadowplane <role> --help' for a role's options.\n`;
+  return `Usage: shadowplane <role> [options]\n\nShadowplane: a shadow-duplicator data plane for LLM API traffic.\n\nOptions:\n  -h, --help     display help for command\n\nRoles:\n${lines.join('\n')}\n\nRun 'shadowplane <role> --help' for a role's options.\n\n${EXIT_CODES_LINE}\n`;
 }
 
 /**

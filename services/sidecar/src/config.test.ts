@@ -72,7 +72,8 @@ describe('loadConfig', () => {
     );
     expect(issueKeys(() => loadConfig([], {}))).toEqual(['SHADOWPLANE_SIDECAR_UPSTREAM']);
     expect(issueKeys(() => loadConfig(['--upstream', 'ftp://x'], {}))).toEqual(['SHADOWPLANE_SIDECAR_UPSTREAM']);
-    expect(issueKeys(() => loadConfig(['--bogus'], {}))).toEqual(['argv']);
+    // an unknown flag is a usage error (exit 64), not bad configuration
+    expect(loadConfig(['--bogus'], {})).toMatchObject({ kind: 'usage', message: "unknown option '--bogus'" });
   });
 
   it('sticky sampling needs a salt', () => {

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { z } from 'zod';
-import { CommonEnv, ConfigError, EnvBool, parseConfig, readConfigFile } from '@shadowplane/config';
+import { CommonEnv, ConfigError, EXIT_CODES_LINE, EnvBool, parseConfig, readConfigFile } from '@shadowplane/config';
 import { Expectation, SubjectToken, TrafficClass } from '@shadowplane/contracts';
 import type { SamplerOptions } from './sampling.js';
 
@@ -320,7 +320,11 @@ const FLAG_TO_ENV: Record<string, keyof SidecarEnv> = {
 };
 
 /** Result of parsing argv: a config, or a request to print help and exit 0. */
-export type LoadConfigResult = { kind: 'config'; config: SidecarConfig } | { kind: 'help'; text: string };
+export type LoadConfigResult =
+  | { kind: 'config'; config: SidecarConfig }
+  | { kind: 'help'; text: string }
+  /** a bad flag or argument (exit 64): `message` names it, `help` is the help text */
+  | { kind: 'usage'; message: string; help: string };
 
 /**
  * Builds the sidecar configuration from argv flags, env and the optional YAML file
@@ -328,7 +332,8 @@ export type LoadConfigResult = { kind: 'config'; config: SidecarConfig } | { kin
  * file, or one catch-all route from `--upstream`).
  * @param argv role arguments (after `shadowplane sidecar`)
  * @param env process environment
- * @throws ConfigError (code config_invalid) naming every offending key or flag
+ * @throws ConfigError (code config_invalid) naming every offending key or flag value; an unknown flag
+ *   or argument is a `usage` result, not an error
  */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env): LoadConfigResult {
   const cmd = new Command('shadowplane sidecar')
@@ -346,14 +351,17 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     .option('--config <file>', 'YAML routes and sampling rules (SHADOWPLANE_SIDECAR_CONFIG)')
     .exitOverride()
     .configureOutput({ writeOut: () => undefined, writeErr: () => undefined })
-    .helpOption('-h, --help', 'show this help');
+    .helpOption('-h, --help', 'display help for command');
+  const help = () =>
+    `${cmd.helpInformation()}\nEvery setting also has an environment variable (SHADOWPLANE_SIDECAR_*): the full list with defaults\nis docs/configuration.md. Prints {"event":"listening","role":"sidecar","url":...,"ops_url":...} on stdout\nwhen ready; drains on SIGTERM.\n\n${EXIT_CODES_LINE}\n`;
   try {
     cmd.parse(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError && (e.code === 'commander.helpDisplayed' || e.code === 'commander.help')) {
-      return { kind: 'help', text: cmd.helpInformation() };
+      return { kind: 'help', text: help() };
     }
-    throw new ConfigError([{ key: 'argv', message: e instanceof Error ? e.message : String(e) }]);
+    const message = e instanceof Error ? e.message.replace(/^error: /, '') : String(e);
+    return { kind: 'usage', message, help: help() };
   }
   const flags = cmd.opts<Record<string, string | undefined>>();
   const merged: Record<string, unknown> = {};

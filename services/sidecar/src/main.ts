@@ -1,4 +1,4 @@
-import { ConfigError, EXIT_CONFIG } from '@shadowplane/config';
+import { ConfigError, EXIT_CONFIG, EXIT_USAGE } from '@shadowplane/config';
 import { loadConfig } from './config.js';
 import { startTracing } from '@shadowplane/telemetry';
 import { SIDECAR_VERSION, startSidecar } from './sidecar.js';
@@ -8,7 +8,7 @@ import { SIDECAR_VERSION, startSidecar } from './sidecar.js';
  * [--sample rate] ...`: runs the proxy until SIGTERM/SIGINT, then drains gracefully.
  * Prints one JSON line `{"event":"listening","role":"sidecar","url":...,"ops_url":...}` on stdout
  * when ready; logs go to stderr.
- * @returns 0 after a clean drain, 78 (EX_CONFIG) for bad configuration naming the key, 1 when a
+ * @returns 0 after a clean drain, 64 (EX_USAGE) for an unknown flag or argument, 78 (EX_CONFIG) for bad configuration naming the key, 1 when a
  * listen address cannot be bound
  */
 export async function main(argv: string[]): Promise<number> {
@@ -25,6 +25,10 @@ export async function main(argv: string[]): Promise<number> {
   if (loaded.kind === 'help') {
     process.stdout.write(loaded.text);
     return 0;
+  }
+  if (loaded.kind === 'usage') {
+    process.stderr.write(`shadowplane sidecar: ${loaded.message}\n\n${loaded.help}`);
+    return EXIT_USAGE;
   }
   const tracing = startTracing({
     serviceName: 'shadowplane-sidecar',

@@ -1,26 +1,16 @@
 import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
-import { ConfigError, EXIT_CONFIG } from '@shadowplane/config';
+import { ConfigError, EXIT_CONFIG, EXIT_USAGE, renderHelp } from '@shadowplane/config';
 import { createLogger, createMetricsRegistry, startTracing } from '@shadowplane/telemetry';
-import { loadVerdictEnv, splitHostPort, type VerdictEnv } from './config.js';
+import { VerdictEnv as VerdictEnvSchema, loadVerdictEnv, splitHostPort, type VerdictEnv } from './config.js';
 import { startVerdict, type VerdictHandle } from './service.js';
 
-const HELP = `usage: shadowplane verdict
-
-Folds observations from the OBS stream into reports and evidence bundles: replays the stream from
-its start (restart = replay = the same reports), writes progress summaries, writes the final
-report when a campaign is terminal and its backlog is drained, and answers provisional report
-requests on <prefix.>shadow.verdict.report.
-
-Environment (see services/verdict/src/config.ts):
-  SHADOWPLANE_NATS_URL, SHADOWPLANE_NATS_PREFIX, SHADOWPLANE_LOG_LEVEL
-  SHADOWPLANE_VERDICT_OPS_LISTEN            host:port of /healthz /readyz /metrics (default 127.0.0.1:9466)
-  SHADOWPLANE_VERDICT_PROGRESS_INTERVAL_MS  progress write interval (default 2000)
-  SHADOWPLANE_VERDICT_TICK_MS               terminal-campaign check interval (default 500)
-  SHADOWPLANE_ARTIFACT_KEYS_FILE | SHADOWPLANE_ARTIFACT_KEY_FILE | SHADOWPLANE_ARTIFACT_KEY
-                                            keyring to decrypt outputs for scoring (optional)
-Prints {"event":"listening","role":"verdict","url":<ops url>} when ready; drains on SIGTERM.
-Exit codes: 0 stopped cleanly, 1 crashed, 64 usage, 78 bad configuration.
-`;
+const HELP = renderHelp({
+  usage: 'shadowplane verdict',
+  summary:
+    'Folds observations from the OBS stream into reports and evidence bundles: replays the stream from its start (restart = replay = the same reports), writes progress summaries, writes the final report when a campaign is terminal and its backlog is drained, and answers provisional report requests on <prefix.>shadow.verdict.report. Configured by the environment alone.',
+  env: VerdictEnvSchema,
+  notes: ['Prints {"event":"listening","role":"verdict","url":<ops url>} on stdout when ready; drains on SIGTERM.'],
+});
 
 /** Entry point of `shadowplane verdict`. */
 export async function main(argv: string[]): Promise<number> {
@@ -30,7 +20,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (argv.length) {
     process.stderr.write(`shadowplane verdict: unknown arguments ${argv.join(' ')}\n\n${HELP}`);
-    return 64;
+    return EXIT_USAGE;
   }
   let env: VerdictEnv;
   let keyring: Keyring | null = null;

@@ -15,7 +15,18 @@ import {
 } from '@shadowplane/contracts';
 import { foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml, reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
-import { createLogger, createMetricsRegistry, serveOps, type Logger, type OpsServer } from '@shadowplane/telemetry';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  contextFromHeaders,
+  createLogger,
+  createMetricsRegistry,
+  inSpan,
+  serveOps,
+  tracingEnabled,
+  type Logger,
+  type OpsServer,
+} from '@shadowplane/telemetry';
 import { computeProgress } from './progress.js';
 import { sequentialVerdict } from './sequential.js';
 
@@ -110,6 +121,15 @@ class VerdictMetrics {
       registers: [r],
     });
   }
+}
+
+/** The trace context a NATS request's `traceparent`/`tracestate` headers name, or the root context. */
+function requestContext(h: { get(k: string): string; has(k: string): boolean } | undefined) {
+  if (!h?.has('traceparent')) return ROOT_CONTEXT;
+  return contextFromHeaders({
+    traceparent: h.get('traceparent'),
+    ...(h.has('tracestate') ? { tracestate: h.get('tracestate') } : {}),
+  });
 }
 
 function messageKey(m: ObsMessage): string {
@@ -301,6 +321,36 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     log.info({ campaignId: id, reportId: r.reportId, runRecordId: r.runRecordId, provisional }, 'report written');
   };
 
+  /**
+   * Folds and writes one report inside a span `shadowplane.verdict.fold` (child
+   * `shadowplane.verdict.report.write`): a new trace for a final report, the requester's trace
+   * when a report request carries a W3C `traceparent` header. Its `shadowplane.campaign.id` is
+   * the attribute the duplicator's item spans carry, so one search finds both.
+   */
+  const foldAndWrite = (id: string, provisional: boolean, parent = ROOT_CONTEXT): Promise<FoldResult> =>
+    inSpan(
+      'shadowplane.verdict.fold',
+      {
+        kind: SpanKind.INTERNAL,
+        parent,
+        attributes: { 'shadowplane.campaign.id': id, 'shadowplane.report.provisional': provisional },
+      },
+      async (span) => {
+        const r = await fold(id, provisional);
+        span.setAttributes({
+          'shadowplane.report.id': r.reportId,
+          'shadowplane.run_record.id': r.runRecordId,
+          'shadowplane.verdict.messages': slots.get(id)?.messages.size ?? 0,
+        });
+        await inSpan(
+          'shadowplane.verdict.report.write',
+          { kind: SpanKind.INTERNAL, attributes: { 'shadowplane.report.id': r.reportId } },
+          () => write(id, r, provisional),
+        );
+        return r;
+      },
+    );
+
   // provisional report requests
   const sub: Subscription = bus.nc.subscribe(bus.names.verdictReportSubject, {
     queue: 'verdict',
@@ -323,8 +373,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
             return;
           }
           const provisional = !TERMINAL.has(s.campaign.state);
-          const r = await fold(id, provisional);
-          await write(id, r, provisional);
+          const r = await foldAndWrite(id, provisional, tracingEnabled() ? requestContext(m.headers) : ROOT_CONTEXT);
           m.respond(JSON.stringify({ report_id: r.reportId, run_record_id: r.runRecordId }));
         } catch (e) {
           const code = isShadowplaneError(e) ? e.code : 'internal';
@@ -371,8 +420,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
         if (!drained || !c || !TERMINAL.has(c.state)) continue;
         if (s.finalAt === s.messages.size || s.emptyAt === s.messages.size) continue;
         try {
-          const r = await fold(id, false);
-          await write(id, r, false);
+          const r = await foldAndWrite(id, false);
           s.finalAt = s.messages.size;
           s.finalId = r.reportId;
           s.finalRunId = r.runRecordId;
