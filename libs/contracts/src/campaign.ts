@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Api, RateCard } from './usage.js';
 import { Expectation, SubjectToken } from './envelope.js';
+import { CompareSpec } from './bench.js';
 
 /** Hard ceiling on max_items per call type (docs/architecture.md "Contracts" (Campaign)). */
 export const MAX_ITEMS_CEILING = 5000;
@@ -211,9 +212,17 @@ export const CampaignSpec = z
       .min(1)
       .default(['production']),
     expectations: z.array(Expectation).optional(),
+    /** compare mode (docs/bench.md): the candidates alone, paired with a baseline run's retained arm */
+    compare: CompareSpec.optional(),
   })
   .strict()
   .superRefine((spec, ctx) => {
+    if (spec.compare && spec.candidates.length !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'compare mode runs exactly one candidate (the current config) against the baseline',
+        path: ['candidates'],
+      });
     const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
     const seen = new Set<string>();
     ids.forEach((id, i) => {

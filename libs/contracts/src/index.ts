@@ -75,3 +75,11 @@ export {
   RunRecord,
 } from './report.js';
 export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';
+export {
+  BaselineRef,
+  ResolvedBaseline,
+  CompareSpec,
+  Baseline,
+  BASELINE_ARTIFACT_MISSING,
+  NOT_IN_BASELINE,
+} from './bench.js';

@@ -17,3 +17,5 @@ export { verifyBundle } from './verify.js';
 export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
 export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';
+export { compareModeMessages } from './compare-mode.js';
+export type { CompareModeInput, CompareModeResult } from './compare-mode.js';
