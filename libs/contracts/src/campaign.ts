@@ -223,6 +223,12 @@ export const CampaignSpec = z
         message: 'compare mode runs exactly one candidate (the current config) against the baseline',
         path: ['candidates'],
       });
+    if (spec.compare && spec.scorers.some((s) => s.kind === 'llm_judge'))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'compare mode scores with programmatic scorers and outcomes only: an llm_judge needs both arms called',
+        path: ['scorers'],
+      });
     const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
     const seen = new Set<string>();
     ids.forEach((id, i) => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CampaignSpec, DatasetCard, Outcome } from '@shadowplane/contracts';
 import type { Scope } from './auth.js';
+import { BENCH_ROUTES } from './bench-routes.js';
 import {
   CampaignList,
   CampaignStatus,
@@ -306,6 +307,7 @@ export const ROUTES: readonly RouteDef[] = [
     responses: { 200: { description: 'flag after the change', schema: FlagView } },
     errors: [400, 413],
   },
+  ...BENCH_ROUTES,
 ];
 
 /** Fastify path syntax (`:id`) of an OpenAPI path (`{id}`). */

@@ -24,10 +24,16 @@ const ALL_BUT: Record<string, string> = {
 interface Ctx {
   campaignId: string;
   datasetHash: string;
+  /** a stopped campaign with a final report: what a baseline pin needs */
+  baselineId: string;
 }
 
 function request(r: RouteDef, ctx: Ctx): { url: string; payload?: string } {
-  const url = r.path.replace('{id}', ctx.campaignId).replace('{hash}', ctx.datasetHash);
+  const url = r.path
+    .replace('{id}', ctx.campaignId)
+    .replace('{hash}', ctx.datasetHash)
+    .replace('{suite}', String(validSpec().suite));
+  if (r.operationId === 'pinBaseline') return { url, payload: JSON.stringify({ campaign_id: ctx.baselineId }) };
   if (r.operationId === 'createCampaign') return { url, payload: JSON.stringify(validSpec()) };
   if (r.operationId === 'addOutcome')
     return {
@@ -62,7 +68,17 @@ describe('control API routes', () => {
       payload: validSpec(),
     });
     const campaignId = launched.json().campaign.id as string;
-    ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId) };
+    const baselineId = (
+      await f.app.inject({
+        method: 'POST',
+        url: '/v1/campaigns',
+        headers: { ...auth(KEYS.all), 'content-type': 'application/json' },
+        payload: validSpec({ name: 'baseline' }),
+      })
+    ).json().campaign.id as string;
+    await f.app.inject({ method: 'POST', url: `/v1/campaigns/${baselineId}/stop`, headers: auth(KEYS.all) });
+    await seedReport(f.bus, baselineId, { provisional: false });
+    ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId), baselineId };
     doc = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   });
   afterAll(async () => f.close());
@@ -79,15 +95,15 @@ describe('control API routes', () => {
       .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
       .sort();
     expect(documented).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
-    expect(documented.length).toBe(16);
+    expect(documented.length).toBe(18);
   });
 
   it('every documented route answers 2xx with a body valid against its documented schema', async () => {
     const ajv = new Ajv2020.default({ strict: false, allErrors: true });
     addFormats.default(ajv);
-    const order = [...ROUTES].sort(
-      (a, b) => Number(a.operationId === 'stopCampaign') - Number(b.operationId === 'stopCampaign'),
-    );
+    // stop last (it ends the campaign other routes use); pin a baseline before reading it
+    const rank = (r: RouteDef) => (r.operationId === 'stopCampaign' ? 2 : r.operationId === 'getBaseline' ? 1 : 0);
+    const order = [...ROUTES].sort((a, b) => rank(a) - rank(b));
     for (const r of order) {
       const { url, payload } = request(r, ctx);
       const res = await f.app.inject({

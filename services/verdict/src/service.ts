@@ -6,7 +6,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { getArtifact, type Keyring } from '@shadowplane/artifacts';
 import { connectBus, provision, type Bus } from '@shadowplane/bus';
 import { Campaign, ObsMessage, isShadowplaneError, type Campaign as CampaignT } from '@shadowplane/contracts';
-import { foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
+import { compareModeMessages, foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml, reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
 import { createLogger, createMetricsRegistry, serveOps, type Logger, type OpsServer } from '@shadowplane/telemetry';
 import { computeProgress } from './progress.js';
@@ -245,7 +245,28 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     const s = slots.get(id);
     if (!s?.campaign) throw Object.assign(new Error(`campaign ${id} unknown`), { code: 'not_found' });
     const c = s.campaign;
-    const messages = await fillOutputs([...s.messages.values(), ...globalOutcomes.values()]);
+    let messages = await fillOutputs([...s.messages.values(), ...globalOutcomes.values()]);
+    const baseline = c.spec.compare?.resolved;
+    if (baseline) {
+      // compare mode: the baseline run's retained observations of its arm stand for the incumbent
+      const b = slots.get(baseline.campaign_id);
+      const own = [...s.messages.values()];
+      const wanted = new Set(own.map((m) => ('item_hash' in m ? m.item_hash : '')));
+      const base = await fillOutputs(
+        [...(b?.messages.values() ?? [])].filter(
+          (m) => m.schema === 'shadow.observation/v1' && m.arm_id === baseline.arm_id && wanted.has(m.item_hash),
+        ),
+      );
+      messages = compareModeMessages({
+        campaignId: id,
+        spec: c.spec,
+        own: messages,
+        baseline: base,
+        // gone for good only when the store said not_found; any other read failure is retried next fold
+        artifactMissing: (o) =>
+          o.status === 'ok' && o.artifact_ref !== null && (!cfg.keyring || outputCache.get(o.artifact_ref) === null),
+      }).messages;
+    }
     const end = metrics.foldSeconds.startTimer();
     try {
       return foldReport({
