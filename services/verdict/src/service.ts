@@ -252,11 +252,14 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
       const b = slots.get(baseline.campaign_id);
       const own = [...s.messages.values()];
       const wanted = new Set(own.map((m) => ('item_hash' in m ? m.item_hash : '')));
-      const base = await fillOutputs(
-        [...(b?.messages.values() ?? [])].filter(
-          (m) => m.schema === 'shadow.observation/v1' && m.arm_id === baseline.arm_id && wanted.has(m.item_hash),
-        ),
+      const baseObs = [...(b?.messages.values() ?? [])].filter(
+        (m) => m.schema === 'shadow.observation/v1' && m.arm_id === baseline.arm_id && wanted.has(m.item_hash),
       );
+      // a baseline artifact is evidence only while it is retained: read each one afresh at every
+      // fold, so one that expired (or was deleted) since it was cached is ineligible, never used
+      for (const m of baseObs)
+        if (m.schema === 'shadow.observation/v1' && m.artifact_ref) outputCache.delete(m.artifact_ref);
+      const base = await fillOutputs(baseObs);
       messages = compareModeMessages({
         campaignId: id,
         spec: c.spec,
