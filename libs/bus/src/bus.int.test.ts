@@ -43,8 +43,10 @@ describe('bus', () => {
         `KV_${n.buckets.dispatch}`,
         `KV_${n.buckets.flags}`,
         `KV_${n.buckets.reports}`,
+        `KV_${n.buckets.suites}`,
         `OBJ_${n.buckets.artifacts}`,
         `OBJ_${n.captureBodies}`,
+        `OBJ_${n.datasets}`,
       ].sort(),
     );
   });

@@ -202,6 +202,7 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Pro
     [n.buckets.dispatch, 1],
     [n.buckets.reports, 1],
     [n.buckets.flags, 5],
+    [n.buckets.suites, 5],
   ] as const) {
     if (!(await existsWithReplicas(bus.jsm, `KV_${bucket}`, `KV bucket ${bucket}`, replicas)))
       await bus.kvm.create(bucket, { history, storage: kvStorage, replicas });
@@ -213,10 +214,20 @@ export async function provision(bus: Bus, o: ProvisionOptions = {}): Promise<Pro
     if (!(await existsWithReplicas(bus.jsm, `OBJ_${store}`, `object store ${store}`, replicas)))
       await bus.objm.create(store, { storage: kvStorage, replicas, ttl: ttlMs * NS_PER_MS });
   }
+  // frozen datasets are references, kept until deleted (no TTL): a run reports what has expired
+  if (!(await existsWithReplicas(bus.jsm, `OBJ_${n.datasets}`, `object store ${n.datasets}`, replicas)))
+    await bus.objm.create(n.datasets, { storage: kvStorage, replicas });
   return {
     streams: [n.streams.capture, n.streams.obs],
-    buckets: [n.buckets.campaigns, n.buckets.budget, n.buckets.dispatch, n.buckets.reports, n.buckets.flags],
-    objectStores: [n.buckets.artifacts, n.captureBodies],
+    buckets: [
+      n.buckets.campaigns,
+      n.buckets.budget,
+      n.buckets.dispatch,
+      n.buckets.reports,
+      n.buckets.flags,
+      n.buckets.suites,
+    ],
+    objectStores: [n.buckets.artifacts, n.captureBodies, n.datasets],
   };
 }
 

@@ -92,6 +92,17 @@ export const ERROR_CODES = {
     retryable: true,
     message: 'The upstream answered with something that is not valid HTTP/1.1.',
   },
+  unknown_dataset: {
+    httpStatus: 404,
+    retryable: false,
+    message:
+      'No frozen dataset has this hash (a campaign source frozen:<hash> must name one POST /v1/suites/{suite}/freeze wrote).',
+  },
+  builder_unsupported: {
+    httpStatus: 400,
+    retryable: false,
+    message: 'The dataset builder is in the closed vocabulary but not implemented here; only from_filter is.',
+  },
   judge_phase_unaffordable: {
     httpStatus: 422,
     retryable: false,

@@ -83,3 +83,17 @@ export {
   BASELINE_ARTIFACT_MISSING,
   NOT_IN_BASELINE,
 } from './bench.js';
+export {
+  DATASET_EXCLUSION_REASONS,
+  DATASET_BUILDER_KINDS,
+  IMPLEMENTED_DATASET_BUILDERS,
+  DatasetExclusionReason,
+  FromFilterBuilder,
+  FreezeRequest,
+  CaptureRef,
+  DatasetItem,
+  Dataset,
+  SuiteFreezeRecord,
+  CaptureSkipMarker,
+} from './dataset.js';
+export type { FreezeRequestInput } from './dataset.js';

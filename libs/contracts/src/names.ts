@@ -14,7 +14,11 @@ export interface NatsNames {
     readonly artifacts: string;
     readonly reports: string;
     readonly flags: string;
+    /** suite index: `<suite>.<call_type>` → the latest frozen dataset (SuiteFreezeRecord) */
+    readonly suites: string;
   };
+  /** Object store of frozen datasets (`shadow.dataset/v1` documents), by dataset hash. */
+  readonly datasets: string;
   /** Object store for request bodies too large for one NATS message. */
   readonly captureBodies: string;
   /** Object store for report documents (report JSON, HTML, evidence bundle), which may exceed one NATS message; indexed from the reports KV. */
@@ -23,6 +27,10 @@ export interface NatsNames {
   readonly verdictReportSubject: string;
   /** `shadow.capture.<suite>.<call_type>` */
   captureSubject(suite: string, callType: string): string;
+  /** `shadow.capture.<suite>.<call_type>.skipped`: the sidecar's skip markers (no campaign filter matches it) */
+  captureSkipSubject(suite: string, callType: string): string;
+  /** Everything captured for one suite, skip markers included: `shadow.capture.<suite>.>` */
+  captureSuiteAll(suite: string): string;
   /** Wildcard over all captures: `shadow.capture.>` */
   readonly captureAll: string;
   /** Filter for one suite and optionally one call type: `shadow.capture.<suite>.<call_type|*>` */
@@ -66,12 +74,17 @@ export function natsNames(prefix = ''): NatsNames {
       artifacts: s('shadow_artifacts'),
       reports: s('shadow_reports'),
       flags: s('shadow_flags'),
+      suites: s('shadow_suites'),
     }),
+    datasets: s('shadow_datasets'),
     captureBodies: s('shadow_capture_bodies'),
     reportDocs: s('shadow_report_docs'),
     verdictReportSubject: subj('shadow.verdict.report'),
     captureSubject: (suite: string, callType: string) =>
       subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}`),
+    captureSkipSubject: (suite: string, callType: string) =>
+      subj(`shadow.capture.${token('suite', suite)}.${token('call_type', callType)}.skipped`),
+    captureSuiteAll: (suite: string) => subj(`shadow.capture.${token('suite', suite)}.>`),
     captureAll: subj('shadow.capture.>'),
     captureFilter: (suite: string, callType?: string) =>
       subj(`shadow.capture.${token('suite', suite)}.${callType === undefined ? '*' : token('call_type', callType)}`),

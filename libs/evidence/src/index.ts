@@ -19,3 +19,5 @@ export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_
 export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';
 export { compareModeMessages } from './compare-mode.js';
 export type { CompareModeInput, CompareModeResult } from './compare-mode.js';
+export { buildDatasets, bodyProblem } from './dataset.js';
+export type { BuildInput, CaptureRecord, SkipRecord, UnparseableRecord } from './dataset.js';

@@ -6,6 +6,7 @@ import { CliError, EXIT } from './exit-codes.js';
 import { evaluateGate } from './gate.js';
 import { watchCampaign } from './watch.js';
 import { generateKey, hashKey, keysFileYaml, KEY_SCOPES } from './keys.js';
+import { registerSuiteCommands } from './suite.js';
 
 interface GlobalOpts {
   url: string;
@@ -215,6 +216,8 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
         print(r, () => `${r.campaign.id} ${r.campaign.state}`);
       });
   }
+
+  registerSuiteCommands(p, client, print);
 
   p.command('report <id>')
     .description('print a campaign report; write its HTML or evidence bundle; --gate for CI')

@@ -31,6 +31,7 @@ import { ControlMetrics } from './metrics.js';
 import { buildOpenApi } from './openapi.js';
 import type { ReportsPort } from './reports-port.js';
 import { fastifyPath, LaunchOptionsBody, pathRegex, QueryBool, ROUTES } from './routes.js';
+import { SuiteService } from './suites.js';
 import { CampaignSummary, FlagUpdate } from './views.js';
 
 /** Everything the control API needs, built once by `main` (or a test). */
@@ -133,6 +134,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     campaigns: svc,
     reports: deps.reports,
   });
+  const suites = await SuiteService.open(deps.bus);
   const openapi = buildOpenApi(deps.version ?? '0.1.0');
   // NATS connectivity for /readyz: the client reconnects forever, so "not closed" is not "connected".
   let natsConnected = !deps.bus.nc.isClosed();
@@ -315,6 +317,12 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
         });
         throw e;
       }
+      try {
+        await suites.checkSource(spec);
+      } catch (e) {
+        metrics.launches.inc({ outcome: 'invalid' });
+        throw e;
+      }
       if (opts.dryRun) {
         const plan = await svc.plan(spec, opts);
         metrics.launches.inc({ outcome: 'dry_run' });
@@ -446,9 +454,19 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       const hash = (req.params as { hash: string }).hash;
       if (!/^[0-9a-f]{64}$/.test(hash))
         throw invalidRequest([{ path: 'hash', message: 'must be 64 lowercase hex characters' }]);
-      const card = await deps.reports.readDatasetCard(deps.bus, hash);
+      const card = (await deps.reports.readDatasetCard(deps.bus, hash)) ?? (await suites.readCard(hash));
       if (!card) throw new ShadowplaneError('not_found', `no dataset card ${hash}`, { details: { field: 'hash' } });
       return card;
+    },
+    getSuiteStatus: async (req) =>
+      suites.status((req.params as { suite: string }).suite, req.query as Record<string, unknown>),
+    freezeSuite: async (req, reply) => {
+      const r = await suites.freeze((req.params as { suite: string }).suite, req.body);
+      req.log.info(
+        { suite: r.suite, datasets: r.datasets.map((d) => [d.call_type, d.dataset_hash, d.created]) },
+        'suite frozen',
+      );
+      return reply.status(r.datasets.some((d) => d.created) ? 201 : 200).send(r);
     },
     getPaidDispatch: async () => readPaidDispatch(flagsKv),
     setPaidDispatch: async (req) => {

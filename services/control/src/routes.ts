@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CampaignSpec, DatasetCard, Outcome } from '@shadowplane/contracts';
+import { CampaignSpec, DatasetCard, FreezeRequest, Outcome } from '@shadowplane/contracts';
+import { FreezeResultView, SuiteStatusView } from './suite-views.js';
 import type { Scope } from './auth.js';
 import { BENCH_ROUTES } from './bench-routes.js';
 import {
@@ -62,6 +63,14 @@ const idParam: RouteParam = {
   in: 'path',
   description: 'campaign id (cmp_…)',
   schema: CampaignId,
+  required: true,
+};
+
+const suiteParam: RouteParam = {
+  name: 'suite',
+  in: 'path',
+  description: 'suite name (1–64 of [A-Za-z0-9_-])',
+  schema: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
   required: true,
 };
 
@@ -287,6 +296,47 @@ export const ROUTES: readonly RouteDef[] = [
     ],
     responses: { 200: { description: 'dataset card', schema: DatasetCard } },
     errors: [400, 404],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suites/{suite}/status',
+    operationId: 'getSuiteStatus',
+    summary:
+      'Readiness of a suite per call type: confirmed captures, a dry freeze (distinct items, clusters, exclusions by reason, power plan) and the latest frozen dataset card',
+    scope: 'campaign:read',
+    params: [
+      suiteParam,
+      {
+        name: 'max_items',
+        in: 'query',
+        description: 'cap of the dry freeze (default 500, ≤ 5000)',
+        schema: z.string(),
+      },
+      { name: 'margin_pp', in: 'query', description: 'margin of the power plan, pp (default 2)', schema: z.string() },
+      { name: 'alpha', in: 'query', description: 'one-sided α of the power plan (default 0.05)', schema: z.string() },
+    ],
+    responses: { 200: { description: 'suite status', schema: SuiteStatusView } },
+    errors: [400, 404],
+  },
+  {
+    method: 'POST',
+    path: '/v1/suites/{suite}/freeze',
+    operationId: 'freezeSuite',
+    summary:
+      'Freeze the suite: one immutable, content-addressed, weighted dataset per call type (references into the capture stream); a re-freeze of the same captures is a no-op',
+    scope: 'campaign:write',
+    params: [suiteParam],
+    body: FreezeRequest,
+    bodyDescription:
+      'max_items (default 500, ≤ 5000), builder (from_filter only), margin_pp and alpha of the power plan',
+    responses: {
+      201: { description: 'at least one dataset was written', schema: FreezeResultView },
+      200: {
+        description: 'every dataset already existed (same hashes): nothing was written',
+        schema: FreezeResultView,
+      },
+    },
+    errors: [400, 404, 413],
   },
   {
     method: 'GET',

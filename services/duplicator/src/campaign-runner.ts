@@ -38,6 +38,7 @@ import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
 import { JudgeRunner, type JudgedArm } from './judge-runner.js';
 import type { DuplicatorMetrics } from './metrics.js';
 import { itemSpan, observedCall, type CallMeta } from './observe.js';
+import { FrozenSource } from './frozen.js';
 
 /** Everything a campaign runner shares with the rest of the worker. */
 export interface RunnerContext {
@@ -156,6 +157,8 @@ export class CampaignRunner {
   private readonly localItems = new Set<string>();
   private readonly log: Logger;
   private lagTimer: NodeJS.Timeout | undefined;
+  /** the dataset of a `frozen:<hash>` campaign (frozen.ts); null for live ones */
+  private frozen: FrozenSource | null = null;
   lag = 0;
 
   constructor(
@@ -229,6 +232,13 @@ export class CampaignRunner {
     }
     const n = this.ctx.bus.names;
     const spec = this.campaign.spec;
+    if (spec.source !== 'live') {
+      this.frozen = await FrozenSource.load(this.ctx.bus, this.id, spec.source);
+      if (!this.frozen) {
+        this.log.error({ source: spec.source }, 'the frozen dataset is not stored; campaign not consumed');
+        return;
+      }
+    }
     const filter =
       spec.call_types.length === 1 ? n.captureFilter(spec.suite, spec.call_types[0]) : n.captureFilter(spec.suite);
     const cfg = {
@@ -238,10 +248,12 @@ export class CampaignRunner {
       ack_wait: this.ctx.ackWaitMs * 1_000_000,
       max_ack_pending: Math.max(100, this.ctx.itemConcurrency * 32),
       max_deliver: -1,
-      ...(spec.source === 'live'
+      ...(this.frozen === null
         ? { deliver_policy: DeliverPolicy.StartTime, opt_start_time: this.campaign.created_at }
-        : { deliver_policy: DeliverPolicy.All }),
+        : { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: this.frozen.startSeq }),
     };
+    // references gone from the stream are excluded with a reason before anything is dispatched
+    if (this.frozen) await this.frozen.checkStream();
     try {
       await this.ctx.bus.jsm.consumers.add(n.streams.capture, cfg);
     } catch (e) {
@@ -258,9 +270,12 @@ export class CampaignRunner {
         .info(true)
         .then((i) => (this.lag = i.num_pending))
         .catch(() => undefined);
+      // a frozen run ends when its dataset is used up, whether or not more captures arrive
+      if (this.frozen) void this.maybeComplete().catch((e) => this.log.warn({ err: e }, 'completion check failed'));
     }, 2000);
     this.lagTimer.unref();
     this.log.info({ durable: this.durable, filter }, 'consuming campaign');
+    if (this.frozen) void this.maybeComplete().catch((e) => this.log.warn({ err: e }, 'completion check failed'));
   }
 
   private async pull(messages: ConsumerMessages): Promise<void> {
@@ -314,6 +329,10 @@ export class CampaignRunner {
     }
     if (!this.campaign.spec.call_types.includes(env.call_type) || env.suite !== this.campaign.spec.suite) {
       m.ack();
+      return;
+    }
+    if (this.frozen && (await this.frozen.classify(m.seq, env.envelope_id, env.item_hash)) === 'skip') {
+      m.ack(); // not one of the dataset's captures: a frozen run dispatches no live traffic
       return;
     }
     if (this.localItems.has(env.envelope_id)) {
@@ -958,6 +977,20 @@ export class CampaignRunner {
   }
 
   /**
+   * A frozen run is done when every referenced capture still in the stream was acknowledged (the
+   * consumer's ack floor passed the last one, or nothing is pending) and nothing is in flight;
+   * references that vanished meanwhile and whose items were never claimed are excluded first.
+   */
+  private async frozenDone(): Promise<boolean> {
+    const f = this.frozen!;
+    const info = await this.ctx.bus.jsm.consumers.info(this.ctx.bus.names.streams.capture, this.durable);
+    if (info.num_ack_pending > 0) return false;
+    if (info.ack_floor.stream_seq < f.maxPresentSeq && info.num_pending > 0) return false;
+    await f.checkStream(async (item) => (await this.claims.get(`${this.id}.${item}`)) !== null);
+    return true;
+  }
+
+  /**
    * Marks the campaign `completed` when every call type has max_items items admitted and no
    * reservation is outstanding (so every admitted item has settled and published), or when
    * the deadline passed and nothing is outstanding.
@@ -969,6 +1002,7 @@ export class CampaignRunner {
     const spec = this.campaign.spec;
     if (spec.deadline && Date.now() > Date.parse(spec.deadline))
       return this.transition('completed', 'deadline_reached');
+    if (this.frozen && (await this.frozenDone())) return this.transition('completed', 'dataset_exhausted');
     for (const ct of spec.call_types) {
       const c = (await this.counters.get(`${this.id}._n.${ct}`))?.value.count ?? 0;
       if (c < spec.max_items) return;

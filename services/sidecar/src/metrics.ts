@@ -53,6 +53,7 @@ export class SidecarMetrics {
   readonly lastPublish: Gauge;
   readonly natsConnected: Gauge;
   readonly builds: Counter<'where'>;
+  readonly skipMarkers: Counter<'outcome'>;
 
   constructor(registry: Registry) {
     const self = this;
@@ -109,6 +110,13 @@ export class SidecarMetrics {
       labelNames: ['where'],
       registers: [registry],
     });
+    this.skipMarkers = new Counter({
+      name: 'shadowplane_sidecar_skip_markers_total',
+      help: 'Skip markers (a sampled capture skipped for size or an unsure redaction, published so dataset cards can count it) by outcome (published, dropped).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    });
+    for (const outcome of ['published', 'dropped'] as const) this.skipMarkers.inc({ outcome }, 0);
     // every outcome is exported from the start (0), so a rate() over it exists before the first one
     for (const outcome of [
       'ok',

@@ -31,6 +31,7 @@ import {
 } from './http1.js';
 import type { CaptureProcessor } from './processor.js';
 import type { CapturePublisher } from './publisher.js';
+import { skipMarker } from './skip-marker.js';
 import { Sampler, type RequestHead, type SampleDecision } from './sampling.js';
 import type { RequestOutcome, SidecarMetrics } from './metrics.js';
 
@@ -440,6 +441,7 @@ export class SidecarProxy {
       if (contentLength > cap.captureMaxBytes) {
         ex.echo = 'skipped:too_large';
         this.d.metrics.capture('skipped', 'too_large');
+        this.d.publisher.enqueueMarker(skipMarker(this.d.names, decision, 'too_large', contentLength));
       } else {
         const c = new Capture(
           decision,
@@ -448,6 +450,7 @@ export class SidecarProxy {
           cap.captureMaxBytes,
           cap.responseCaptureMaxBytes,
           t0,
+          this.d.names,
         );
         c.contentType = contentTypeField >= 0 ? fs.value(contentTypeField) : null;
         c.contentEncoding =
@@ -533,6 +536,8 @@ export class SidecarProxy {
           built.reason === 'cpu_budget' || built.reason === 'memory_budget' ? 'dropped' : 'excluded',
           built.reason,
         );
+        if (built.reason === 'too_large' || built.reason === 'pii_uncertain')
+          this.d.publisher.enqueueMarker(skipMarker(this.d.names, input.decision, built.reason, input.requestBytes));
         if (built.reason === 'envelope_invalid' || built.reason === 'worker_error')
           this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
         return;
@@ -1735,6 +1740,8 @@ class Capture {
     private readonly maxRequestBytes: number,
     private readonly maxResponseBytes: number,
     readonly startMs: number,
+    /** names for the skip marker of a body that outgrew the capture (skip-marker.ts) */
+    private readonly names?: NatsNames,
   ) {}
 
   pushRequest(chunk: Buffer): void {
@@ -1780,6 +1787,8 @@ class Capture {
     this.heldBytes = 0;
     this.chunks = [];
     this.response = null;
+    if (reason === 'too_large' && this.names)
+      this.publisher.enqueueMarker(skipMarker(this.names, this.decision, 'too_large', this.bytes));
     this.metrics.capture(reason === 'queue_full' ? 'dropped' : 'excluded', reason);
   }
 }

@@ -19,6 +19,8 @@ export interface PublishJob {
   body: { store: string; name: string; bytes: Buffer } | null;
   /** bytes this job holds against the capture byte budget (released when it is done) */
   heldBytes: number;
+  /** a skip marker (skip-marker.ts), counted apart from captures */
+  marker?: true;
 }
 
 /** Options for {@link CapturePublisher}. */
@@ -163,8 +165,21 @@ export class CapturePublisher {
     this.pump();
   }
 
+  /**
+   * Queues a skip marker (skip-marker.ts) under the same byte budget and queue bound as envelopes;
+   * never blocks, a marker that does not fit is dropped and counted.
+   */
+  enqueueMarker(m: { subject: string; data: Uint8Array; msgId: string }): void {
+    if (!this.tryHold(m.data.byteLength)) {
+      this.metrics.skipMarkers.inc({ outcome: 'dropped' });
+      return;
+    }
+    this.enqueue({ ...m, body: null, heldBytes: m.data.byteLength, marker: true });
+  }
+
   private drop(job: PublishJob, reason: DropReason): void {
-    this.metrics.capture('dropped', reason);
+    if (job.marker) this.metrics.skipMarkers.inc({ outcome: 'dropped' });
+    else this.metrics.capture('dropped', reason);
     this.release(job.heldBytes);
   }
 
@@ -208,6 +223,10 @@ export class CapturePublisher {
       }
     }
     const r = await this.acks!.publish(job.subject, job.data, job.msgId);
+    if (job.marker) {
+      this.metrics.skipMarkers.inc({ outcome: r.ok ? 'published' : 'dropped' });
+      return;
+    }
     if (r.ok) {
       this.metrics.capture('published');
       this.metrics.lastPublish.set(Date.now() / 1000);

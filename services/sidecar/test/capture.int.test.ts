@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliverPolicy, type JsMsg } from '@nats-io/jetstream';
 import { connectBus, openObjectStore, type Bus } from '@shadowplane/bus';
-import { Envelope, itemHash } from '@shadowplane/contracts';
+import { CaptureSkipMarker, Envelope, itemHash } from '@shadowplane/contracts';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
 import {
@@ -327,6 +327,25 @@ describe('captures in JetStream', () => {
           })) === 1,
       ),
     ).toBe(true);
+    // a content-free skip marker says so on `shadow.capture.pii.<call_type>.skipped`, for dataset cards
+    const filter = `${prefix}.shadow.capture.pii.>`;
+    let subjects: Record<string, number> = {};
+    expect(
+      await waitFor(async () => {
+        const info = await bus.jsm.streams.info(bus.names.streams.capture, { subjects_filter: filter });
+        subjects = info.state.subjects ?? {};
+        return Object.keys(subjects).some((k) => k.endsWith('.skipped'));
+      }),
+    ).toBe(true);
+    expect(Object.keys(subjects).filter((k) => !k.endsWith('.skipped'))).toEqual([]); // no envelope
+    const subject = Object.keys(subjects).find((k) => k.endsWith('.skipped'))!;
+    const m = await bus.jsm.streams.getMessage(bus.names.streams.capture, { last_by_subj: subject });
+    const marker = CaptureSkipMarker.parse(m!.json());
+    expect(marker).toMatchObject({ suite: 'pii', reason: 'pii_uncertain', bytes: Buffer.byteLength(body) });
+    expect(m!.string()).not.toContain('4111');
+    expect(
+      await metricValue(sc, 'shadowplane_sidecar_skip_markers_total', { outcome: 'published' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('repeated Content-Encoding lines are one list: a list of codings is not decoded, so the capture is excluded (the request still passes)', async () => {

@@ -1,0 +1,156 @@
+/**
+ * Frozen datasets of a suite (`shadow.dataset/v1`), the freeze request, the suite status and the
+ * small marker the sidecar publishes for a capture it skipped (`shadow.capture_skip/v1`).
+ *
+ * A dataset is a snapshot of references into the CAPTURE stream (stream sequence + item hash +
+ * envelope id), never a copy of the requests. `dataset_hash` = contentHash of the sorted
+ * `[item_hash, weight]` pairs of its items — the same formula the fold uses for a report's dataset
+ * card, so a frozen run that admits every item reports the same hash.
+ * Source: issue 17 "The Bench lifecycle" items 1–3; docs/architecture.md "State".
+ */
+import { z } from 'zod';
+import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT } from './campaign.js';
+import { Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
+import { DatasetCard } from './report.js';
+
+/**
+ * Why a capture is left out of a frozen dataset (closed list):
+ * - `over_cap`: beyond `max_items` distinct items (the highest-frequency items are kept)
+ * - `too_large`: the sidecar skipped the capture for size (counted from its markers)
+ * - `unparseable`: the message is not a valid envelope, or its body has no readable prompt
+ * - `stateful`: the request depends on provider-side state (`previous_response_id`, …)
+ * - `untranslatable`: no arm may be sent it (provider-executed tools, non-text content)
+ * - `low_confidence_redaction`: the sidecar could not classify something PII-like (its markers)
+ * - `test_traffic`: traffic class `test`
+ * - `body_missing`: the body in the object store is gone or does not match its digest
+ */
+export const DATASET_EXCLUSION_REASONS = [
+  'over_cap',
+  'too_large',
+  'unparseable',
+  'stateful',
+  'untranslatable',
+  'low_confidence_redaction',
+  'test_traffic',
+  'body_missing',
+] as const;
+export const DatasetExclusionReason = z.enum(DATASET_EXCLUSION_REASONS);
+export type DatasetExclusionReason = z.infer<typeof DatasetExclusionReason>;
+
+/** The builders of the closed vocabulary; only `from_filter` is implemented (others → 400 builder_unsupported). */
+export const DATASET_BUILDER_KINDS = ['from_filter', 'from_failures', 'import', 'synthetic'] as const;
+/** Builders this release implements. */
+export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter'] as const;
+
+/**
+ * `from_filter`: every capture of the suite's call type in the stream, narrowed by `filter`
+ * (traffic classes admitted; `test` is always excluded as `test_traffic`) and `window`
+ * (`since` ≤ captured_at < `until`, ISO 8601; either end open).
+ */
+export const FromFilterBuilder = z
+  .object({
+    kind: z.literal('from_filter'),
+    filter: z
+      .object({
+        traffic_classes: z
+          .array(TrafficClass.exclude(['test']))
+          .min(1)
+          .default(['production', 'synthetic', 'import']),
+        call_types: z.array(SubjectToken).min(1).max(32).optional(),
+      })
+      .strict()
+      .default({ traffic_classes: ['production', 'synthetic', 'import'] }),
+    window: z
+      .object({
+        since: z.iso.datetime({ offset: true }).optional(),
+        until: z.iso.datetime({ offset: true }).optional(),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+export type FromFilterBuilder = z.infer<typeof FromFilterBuilder>;
+
+/**
+ * Body of `POST /v1/suites/{suite}/freeze`. `max_items` distinct items per call type (default 500,
+ * at most 5000). `margin_pp` and `alpha` set the power plan on the card (defaults as a campaign's).
+ */
+export const FreezeRequest = z
+  .object({
+    max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
+    builder: FromFilterBuilder.default(FromFilterBuilder.parse({ kind: 'from_filter' })),
+    margin_pp: z.number().min(0).max(100).default(2),
+    alpha: z.number().gt(0).lt(0.5).default(0.05),
+  })
+  .strict();
+export type FreezeRequest = z.infer<typeof FreezeRequest>;
+export type FreezeRequestInput = z.input<typeof FreezeRequest>;
+
+/** One reference into the CAPTURE stream. */
+export const CaptureRef = z.object({ seq: z.number().int().positive(), envelope_id: z.uuid() }).strict();
+export type CaptureRef = z.infer<typeof CaptureRef>;
+
+/** One distinct item of a dataset: its weight is the number of captures referenced (`refs.length`). */
+export const DatasetItem = z
+  .object({
+    item_hash: Sha256Hex,
+    weight: z.number().int().positive(),
+    /** near-duplicate cluster id (smallest item_hash of the cluster) */
+    cluster: Sha256Hex,
+    prompt_simhash: z.string().regex(/^[0-9a-f]{16}$/),
+    traffic_class: TrafficClass,
+    refs: z.array(CaptureRef).min(1),
+  })
+  .strict();
+export type DatasetItem = z.infer<typeof DatasetItem>;
+
+/**
+ * `shadow.dataset/v1`: one call type's frozen dataset, stored once under its hash (object store
+ * `shadow_datasets`). `items` sorted by item_hash. Immutable: a re-freeze with the same items
+ * finds it and writes nothing.
+ */
+export const Dataset = z
+  .object({
+    schema: z.literal('shadow.dataset/v1'),
+    dataset_hash: Sha256Hex,
+    suite: SubjectToken,
+    call_type: SubjectToken,
+    stream: z.string(),
+    builder: FromFilterBuilder,
+    max_items: z.number().int().positive(),
+    items: z.array(DatasetItem),
+    card: DatasetCard,
+  })
+  .strict();
+export type Dataset = z.infer<typeof Dataset>;
+
+/** The suite index entry `<suite>.<call_type>` in KV `shadow_suites`: the latest frozen dataset. */
+export const SuiteFreezeRecord = z
+  .object({
+    dataset_hash: Sha256Hex,
+    frozen_at: z.iso.datetime({ offset: true }),
+    unique_items: z.number().int().nonnegative(),
+  })
+  .strict();
+export type SuiteFreezeRecord = z.infer<typeof SuiteFreezeRecord>;
+
+/**
+ * `shadow.capture_skip/v1`: what the sidecar publishes instead of an envelope when it skips a
+ * sampled capture for its size or for an unsure redaction, on
+ * `shadow.capture.<suite>.<call_type>.skipped` (outside every campaign's filter). It holds no
+ * request content, only that a capture was skipped and why, so a dataset card can count it.
+ */
+export const CaptureSkipMarker = z
+  .object({
+    schema: z.literal('shadow.capture_skip/v1'),
+    marker_id: z.uuid(),
+    at: z.iso.datetime({ offset: true }),
+    suite: SubjectToken,
+    call_type: SubjectToken,
+    reason: z.enum(['too_large', 'pii_uncertain']),
+    traffic_class: TrafficClass,
+    /** request bytes as announced or read when the skip was decided, null when unknown */
+    bytes: z.number().int().nonnegative().nullable(),
+  })
+  .strict();
+export type CaptureSkipMarker = z.infer<typeof CaptureSkipMarker>;

@@ -1,0 +1,112 @@
+/**
+ * `shadowctl suite status <suite>` and `shadowctl suite freeze <suite> [--max-items N]`: the
+ * readiness meter and the freeze of the control API (`GET /v1/suites/{suite}/status`,
+ * `POST /v1/suites/{suite}/freeze`). Text output states readiness in qualified-evidence terms
+ * (distinct items, clusters, exclusions by reason, the power plan's MDE at the margin), never
+ * "ready"; `--json` prints the API's answer unchanged.
+ */
+import type { Command } from 'commander';
+import type { ControlClient } from './client.js';
+import { CliError, EXIT } from './exit-codes.js';
+
+interface PowerPlan {
+  mde_pp: number | null;
+  clusters: number;
+  sd_source?: string;
+}
+interface Readiness {
+  distinct_items: number;
+  total_weight: number;
+  near_duplicate_clusters: number;
+  exclusion_counts: Record<string, number>;
+  power_plan: PowerPlan;
+  freeze_would_give: string;
+}
+interface StatusView {
+  suite: string;
+  settings: { max_items: number; margin_pp: number; alpha: number };
+  call_types: {
+    call_type: string;
+    confirmed_captures: number;
+    skip_markers: number;
+    readiness: Readiness | null;
+    frozen: { dataset_hash: string; frozen_at: string; current: boolean } | null;
+  }[];
+}
+interface FreezeView {
+  suite: string;
+  datasets: {
+    call_type: string;
+    dataset_hash: string;
+    created: boolean;
+    card: {
+      unique_items: number;
+      total_weight: number;
+      near_duplicate_clusters: number;
+      exclusion_counts?: Record<string, number>;
+      power_plan: PowerPlan;
+    };
+  }[];
+}
+
+const counts = (r: Record<string, number> | undefined) =>
+  Object.entries(r ?? {})
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ') || 'none';
+const mde = (p: PowerPlan, margin: number) =>
+  p.mde_pp === null
+    ? 'MDE unknown'
+    : `MDE ${p.mde_pp.toFixed(1)} pp at ${p.clusters} clusters (${p.mde_pp <= margin ? 'within' : 'wider than'} the ${margin} pp margin)`;
+
+function maxItems(v: string): number {
+  const n = /^\d{1,5}$/.test(v.trim()) ? Number(v) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 5000)
+    throw new CliError(EXIT.usage, `--max-items must be a whole number from 1 to 5000, got '${v}'`);
+  return n;
+}
+
+/** Adds `suite status` and `suite freeze` to the shadowctl program. */
+export function registerSuiteCommands(
+  p: Command,
+  client: () => ControlClient,
+  print: (value: unknown, text: () => string) => void,
+): void {
+  const suite = p.command('suite').description('suites: readiness and freezing captured traffic into datasets');
+  suite
+    .command('status <suite>')
+    .description('per call type: confirmed captures, distinct items, clusters, exclusions, power plan, frozen dataset')
+    .action(async (name: string) => {
+      const r = await client().get<StatusView>(`/v1/suites/${encodeURIComponent(name)}/status`);
+      print(r, () =>
+        [
+          `suite ${r.suite} (margin ${r.settings.margin_pp} pp, α ${r.settings.alpha}, cap ${r.settings.max_items})`,
+          ...r.call_types.flatMap((c) => [
+            `${c.call_type}: ${c.confirmed_captures} captures confirmed, ${c.skip_markers} skipped at capture`,
+            c.readiness
+              ? `  ${c.readiness.distinct_items} distinct items (weight ${c.readiness.total_weight}) in ${c.readiness.near_duplicate_clusters} clusters; excluded: ${counts(c.readiness.exclusion_counts)}; ${mde(c.readiness.power_plan, r.settings.margin_pp)}`
+              : '  nothing to freeze',
+            c.frozen
+              ? `  frozen ${c.frozen.dataset_hash} at ${c.frozen.frozen_at}${c.frozen.current ? ' (current)' : ' (captures changed since)'}`
+              : '  not frozen',
+          ]),
+        ].join('\n'),
+      );
+    });
+  suite
+    .command('freeze <suite>')
+    .description('freeze the captures into one immutable weighted dataset per call type (same captures → same hash)')
+    .option('--max-items <n>', 'distinct items per call type, highest frequency kept (1–5000)', '500')
+    .action(async (name: string, o: { maxItems: string }) => {
+      const r = await client().post<FreezeView>(`/v1/suites/${encodeURIComponent(name)}/freeze`, {
+        max_items: maxItems(o.maxItems),
+      });
+      print(r, () =>
+        r.datasets
+          .map(
+            (d) =>
+              `${d.call_type}: ${d.dataset_hash} ${d.created ? 'written' : 'unchanged (already frozen)'}; ${d.card.unique_items} items (weight ${d.card.total_weight}) in ${d.card.near_duplicate_clusters} clusters; excluded: ${counts(d.card.exclusion_counts)}`,
+          )
+          .join('\n'),
+      );
+    });
+}

@@ -1,0 +1,66 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
+import { chatEnvelope } from '@shadowplane/testkit';
+import { main } from '../src/index.js';
+
+// shadowctl suite status / freeze against a live control API on a real nats-server.
+
+class Sink extends Writable {
+  text = '';
+  isTTY = false;
+  override _write(c: Buffer, _e: BufferEncoding, cb: () => void) {
+    this.text += c.toString();
+    cb();
+  }
+}
+
+describe('shadowctl suite', () => {
+  let f: Fixture;
+  let url = '';
+  const run = async (key: string, ...args: string[]) => {
+    const out = new Sink();
+    const err = new Sink();
+    const code = await main(['--url', url, '--api-key', key, ...args], {
+      out: out as unknown as NodeJS.WriteStream,
+      err: err as unknown as NodeJS.WriteStream,
+    });
+    return { code, out: out.text, err: err.text };
+  };
+  beforeAll(async () => {
+    f = await fixture();
+    url = await f.app.listen({ host: '127.0.0.1', port: 0 });
+    const prompts = ['What is 2 + 2?', 'Name the capital of France.', 'What is 2 + 2?', 'Spell "cat" backwards.'];
+    for (const p of prompts) {
+      const e = chatEnvelope('cli', 'qa', p);
+      await f.bus.js.publish(f.bus.names.captureSubject('cli', 'qa'), JSON.stringify(e), { msgID: e.envelope_id });
+    }
+  });
+  afterAll(async () => f.close());
+
+  it('status states readiness in items, clusters, exclusions and MDE; unknown suite exits 1, no scope 77', async () => {
+    const s = await run(KEYS.read, 'suite', 'status', 'cli');
+    expect(s.code).toBe(0);
+    expect(s.out).toMatch(/qa: 4 captures confirmed, 0 skipped at capture/);
+    expect(s.out).toMatch(/3 distinct items \(weight 4\) in \d+ clusters; excluded: none; MDE/);
+    expect(s.out).toMatch(/not frozen/);
+    expect(s.out).not.toMatch(/\bready\b/);
+    const missing = await run(KEYS.read, 'suite', 'status', 'nosuch');
+    expect([missing.code, missing.err]).toEqual([1, expect.stringMatching(/not_found/)]);
+    expect((await run(KEYS.write, 'suite', 'status', 'cli')).code).toBe(77);
+  });
+
+  it('freeze writes once, a second freeze is unchanged with the same hash; --max-items is checked', async () => {
+    const a = await run(KEYS.write, '--json', 'suite', 'freeze', 'cli', '--max-items', '2');
+    expect(a.code).toBe(0);
+    const first = JSON.parse(a.out).datasets[0];
+    expect(first).toMatchObject({ call_type: 'qa', created: true, card: { unique_items: 2 } });
+    expect(first.card.exclusion_counts).toEqual({ over_cap: 1 });
+    const b = await run(KEYS.write, 'suite', 'freeze', 'cli', '--max-items', '2');
+    expect(b.out).toContain(`qa: ${first.dataset_hash} unchanged (already frozen)`);
+    const bad = await run(KEYS.write, 'suite', 'freeze', 'cli', '--max-items', '5001');
+    expect([bad.code, bad.err]).toEqual([64, expect.stringMatching(/--max-items/)]);
+    const s = await run(KEYS.read, '--json', 'suite', 'status', 'cli');
+    expect(JSON.parse(s.out).call_types[0].frozen).toMatchObject({ dataset_hash: first.dataset_hash });
+  });
+});

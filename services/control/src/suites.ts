@@ -1,0 +1,334 @@
+/**
+ * Suites: the readiness meter (`GET /v1/suites/{suite}/status`), the freeze
+ * (`POST /v1/suites/{suite}/freeze`) and the check a frozen campaign source passes at launch.
+ *
+ * A suite exists once anything was captured for it or a dataset was frozen from it. Readiness is
+ * a dry freeze of what the CAPTURE stream holds now (distinct items, clusters, exclusions by
+ * reason, the power plan at the margin), never a bare count. A freeze writes one
+ * `shadow.dataset/v1` per call type into the object store `shadow_datasets` under its hash (only
+ * when absent: datasets are immutable, a re-freeze of the same captures writes nothing) and points
+ * the suite index (KV `shadow_suites`, `<suite>.<call_type>`) at it.
+ * Source: issue 17 items 1–3; docs/architecture.md "State".
+ */
+import { DeliverPolicy } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { openKv, openObjectStore, type Bus } from '@shadowplane/bus';
+import {
+  CaptureSkipMarker,
+  DATASET_BUILDER_KINDS,
+  Dataset,
+  Envelope,
+  FreezeRequest,
+  IMPLEMENTED_DATASET_BUILDERS,
+  isSubjectToken,
+  sha256Hex,
+  ShadowplaneError,
+  simhash64,
+  SuiteFreezeRecord,
+  type CampaignSpec,
+  type DatasetCard,
+} from '@shadowplane/contracts';
+import {
+  bodyProblem,
+  buildDatasets,
+  type CaptureRecord,
+  type SkipRecord,
+  type UnparseableRecord,
+} from '@shadowplane/evidence';
+import { requestPromptText } from '@shadowplane/providers';
+import { invalidRequest, parseOr400 } from './errors.js';
+
+type ObjectStore = Awaited<ReturnType<typeof openObjectStore>>;
+
+const dec = new TextDecoder();
+const enc = new TextEncoder();
+
+/** What the stream holds for one suite, reduced for the builder. */
+interface SuiteCaptures {
+  captures: CaptureRecord[];
+  unparseable: UnparseableRecord[];
+  skips: SkipRecord[];
+  /** confirmed (stored) envelopes and skip markers per call type, from the stream's subject counts */
+  counts: Map<string, { envelopes: number; skip_markers: number }>;
+}
+
+/** One call type of a freeze answer. */
+export interface FrozenCallType {
+  call_type: string;
+  dataset_hash: string;
+  /** false: a dataset with this hash already existed and nothing was written */
+  created: boolean;
+  card: DatasetCard;
+}
+
+/** Suite operations over the bus (one per control process). */
+export class SuiteService {
+  private constructor(
+    private readonly bus: Bus,
+    private readonly index: KV,
+    private readonly datasets: ObjectStore,
+    private readonly bodies: ObjectStore,
+  ) {}
+
+  /** Opens the suite index, the datasets store and the capture bodies store (provisioned by `provision`). */
+  static async open(bus: Bus): Promise<SuiteService> {
+    const [index, datasets, bodies] = await Promise.all([
+      openKv(bus, bus.names.buckets.suites),
+      openObjectStore(bus, bus.names.datasets),
+      openObjectStore(bus, bus.names.captureBodies),
+    ]);
+    return new SuiteService(bus, index, datasets, bodies);
+  }
+
+  /**
+   * A frozen dataset by hash, or null.
+   * @throws ShadowplaneError internal when the stored document does not parse
+   */
+  async readDataset(hash: string): Promise<Dataset | null> {
+    const b = await this.datasets.getBlob(hash);
+    return b ? Dataset.parse(JSON.parse(dec.decode(b))) : null;
+  }
+
+  /**
+   * The readiness of a suite: per call type the confirmed capture counts, a dry freeze at the
+   * request's settings (distinct items, clusters, exclusions, power plan and the hash a freeze
+   * would give now) and, when frozen, the latest frozen dataset's card.
+   * @throws ShadowplaneError 400 invalid_request (suite token), 404 not_found (nothing captured or frozen)
+   */
+  async status(suite: string, query: Record<string, unknown>): Promise<unknown> {
+    checkSuite(suite);
+    const req = parseOr400(FreezeRequest, numericQuery(query));
+    const [caps, frozen] = await Promise.all([this.readSuite(suite), this.frozenIndex(suite)]);
+    if (caps.counts.size === 0 && frozen.size === 0)
+      throw new ShadowplaneError('not_found', `no captures and no frozen dataset for suite ${suite}`, {
+        details: { field: 'suite', suite },
+      });
+    const preview = buildDatasets({ suite, stream: this.bus.names.streams.capture, ...caps, request: req });
+    const cts = [...new Set([...caps.counts.keys(), ...frozen.keys(), ...preview.map((d) => d.call_type)])].sort();
+    const callTypes = [];
+    for (const ct of cts) {
+      const p = preview.find((d) => d.call_type === ct);
+      const f = frozen.get(ct);
+      const ds = f ? await this.readDataset(f.dataset_hash) : null;
+      const c = caps.counts.get(ct) ?? { envelopes: 0, skip_markers: 0 };
+      callTypes.push({
+        call_type: ct,
+        confirmed_captures: c.envelopes,
+        skip_markers: c.skip_markers,
+        readiness: p
+          ? {
+              distinct_items: p.card.unique_items,
+              total_weight: p.card.total_weight,
+              near_duplicate_clusters: p.card.near_duplicate_clusters,
+              exclusion_counts: p.card.exclusion_counts ?? {},
+              census: p.card['census'],
+              power_plan: p.card.power_plan,
+              power_plan_settings: p.card['power_plan_settings'],
+              freeze_would_give: p.dataset_hash,
+            }
+          : null,
+        frozen: f
+          ? {
+              dataset_hash: f.dataset_hash,
+              frozen_at: f.frozen_at,
+              /** true while a freeze now would give the same dataset */
+              current: p?.dataset_hash === f.dataset_hash,
+              card: ds?.card ?? null,
+            }
+          : null,
+      });
+    }
+    return {
+      schema: 'shadow.suite_status/v1',
+      suite,
+      stream: this.bus.names.streams.capture,
+      settings: { max_items: req.max_items, margin_pp: req.margin_pp, alpha: req.alpha },
+      call_types: callTypes,
+    };
+  }
+
+  /**
+   * Freezes a suite: one dataset per call type of what the stream holds now.
+   * @throws ShadowplaneError 400 invalid_request (fields named), 400 builder_unsupported,
+   *   404 not_found (nothing captured for the suite / the filter's call types)
+   */
+  async freeze(suite: string, body: unknown): Promise<{ suite: string; datasets: FrozenCallType[] }> {
+    checkSuite(suite);
+    const kind = (body as { builder?: { kind?: unknown } } | undefined)?.builder?.kind;
+    if (
+      typeof kind === 'string' &&
+      (DATASET_BUILDER_KINDS as readonly string[]).includes(kind) &&
+      !(IMPLEMENTED_DATASET_BUILDERS as readonly string[]).includes(kind)
+    )
+      throw invalidRequest(
+        [{ path: 'builder.kind', message: `${kind} is not implemented; use from_filter` }],
+        'builder_unsupported',
+        `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(', ')} is`,
+      );
+    const req = parseOr400(FreezeRequest, body ?? {});
+    const caps = await this.readSuite(suite);
+    const built = buildDatasets({ suite, stream: this.bus.names.streams.capture, ...caps, request: req });
+    if (built.length === 0)
+      throw new ShadowplaneError('not_found', `nothing captured for suite ${suite} matches the builder`, {
+        details: { field: 'suite', suite },
+      });
+    const out: FrozenCallType[] = [];
+    for (const ds of built) {
+      const existing = await this.datasets.info(ds.dataset_hash);
+      let created = false;
+      if (!existing) {
+        await this.datasets.putBlob(
+          { name: ds.dataset_hash, description: `${suite}/${ds.call_type}` },
+          enc.encode(JSON.stringify(Dataset.parse(ds))),
+        );
+        created = true;
+      }
+      const key = `${suite}.${ds.call_type}`;
+      const cur = await this.index.get(key);
+      const had = cur && cur.operation === 'PUT' ? SuiteFreezeRecord.safeParse(cur.json()) : null;
+      if (!had?.success || had.data.dataset_hash !== ds.dataset_hash) {
+        const rec: SuiteFreezeRecord = {
+          dataset_hash: ds.dataset_hash,
+          frozen_at: new Date().toISOString(),
+          unique_items: ds.items.length,
+        };
+        await this.index.put(key, JSON.stringify(rec));
+      }
+      const stored = created ? ds : ((await this.readDataset(ds.dataset_hash)) ?? ds);
+      out.push({ call_type: ds.call_type, dataset_hash: ds.dataset_hash, created, card: stored.card });
+    }
+    return { suite, datasets: out };
+  }
+
+  /**
+   * Launch check of a `frozen:<hash>` source: the dataset exists, belongs to the spec's suite and
+   * is the spec's only call type (a dataset is one call type's).
+   * @throws ShadowplaneError 404 unknown_dataset; 400 invalid_request naming `source` / `call_types`
+   */
+  async checkSource(spec: CampaignSpec): Promise<Dataset | null> {
+    if (spec.source === 'live') return null;
+    const hash = spec.source.slice('frozen:'.length);
+    const ds = await this.readDataset(hash);
+    if (!ds)
+      throw new ShadowplaneError('unknown_dataset', `no frozen dataset ${hash}`, {
+        details: { issues: [{ path: 'source', message: 'no frozen dataset has this hash' }], dataset_hash: hash },
+      });
+    if (ds.suite !== spec.suite)
+      throw invalidRequest([{ path: 'source', message: `dataset ${hash} was frozen from suite ${ds.suite}` }]);
+    if (spec.call_types.length !== 1 || spec.call_types[0] !== ds.call_type)
+      throw invalidRequest([
+        { path: 'call_types', message: `a frozen run of dataset ${hash} has exactly one call type: ${ds.call_type}` },
+      ]);
+    return ds;
+  }
+
+  /** A dataset card by hash from the frozen datasets, or null. */
+  async readCard(hash: string): Promise<DatasetCard | null> {
+    return (await this.readDataset(hash))?.card ?? null;
+  }
+
+  private async frozenIndex(suite: string): Promise<Map<string, SuiteFreezeRecord>> {
+    const out = new Map<string, SuiteFreezeRecord>();
+    const keys: string[] = [];
+    for await (const k of await this.index.keys(`${suite}.*`)) keys.push(k);
+    for (const k of keys) {
+      const e = await this.index.get(k);
+      if (!e || e.operation !== 'PUT') continue;
+      const r = SuiteFreezeRecord.safeParse(e.json());
+      if (r.success) out.set(k.slice(suite.length + 1), r.data);
+    }
+    return out;
+  }
+
+  /** Reads every message the CAPTURE stream holds for the suite (ordered consumer; ends when caught up). */
+  private async readSuite(suite: string): Promise<SuiteCaptures> {
+    const n = this.bus.names;
+    const filter = n.captureSuiteAll(suite);
+    const info = await this.bus.jsm.streams.info(n.streams.capture, { subjects_filter: filter });
+    const counts = new Map<string, { envelopes: number; skip_markers: number }>();
+    const base = n.captureFilter(suite).slice(0, -1); // `…shadow.capture.<suite>.`
+    let total = 0;
+    for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
+      const rest = subject.slice(base.length).split('.');
+      const ct = rest[0]!;
+      const c = counts.get(ct) ?? { envelopes: 0, skip_markers: 0 };
+      if (rest.length === 1) c.envelopes += count;
+      else if (rest[1] === 'skipped') c.skip_markers += count;
+      counts.set(ct, c);
+      total += count;
+    }
+    const out: SuiteCaptures = { captures: [], unparseable: [], skips: [], counts };
+    if (total === 0) return out;
+    const consumer = await this.bus.js.consumers.get(n.streams.capture, {
+      filter_subjects: filter,
+      deliver_policy: DeliverPolicy.All,
+    });
+    const msgs = await consumer.consume();
+    try {
+      for await (const m of msgs) {
+        const rest = m.subject.slice(base.length).split('.');
+        const ct = rest[0]!;
+        const json = safeJson(m.data);
+        if (rest.length === 2 && rest[1] === 'skipped') {
+          const s = CaptureSkipMarker.safeParse(json);
+          if (s.success) out.skips.push({ call_type: ct, at: s.data.at, reason: s.data.reason });
+        } else if (rest.length === 1) {
+          const e = Envelope.safeParse(json);
+          if (!e.success) out.unparseable.push({ seq: m.seq, call_type: ct });
+          else out.captures.push(await this.record(m.seq, e.data));
+        }
+        if (m.info.pending === 0) break;
+      }
+    } finally {
+      msgs.stop();
+      await consumer.delete().catch(() => undefined);
+    }
+    return out;
+  }
+
+  private async record(seq: number, env: Envelope): Promise<CaptureRecord> {
+    const r: CaptureRecord = {
+      seq,
+      envelope_id: env.envelope_id,
+      item_hash: env.item_hash,
+      call_type: env.call_type,
+      traffic_class: env.traffic_class,
+      captured_at: env.captured_at,
+      prompt_simhash: null,
+      expectation_kinds: [...new Set(env.expectations.map((x) => x.kind))].sort(),
+      problem: null,
+    };
+    let body: unknown = env.request.body;
+    if (env.request.body_ref) {
+      const bytes = await this.bodies.getBlob(env.request.body_ref.name).catch(() => null);
+      if (!bytes || sha256Hex(bytes) !== env.request.body_ref.sha256) return { ...r, problem: 'body_missing' };
+      body = safeJson(bytes);
+    }
+    const problem = bodyProblem(env.api, body);
+    if (problem) return { ...r, problem };
+    // the same prompt text and SimHash the duplicator writes on observations, so clusters agree
+    return { ...r, prompt_simhash: simhash64(requestPromptText(env.api, body)) };
+  }
+}
+
+function checkSuite(suite: string): void {
+  if (!isSubjectToken(suite)) throw invalidRequest([{ path: 'suite', message: 'must be 1–64 of [A-Za-z0-9_-]' }]);
+}
+
+/** Query strings are text: the numeric settings are read as numbers (anything else fails the schema). */
+function numericQuery(q: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(q)) {
+    const num = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+    out[k] = (k === 'max_items' || k === 'margin_pp' || k === 'alpha') && !Number.isNaN(num) ? num : v;
+  }
+  return out;
+}
+
+function safeJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(dec.decode(data));
+  } catch {
+    return undefined;
+  }
+}
