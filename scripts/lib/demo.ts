@@ -11,6 +11,7 @@ import { startNatsServer } from '@shadowplane/testkit';
 import { DEFAULT_SIM_CONFIG } from '@shadowplane/provider-sim';
 import { ProcessGroup, REPO_ROOT } from './processes.js';
 import { demoTraffic, type ReplayRequest } from './traffic.js';
+import { walkLifecycle, type Lifecycle } from './lifecycle.js';
 
 /** Knobs of one demo run. */
 export interface DemoOptions {
@@ -55,6 +56,8 @@ export interface DemoResult {
   verifyOutput: string;
   requestsSent: number;
   requestsFailed: number;
+  /** the bench loop walked after the live campaign (also written as lifecycle.json) */
+  lifecycle: Lifecycle;
   pids: number[];
 }
 
@@ -385,6 +388,23 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     writeFileSync(join(o.outDir, 'hosts.csv'), csv.hosts);
     const verify = await runShadowctl(['verify', join(o.outDir, 'bundle.json')]);
     const spendUsd = Number(view?.spend?.settled_usd ?? NaN);
+    // the bench loop on what the live campaign captured: freeze, re-freeze, frozen run, baseline, gated compare
+    const lifecycle = await walkLifecycle({
+      api,
+      say,
+      outDir: o.outDir,
+      controlUrl,
+      apiKey: adminKey,
+      suite: 'demo',
+      callType: 'gsm8k',
+      incumbent: spec.incumbent,
+      candidate: spec.candidates[1]!,
+      changedCandidate: spec.candidates[0]!,
+      margins: { noninferiority_pp: 5, min_savings: 0.2 },
+      seed: o.seed,
+      maxCostUsd: o.maxCostUsd,
+      deadline: Date.now() + (o.timeoutMs ?? 240_000),
+    });
     return {
       campaignId,
       reportId: String(rep.json.report_id),
@@ -399,6 +419,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       verifyOutput: verify.output,
       requestsSent: sent,
       requestsFailed: failed,
+      lifecycle,
       pids: [],
     };
   } finally {
