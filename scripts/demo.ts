@@ -80,6 +80,21 @@ try {
   console.log(
     `bundle verification: ${r.verifyExit === 0 ? 'OK' : `FAILED (exit ${r.verifyExit})`}${r.verifyExit === 0 ? '' : `\n${r.verifyOutput}`}`,
   );
+  const lc = r.lifecycle;
+  console.log(
+    `bench loop: froze ${Object.keys(lc.datasets).length} dataset(s) (re-freeze identical: ${lc.refreeze_identical}); frozen run ${lc.frozen_run.campaign_id} pinned as baseline; compare ${lc.compare.campaign_id} (${lc.compare.candidate}) gate exit ${lc.compare.gate_exit_code}`,
+  );
+  console.log(
+    [
+      'lifecycle.json',
+      'openapi.json',
+      'compare-bundle.json',
+      'compare-junit.xml',
+      ...Object.keys(lc.datasets).map((ct) => `dataset-card.${ct}.json`),
+    ]
+      .map((f) => `  ${join(values.out, f)}`)
+      .join('\n'),
+  );
   console.log(
     `requests replayed: ${r.requestsSent} (${r.requestsFailed} failed); done in ${((Date.now() - started) / 1000).toFixed(0)} s; all processes stopped`,
   );
@@ -93,7 +108,8 @@ try {
     join(outDir, 'summary.json'),
     `${JSON.stringify({ campaign_id: r.campaignId, report_id: r.reportId, state: r.state, spend_usd: r.spendUsd, max_cost_usd: r.maxCostUsd, verify_exit: r.verifyExit }, null, 2)}\n`,
   );
-  process.exitCode = r.verifyExit === 0 && r.spendUsd <= r.maxCostUsd && r.requestsFailed === 0 ? 0 : 1;
+  process.exitCode =
+    r.verifyExit === 0 && r.spendUsd <= r.maxCostUsd && r.requestsFailed === 0 && lc.refreeze_identical ? 0 : 1;
 } catch (e) {
   console.error(`demo failed: ${(e as Error).message}\n(logs of every process are in ${join(values.out, 'logs')})`);
   process.exitCode = 1;

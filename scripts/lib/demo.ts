@@ -5,12 +5,19 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import pLimit from 'p-limit';
 import { request } from 'undici';
-import { canonicalJson, ObsMessage, type CampaignSpecInput, type Observation } from '@shadowplane/contracts';
+import {
+  canonicalJson,
+  ObsMessage,
+  TERMINAL_CAMPAIGN_STATES,
+  type CampaignSpecInput,
+  type Observation,
+} from '@shadowplane/contracts';
 import { buildLedger, ledgerCsv } from '@shadowplane/reports';
 import { startNatsServer } from '@shadowplane/testkit';
 import { DEFAULT_SIM_CONFIG } from '@shadowplane/provider-sim';
 import { ProcessGroup, REPO_ROOT } from './processes.js';
 import { demoTraffic, type ReplayRequest } from './traffic.js';
+import { walkLifecycle, type Lifecycle } from './lifecycle.js';
 
 /** Knobs of one demo run. */
 export interface DemoOptions {
@@ -55,6 +62,8 @@ export interface DemoResult {
   verifyOutput: string;
   requestsSent: number;
   requestsFailed: number;
+  /** the bench loop walked after the live campaign (also written as lifecycle.json) */
+  lifecycle: Lifecycle;
   pids: number[];
 }
 
@@ -383,7 +392,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
         settledSince = 0;
       }
       lastDispatched = dispatched;
-      if (['completed', 'stopped', 'budget_exhausted', 'decided'].includes(state)) {
+      if ((TERMINAL_CAMPAIGN_STATES as readonly string[]).includes(state)) {
         const rep = await api('GET', `/v1/campaigns/${campaignId}/report`);
         if (rep.status === 200 && rep.json && rep.json.provisional === false) break;
       }
@@ -414,6 +423,23 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     writeFileSync(join(o.outDir, 'hosts.csv'), csv.hosts);
     const verify = await runShadowctl(['verify', join(o.outDir, 'bundle.json')]);
     const spendUsd = Number(view?.spend?.settled_usd ?? NaN);
+    // the bench loop on what the live campaign captured: freeze, re-freeze, frozen run, baseline, gated compare
+    const lifecycle = await walkLifecycle({
+      api,
+      say,
+      outDir: o.outDir,
+      controlUrl,
+      apiKey: adminKey,
+      suite: 'demo',
+      callType: 'gsm8k',
+      incumbent: spec.incumbent,
+      candidate: spec.candidates[1]!,
+      changedCandidate: spec.candidates[0]!,
+      margins: { noninferiority_pp: 5, min_savings: 0.2 },
+      seed: o.seed,
+      maxCostUsd: o.maxCostUsd,
+      deadline: Date.now() + (o.timeoutMs ?? 240_000),
+    });
     return {
       campaignId,
       reportId: String(rep.json.report_id),
@@ -428,6 +454,7 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       verifyOutput: verify.output,
       requestsSent: sent,
       requestsFailed: failed,
+      lifecycle,
       pids: [],
     };
   } finally {

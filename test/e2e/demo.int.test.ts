@@ -42,6 +42,20 @@ describe('end to end: the demo flow on a small slice', () => {
     expect(r.verifyExit, r.verifyOutput).toBe(0);
     for (const f of ['report.json', 'run-record.json', 'report.html', 'bundle.json'])
       expect(existsSync(join(out, f))).toBe(true);
+    // the bench loop after the live campaign: freeze twice (same hashes), frozen run, baseline, gated compare
+    const lc = r.lifecycle;
+    expect(lc.refreeze_identical).toBe(true);
+    expect(Object.keys(lc.datasets).sort()).toEqual(['chat', 'gsm8k']);
+    expect(lc.frozen_run.dataset_hash).toBe(lc.datasets.gsm8k);
+    expect(lc.baseline).toMatchObject({ suite: 'demo', campaign_id: lc.frozen_run.campaign_id, arm_id: 'large' });
+    expect([0, 2]).toContain(lc.compare.gate_exit_code);
+    for (const f of ['lifecycle.json', 'openapi.json', 'compare-bundle.json', 'compare-junit.xml'])
+      expect(existsSync(join(out, f))).toBe(true);
+    for (const ct of Object.keys(lc.datasets))
+      expect(JSON.parse(readFileSync(join(out, `dataset-card.${ct}.json`), 'utf8')).dataset_hash).toBe(lc.datasets[ct]);
+    expect(JSON.parse(readFileSync(join(out, 'openapi.json'), 'utf8')).paths).toHaveProperty([
+      '/v1/suites/{suite}/baseline',
+    ]);
     // the report is reproducible (no campaign id, state, window or latencies inside); the run
     // record holds those and points at the report
     expect(r.report).not.toHaveProperty('campaign_id');
@@ -106,7 +120,7 @@ describe('end to end: the demo flow on a small slice', () => {
     }
     // nothing the demo started is left running
     expect(r.pids).toEqual([]);
-  }, 330_000);
+  }, 600_000);
 
   it('a second run with the same seed gives the same report id, byte for byte, and its own run record', async () => {
     if (runs.length === 0) await run();
@@ -118,5 +132,5 @@ describe('end to end: the demo flow on a small slice', () => {
     expect((r.runRecord as { report_id: string }).report_id).toBe(r.reportId);
     expect(JSON.parse(readFileSync(join(out, 'report.json'), 'utf8')).report_id).toBe(first.reportId);
     expect(r.pids).toEqual([]);
-  }, 330_000);
+  }, 600_000);
 });

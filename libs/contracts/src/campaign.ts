@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Api, RateCard } from './usage.js';
 import { Expectation, SubjectToken } from './envelope.js';
+import { CompareSpec } from './bench.js';
 
 /** Hard ceiling on max_items per call type (docs/architecture.md "Contracts" (Campaign)). */
 export const MAX_ITEMS_CEILING = 5000;
@@ -231,6 +232,8 @@ export const CampaignSpec = z
       .describe(
         `paired items per candidate between two sequential looks (default ${SEQUENTIAL_BATCH_DEFAULT}); only with stopping sequential`,
       ),
+    /** compare mode (docs/bench.md): the candidates alone, paired with a baseline run's retained arm */
+    compare: CompareSpec.optional(),
   })
   .strict()
   .superRefine((spec, ctx) => {
@@ -245,6 +248,18 @@ export const CampaignSpec = z
         code: 'custom',
         message: `stopping_batch_items (${spec.stopping_batch_items}) must not exceed max_items (${spec.max_items}): no look would happen before the end`,
         path: ['stopping_batch_items'],
+      });
+    if (spec.compare && spec.candidates.length !== 1)
+      ctx.addIssue({
+        code: 'custom',
+        message: 'compare mode runs exactly one candidate (the current config) against the baseline',
+        path: ['candidates'],
+      });
+    if (spec.compare && spec.scorers.some((s) => s.kind === 'llm_judge'))
+      ctx.addIssue({
+        code: 'custom',
+        message: 'compare mode scores with programmatic scorers and outcomes only: an llm_judge needs both arms called',
+        path: ['scorers'],
       });
     const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
     const seen = new Set<string>();

@@ -113,6 +113,16 @@ export const ERROR_CODES = {
     retryable: false,
     message: 'Nothing was scored and nothing was refused: an empty report cannot be written.',
   },
+  baseline_not_found: {
+    httpStatus: 404,
+    retryable: false,
+    message: 'The suite has no pinned baseline, or the baseline run named does not exist.',
+  },
+  baseline_not_completed: {
+    httpStatus: 409,
+    retryable: true,
+    message: 'The run named as a baseline has not ended with a final report (or does not fit the suite or arm).',
+  },
   nats_server_unsupported: {
     httpStatus: 500,
     retryable: false,

@@ -86,6 +86,14 @@ export {
 } from './report.js';
 export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';
 export {
+  BaselineRef,
+  ResolvedBaseline,
+  CompareSpec,
+  Baseline,
+  BASELINE_ARTIFACT_MISSING,
+  NOT_IN_BASELINE,
+} from './bench.js';
+export {
   DATASET_EXCLUSION_REASONS,
   DATASET_BUILDER_KINDS,
   IMPLEMENTED_DATASET_BUILDERS,

@@ -56,6 +56,13 @@ export interface ComparisonSettings {
    * arrival order (item hashes; the fold orders by the later of the two calls' end, then hash).
    */
   sequential?: { batch_items: number; order: string[] };
+  /**
+   * Total weight of items made ineligible because the baseline half of their pair is unknown (a
+   * compare run whose baseline artifact is missing or expired). Each such pair could differ by
+   * anything in [−1, 1], so the quality interval is widened to that worst case — the decision can
+   * only move toward inconclusive. Absent or 0: no widening.
+   */
+  ineligible_weight?: number;
 }
 
 /** The recomputable result of {@link computeComparison}. */
@@ -181,6 +188,14 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
           upper: Math.max(boot.costSavings.upper, score.costSavings.upper),
           degenerate: score.costSavings.degenerate,
         };
+  // Worst-case bound for the pairs whose baseline half is missing (Manski): over all W + m weight,
+  // D lies in [(lower·W − m)/(W + m), (upper·W + m)/(W + m)].
+  const missing = s.ineligible_weight ?? 0;
+  if (missing > 0) {
+    const w = rows.reduce((a, r) => a + r.weight, 0);
+    quality.lower = (quality.lower * w - missing) / (w + missing);
+    quality.upper = (quality.upper * w + missing) / (w + missing);
+  }
   const d = nonInferiorityDecision({
     qualityDelta: quality,
     costSavings: savings,
@@ -205,8 +220,15 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
       d.reasons.push(`sequential_futile: ${seq.reason}`);
   }
   const better = (savings !== null && !savings.degenerate && savings.lower > 0) || quality.lower > 0;
+  const reasons =
+    missing > 0
+      ? [
+          ...d.reasons,
+          `baseline_ineligible_bound: ${missing} item weight has no baseline half; the quality interval is widened to its worst case`,
+        ]
+      : d.reasons;
   const capped = capByInstrument(
-    { decision: d.decision, reasons: d.reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' },
+    { decision: d.decision, reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' },
     s.instrument ?? 'shadow_dual_run',
   );
   return {

@@ -17,6 +17,7 @@
  * duplicate clusters are numbered over items sorted by item_hash.
  */
 import {
+  BASELINE_ARTIFACT_MISSING,
   MIN_ARM_OBSERVATIONS,
   PROVIDER_ZERO_WITH_TOKENS,
   ShadowplaneError,
@@ -314,6 +315,11 @@ export function foldReport(input: FoldInput): FoldResult {
     if (exclusions.length > 0) anyRefused = true;
     const exclusionCounts: Record<string, number> = {};
     for (const x of exclusions) inc(exclusionCounts, x.reason);
+    // compare mode: items whose baseline half is unknown widen every comparison's interval (compare.ts)
+    let ineligibleWeight = 0;
+    for (const x of exclusions) if (x.reason === BASELINE_ARTIFACT_MISSING) ineligibleWeight++;
+    for (const e of ctEvents)
+      if (e.kind === 'duplicate' && excludedReason.get(e.item_hash) === BASELINE_ARTIFACT_MISSING) ineligibleWeight++;
 
     // 3. scoring of ok observations on admitted items
     const scored = new Map<string, ScoredObs>(); // key item|arm|role
@@ -784,6 +790,7 @@ export function foldReport(input: FoldInput): FoldResult {
                 },
               }
             : {}),
+          ...(ineligibleWeight > 0 ? { ineligible_weight: ineligibleWeight } : {}),
         };
         const r = computeComparison(rows, settings);
         const remediation: Remediation[] = [];
@@ -817,6 +824,11 @@ export function foldReport(input: FoldInput): FoldResult {
               text: `savings are not shown to reach min_savings ${spec.margins.min_savings}: capture more traffic or accept a lower min_savings`,
             });
         }
+        if (ineligibleWeight > 0)
+          remediation.push({
+            code: 'rebaseline',
+            text: `${exclusionCounts[BASELINE_ARTIFACT_MISSING]} item(s) have no retained baseline artifact (missing or expired): pin a newer baseline run, or keep artifacts longer (retention.ttl_days)`,
+          });
         if (r.state === 'CANNOT_MEASURE')
           remediation.push({
             code: 'run_shadow_dual_run',

@@ -17,6 +17,8 @@ export { verifyBundle } from './verify.js';
 export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
 export { fastCanonicalJson, fastContentHash } from './canonical-fast.js';
+export { compareModeMessages } from './compare-mode.js';
+export type { CompareModeInput, CompareModeResult } from './compare-mode.js';
 export { buildDatasets, bodyProblem } from './dataset.js';
 export type { BuildInput, CaptureRecord, SkipRecord, UnparseableRecord } from './dataset.js';
 export { sequentialComparison, sequentialSummary, rowsInOrder } from './sequential.js';

@@ -278,6 +278,61 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
       },
     );
 
+  p.command('bench')
+    .description('the bench loop: compare the current config against a baseline run, gate CI on it')
+    .command('run <suite>')
+    .description('launch a compare run against --baseline, wait for its final report; --gate for CI')
+    .requiredOption('--budget <usd>', 'hard budget of the compare run, USD (max_cost_usd)')
+    .option('--baseline <ref>', "baseline run: a campaign id (cmp_…) or '<suite>:main' (default: <suite>:main)")
+    .option('-f, --spec <file>', 'the current config: a CampaignSpec YAML/JSON with candidates (incumbent omitted)')
+    .option('--gate', 'exit 0 only if the compare passed on its final report; 2 on fail or inconclusive', false)
+    .option('--junit <file>', 'write a JUnit XML report (one testcase per candidate and metric)')
+    .option('--poll-ms <ms>', 'status poll period, ms', '2000')
+    .option('--wait-s <s>', 'how long to wait for the final report, s', '1800')
+    .action(
+      async (
+        suite: string,
+        o: {
+          budget: string;
+          baseline?: string;
+          spec?: string;
+          gate: boolean;
+          junit?: string;
+          pollMs: string;
+          waitS: string;
+        },
+      ) => {
+        const budget = o.budget.trim() === '' ? NaN : Number(o.budget);
+        if (!Number.isFinite(budget) || budget <= 0)
+          throw new CliError(EXIT.usage, `--budget must be a positive number of USD, got '${o.budget}'`);
+        const spec = o.spec ? parseDoc(o.spec) : {};
+        if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
+          throw new CliError(EXIT.dataError, `${o.spec} must hold a mapping (the campaign spec)`);
+        const { benchRun, junitXml } = await import('./bench.js');
+        const r = await benchRun(client(), {
+          suite,
+          budgetUsd: budget,
+          baseline: o.baseline ?? `${suite}:main`,
+          spec: spec as Record<string, unknown>,
+          pollMs: intOption('--poll-ms', o.pollMs, 10),
+          timeoutS: intOption('--wait-s', o.waitS, 1),
+          say: (l) => err.write(`${l}\n`),
+        });
+        const gate = evaluateGate(r.report, r.provisional);
+        if (o.junit) writeOutput(o.junit, junitXml(r.report, gate, r.provisional));
+        const verdict = (r.report as { verdict_text?: string[] }).verdict_text ?? [];
+        print({ ...r, gate: o.gate ? gate : undefined, gate_exit_code: gate.pass ? EXIT.ok : EXIT.gateFailed }, () =>
+          [
+            `compare run ${r.campaign_id} ${r.state}; report ${r.report_id}`,
+            ...verdict,
+            ...(o.junit ? [`junit written to ${o.junit}`] : []),
+            ...(o.gate ? [`gate: ${gate.pass ? 'PASS' : 'FAIL'} — ${gate.reason}`] : []),
+          ].join('\n'),
+        );
+        if (o.gate && !gate.pass) state.code = EXIT.gateFailed;
+      },
+    );
+
   p.command('verify <bundle>')
     .description('verify an evidence bundle offline: recompute its statistics and hashes')
     .action(async (file: string) => {

@@ -22,6 +22,7 @@ import {
   type ProviderEntry,
 } from '@shadowplane/contracts';
 import { ApiKeyStore, type ApiKeyEntry, type Principal, type Scope } from './auth.js';
+import { BaselineService, baselineHandlers } from './baselines.js';
 import { CampaignService, type LaunchOptions } from './campaigns.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './config.js';
 import { invalidRequest, parseOr400 } from './errors.js';
@@ -127,6 +128,12 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     captureSample: deps.captureSample ?? 200,
     readProgress: async (id) => (await deps.reports.readProgress(deps.bus, id)) ?? null,
     readDatasetCard: (hash) => deps.reports.readDatasetCard(deps.bus, hash),
+  });
+  const baselines = new BaselineService({
+    bus: deps.bus,
+    reportsKv: await openKv(deps.bus, names.buckets.reports),
+    campaigns: svc,
+    reports: deps.reports,
   });
   const suites = await SuiteService.open(deps.bus);
   const openapi = buildOpenApi(deps.version ?? '0.1.0');
@@ -300,6 +307,8 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
         opts.requirePower ||= o.require_power === true;
         specInput = rest;
       }
+      // compare mode: resolve and pin the baseline run before the spec is validated
+      specInput = await baselines.prepare(specInput);
       let spec;
       try {
         spec = svc.validateSpec(specInput);
@@ -468,6 +477,8 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       return v;
     },
   };
+
+  Object.assign(handlers, baselineHandlers(baselines));
 
   async function transition(req: FastifyRequest, action: 'pause' | 'resume' | 'stop') {
     const id = (req.params as { id: string }).id;

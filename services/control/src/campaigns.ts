@@ -7,6 +7,7 @@ import {
   CampaignSpec,
   contentHash,
   ShadowplaneError,
+  TERMINAL_CAMPAIGN_STATES,
   type CampaignState,
   type ProviderEntry,
 } from '@shadowplane/contracts';
@@ -43,12 +44,7 @@ const PAID_DISPATCH_HINT =
 export const MAX_PRICE_USD_PER_MTOK = 1_000_000;
 
 /** States from which a campaign never runs again. */
-export const TERMINAL_STATES: ReadonlySet<CampaignState> = new Set([
-  'stopped',
-  'completed',
-  'budget_exhausted',
-  'decided',
-]);
+export const TERMINAL_STATES: ReadonlySet<CampaignState> = new Set(TERMINAL_CAMPAIGN_STATES);
 
 /** Options of POST /v1/campaigns that are not part of the pinned spec. */
 export interface LaunchOptions {

@@ -1,7 +1,8 @@
 import { z } from 'zod';
-import { CampaignSpec, DatasetCard, FreezeRequest, Outcome } from '@shadowplane/contracts';
+import { CampaignSpec, CampaignState, DatasetCard, FreezeRequest, Outcome } from '@shadowplane/contracts';
 import { FreezeResultView, SuiteStatusView } from './suite-views.js';
 import type { Scope } from './auth.js';
+import { BENCH_ROUTES } from './bench-routes.js';
 import {
   CampaignList,
   CampaignStatus,
@@ -166,7 +167,7 @@ export const ROUTES: readonly RouteDef[] = [
         name: 'state',
         in: 'query',
         description: 'only campaigns in this state',
-        schema: z.enum(['running', 'paused', 'stopped', 'completed', 'budget_exhausted', 'decided']),
+        schema: CampaignState,
       },
     ],
     responses: { 200: { description: 'campaigns', schema: CampaignList } },
@@ -356,6 +357,7 @@ export const ROUTES: readonly RouteDef[] = [
     responses: { 200: { description: 'flag after the change', schema: FlagView } },
     errors: [400, 413],
   },
+  ...BENCH_ROUTES,
 ];
 
 /** Fastify path syntax (`:id`) of an OpenAPI path (`{id}`). */

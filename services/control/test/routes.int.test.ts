@@ -25,10 +25,16 @@ const ALL_BUT: Record<string, string> = {
 interface Ctx {
   campaignId: string;
   datasetHash: string;
+  /** a stopped campaign with a final report: what a baseline pin needs */
+  baselineId: string;
 }
 
 function request(r: RouteDef, ctx: Ctx): { url: string; payload?: string } {
-  const url = r.path.replace('{id}', ctx.campaignId).replace('{hash}', ctx.datasetHash).replace('{suite}', 'gsm8k');
+  const url = r.path
+    .replace('{id}', ctx.campaignId)
+    .replace('{hash}', ctx.datasetHash)
+    .replace('{suite}', String(validSpec().suite));
+  if (r.operationId === 'pinBaseline') return { url, payload: JSON.stringify({ campaign_id: ctx.baselineId }) };
   if (r.operationId === 'createCampaign') return { url, payload: JSON.stringify(validSpec()) };
   if (r.operationId === 'addOutcome')
     return {
@@ -63,7 +69,17 @@ describe('control API routes', () => {
       payload: validSpec(),
     });
     const campaignId = launched.json().campaign.id as string;
-    ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId) };
+    const baselineId = (
+      await f.app.inject({
+        method: 'POST',
+        url: '/v1/campaigns',
+        headers: { ...auth(KEYS.all), 'content-type': 'application/json' },
+        payload: validSpec({ name: 'baseline' }),
+      })
+    ).json().campaign.id as string;
+    await f.app.inject({ method: 'POST', url: `/v1/campaigns/${baselineId}/stop`, headers: auth(KEYS.all) });
+    await seedReport(f.bus, baselineId, { provisional: false });
+    ctx = { campaignId, datasetHash: await seedReport(f.bus, campaignId), baselineId };
     // one capture, so the suite routes have a suite to answer for
     const e = chatEnvelope('gsm8k', 'solve', 'What is 6 times 7?');
     await f.bus.js.publish(f.bus.names.captureSubject('gsm8k', 'solve'), JSON.stringify(e), { msgID: e.envelope_id });
@@ -83,15 +99,15 @@ describe('control API routes', () => {
       .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
       .sort();
     expect(documented).toEqual(ROUTES.map((r) => `${r.method} ${r.path}`).sort());
-    expect(documented.length).toBe(18);
+    expect(documented.length).toBe(20);
   });
 
   it('every documented route answers 2xx with a body valid against its documented schema', async () => {
     const ajv = new Ajv2020.default({ strict: false, allErrors: true });
     addFormats.default(ajv);
-    const order = [...ROUTES].sort(
-      (a, b) => Number(a.operationId === 'stopCampaign') - Number(b.operationId === 'stopCampaign'),
-    );
+    // stop last (it ends the campaign other routes use); pin a baseline before reading it
+    const rank = (r: RouteDef) => (r.operationId === 'stopCampaign' ? 2 : r.operationId === 'getBaseline' ? 1 : 0);
+    const order = [...ROUTES].sort((a, b) => rank(a) - rank(b));
     for (const r of order) {
       const { url, payload } = request(r, ctx);
       const res = await f.app.inject({

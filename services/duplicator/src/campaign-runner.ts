@@ -215,7 +215,9 @@ export class CampaignRunner {
       out.push(slot);
       return slot;
     };
-    const inc = add(spec.incumbent, 'incumbent', spec.incumbent.id);
+    // compare mode (docs/bench.md): the baseline run's retained observations stand for the
+    // incumbent, so it is never called (and no A-A pair is drawn); only the candidate spends
+    const inc = spec.compare ? undefined : add(spec.incumbent, 'incumbent', spec.incumbent.id);
     if (inc && spec.aa_share > 0) {
       // the A-A call shares the incumbent's limits (same provider and model)
       add(spec.incumbent, 'incumbent_aa', aaArmId(spec.incumbent.id), inc);
@@ -226,7 +228,7 @@ export class CampaignRunner {
 
   /** Creates (or joins) the shared durable consumer and starts pulling. */
   async start(): Promise<void> {
-    if (!this.slots.some((s) => s.role === 'incumbent')) {
+    if (!this.campaign.spec.compare && !this.slots.some((s) => s.role === 'incumbent')) {
       this.log.error({}, 'the incumbent arm cannot be dispatched; campaign not consumed');
       return;
     }

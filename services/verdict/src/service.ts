@@ -13,7 +13,7 @@ import {
   isShadowplaneError,
   type Campaign as CampaignT,
 } from '@shadowplane/contracts';
-import { foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
+import { compareModeMessages, foldReport, observationId, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml, reportDocsStore, writeProgress, writeReport } from '@shadowplane/reports';
 import {
   ROOT_CONTEXT,
@@ -289,7 +289,31 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
     const s = slots.get(id);
     if (!s?.campaign) throw Object.assign(new Error(`campaign ${id} unknown`), { code: 'not_found' });
     const c = s.campaign;
-    const messages = await fillOutputs([...s.messages.values(), ...globalOutcomes.values()]);
+    let messages = await fillOutputs([...s.messages.values(), ...globalOutcomes.values()]);
+    const baseline = c.spec.compare?.resolved;
+    if (baseline) {
+      // compare mode: the baseline run's retained observations of its arm stand for the incumbent
+      const b = slots.get(baseline.campaign_id);
+      const own = [...s.messages.values()];
+      const wanted = new Set(own.map((m) => ('item_hash' in m ? m.item_hash : '')));
+      const baseObs = [...(b?.messages.values() ?? [])].filter(
+        (m) => m.schema === 'shadow.observation/v1' && m.arm_id === baseline.arm_id && wanted.has(m.item_hash),
+      );
+      // a baseline artifact is evidence only while it is retained: read each one afresh at every
+      // fold, so one that expired (or was deleted) since it was cached is ineligible, never used
+      for (const m of baseObs)
+        if (m.schema === 'shadow.observation/v1' && m.artifact_ref) outputCache.delete(m.artifact_ref);
+      const base = await fillOutputs(baseObs);
+      messages = compareModeMessages({
+        campaignId: id,
+        spec: c.spec,
+        own: messages,
+        baseline: base,
+        // gone for good only when the store said not_found; any other read failure is retried next fold
+        artifactMissing: (o) =>
+          o.status === 'ok' && o.artifact_ref !== null && (!cfg.keyring || outputCache.get(o.artifact_ref) === null),
+      }).messages;
+    }
     const end = metrics.foldSeconds.startTimer();
     try {
       return foldReport({
