@@ -41,6 +41,11 @@ export interface DemoOptions {
   say?: (line: string) => void;
   /** give up after this many ms (default 240 000) */
   timeoutMs?: number;
+  /**
+   * the campaign's stopping rule (default sequential). A sequential report depends on the order
+   * pairs arrived in, which differs between runs; `fixed` gives the same report id for the same seed.
+   */
+  stopping?: 'fixed' | 'sequential';
 }
 
 /** What a demo run produced. */
@@ -321,8 +326,9 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
       bootstrap: { resamples: 2000, seed: o.seed },
       traffic_classes: ['production'],
       // look after every 25 paired items; stop (decided) once every candidate is settled
-      stopping: 'sequential',
-      stopping_batch_items: 25,
+      ...((o.stopping ?? 'sequential') === 'sequential'
+        ? { stopping: 'sequential' as const, stopping_batch_items: 25 }
+        : { stopping: 'fixed' as const }),
     };
     const dry = await api('POST', '/v1/campaigns', { ...spec, dry_run: true });
     if (dry.status !== 200) throw new Error(`dry run failed: ${dry.status} ${dry.text}`);

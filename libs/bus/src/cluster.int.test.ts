@@ -29,7 +29,8 @@ describe('provision on a 3-node cluster', () => {
       ...made.buckets.map((b) => `KV_${b}`),
       ...made.objectStores.map((o) => `OBJ_${o}`),
     ];
-    expect(streams).toHaveLength(9);
+    // CAPTURE, OBS; 7 KV buckets (campaigns … suites); capture bodies, report docs, datasets
+    expect(streams).toHaveLength(11);
     for (const s of streams) {
       const info = await bus.jsm.streams.info(s);
       expect({ s, replicas: info.config.num_replicas }).toEqual({ s, replicas: 3 });

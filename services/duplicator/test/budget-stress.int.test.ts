@@ -151,7 +151,7 @@ describe('budget invariant under stress (4 worker processes)', () => {
       await waitFor(
         'in-flight items settled',
         async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0,
-        30_000,
+        90_000, // four worker processes finishing their retries on a loaded 2-core machine
         100,
       );
       await sleep(1500); // anything still finishing would show up as a reservation or an observation

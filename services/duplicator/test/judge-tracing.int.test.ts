@@ -101,14 +101,22 @@ describe('judge spans', () => {
       Array.from({ length: N }, (_, i) => chatEnvelope('jt', 'chat', `Say something about topic ${i}.`)),
     );
     await waitFor('campaign completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 60_000);
-    const verdicts = await waitFor('judge verdicts', async () => {
-      const v = (await readObs(rig.bus, id)).filter((m): m is JudgeVerdict => m.schema === 'shadow.judge_verdict/v1');
-      return v.length >= N ? v : null;
-    });
-    const spans = await waitFor('judge spans exported', async () => {
-      const s = otlp.spans();
-      return s.filter((x) => x.name === 'chat sim-judge').length >= 2 * N ? s : null;
-    });
+    const verdicts = await waitFor(
+      'judge verdicts',
+      async () => {
+        const v = (await readObs(rig.bus, id)).filter((m): m is JudgeVerdict => m.schema === 'shadow.judge_verdict/v1');
+        return v.length >= N ? v : null;
+      },
+      60_000,
+    );
+    const spans = await waitFor(
+      'judge spans exported',
+      async () => {
+        const s = otlp.spans();
+        return s.filter((x) => x.name === 'chat sim-judge').length >= 2 * N ? s : null;
+      },
+      60_000,
+    ); // the batch span processor exports on its own schedule: generous on a loaded machine
     const items = spans.filter((s) => s.name === 'shadowplane.item' && s.attributes['shadowplane.campaign.id'] === id);
     expect(items).toHaveLength(N);
     const judges = spans.filter((s) => s.name === 'chat sim-judge');
