@@ -69,6 +69,17 @@ function familyOf(providers: JudgeContext['providers'], id: string): string {
 }
 
 /** Null reason of a failed judge call from its error class. */
+/**
+ * True when the call was not made because its reservation id was already settled: another
+ * processing of the same item (a redelivery that overlapped the first, under load) made that
+ * call, and its verdict — with the real reply — is the one to publish. Publishing this one would
+ * record a null order for a call that was in fact made (and, by message-id de-duplication, could
+ * win over the real verdict).
+ */
+function judgedElsewhere(r: CallResult): boolean {
+  return r.reason === 'judge_not_reserved:already_settled';
+}
+
 function failureReason(errorClass: string): string {
   return errorClass === 'hang_timeout' ? 'judge_timeout' : `judge_error:${errorClass}`;
 }
@@ -172,21 +183,23 @@ export class JudgeRunner {
         const messages = pointwiseMessages({ prompt, output: a.outputText, rubric: spec.rubric, reference });
         tasks.push(
           this.call(env, a.armId, 'single', messages).then((r) =>
-            this.publish(env, a, null, families, {
-              score: r.reply?.value ?? null,
-              null_reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
-              orders: [
-                {
-                  order: 'single',
-                  value: r.reply?.value ?? null,
-                  reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
-                },
-              ],
-              position_flip: null,
-              calls: r.called ? 1 : 0,
-              charged: r.chargedMicroUsd,
-              raws: [r.raw],
-            }),
+            judgedElsewhere(r)
+              ? undefined
+              : this.publish(env, a, null, families, {
+                  score: r.reply?.value ?? null,
+                  null_reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
+                  orders: [
+                    {
+                      order: 'single',
+                      value: r.reply?.value ?? null,
+                      reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
+                    },
+                  ],
+                  position_flip: null,
+                  calls: r.called ? 1 : 0,
+                  charged: r.chargedMicroUsd,
+                  raws: [r.raw],
+                }),
           ),
         );
       }
@@ -214,6 +227,7 @@ export class JudgeRunner {
         tasks.push(
           Promise.all([this.call(env, c.armId, 'ab', ab, true), this.call(env, c.armId, 'ba', ba, true)]).then(
             ([x, y]) => {
+              if (judgedElsewhere(x) || judgedElsewhere(y)) return;
               const reasonOf = (r: CallResult) =>
                 r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null;
               const vx = x.reply?.value ?? null;
