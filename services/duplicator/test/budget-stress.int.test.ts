@@ -148,12 +148,19 @@ describe('budget invariant under stress (4 worker processes)', () => {
       process.stdout.write(
         `stress: workers up in ${tStarted - t0} ms, budget exhausted after ${tExhausted - tStarted} ms\n`,
       );
-      await waitFor(
-        'in-flight items settled',
-        async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0,
-        90_000, // four worker processes finishing their retries on a loaded 2-core machine
-        100,
-      );
+      try {
+        await waitFor(
+          'in-flight items settled',
+          async () => (await ledger(rig.bus, id))?.reserved_micro_usd === 0,
+          180_000, // four worker processes finishing their retries on a loaded 2-core machine
+          100,
+        );
+      } catch (e) {
+        // say which reservations are still open, so a stuck one can be told from a slow one
+        const l = await ledger(rig.bus, id).catch(() => null);
+        process.stdout.write(`stress: still reserved ${JSON.stringify(l?.outstanding ?? null)}\n`);
+        throw e;
+      }
       await sleep(1500); // anything still finishing would show up as a reservation or an observation
     } finally {
       sampling = false;
@@ -229,5 +236,5 @@ describe('budget invariant under stress (4 worker processes)', () => {
     process.stdout.write(
       `stress: ${dispatched.size} items dispatched, ${obs.length} observations, ${calls.length} sim calls (${unlogged} aborted attempts the sim never logged), ${samples.length} ledger samples, max sampled ${Math.max(...samples)} of ${limit} µUSD, settled ${l.settled_micro_usd}\n`,
     );
-  }, 300_000);
+  }, 420_000);
 });
