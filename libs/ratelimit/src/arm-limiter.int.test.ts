@@ -45,7 +45,7 @@ describe('createArmLimiter (this process)', () => {
     expect(starts).toHaveLength(30); // 1,200 tokens: needs more than one window
     expect(maxInWindow(starts, 600)).toBeLessThanOrEqual(600);
     const span = Math.max(...starts.map((s) => s.at)) - Math.min(...starts.map((s) => s.at));
-    expect(span).toBeGreaterThan(600);
+    expect(span).toBeGreaterThanOrEqual(600); // the first start leaves the half-open window exactly 600 ms later
     await l.close();
   });
 
