@@ -501,7 +501,16 @@ function summariseDryRun(j: any): string {
   const judge = j?.judge
     ? `; judge worst case ${jw === null || jw === undefined ? 'unknown' : `$${Number(jw).toFixed(2)}`} (apart, not summed)`
     : '';
-  return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate)${judge}; ${disp}; ${power}`;
+  // spend under both stopping rules (simulated expectation for sequential, per scenario)
+  const stopping = (j?.stopping ?? [])
+    .map(
+      (x: any) =>
+        `${x.call_type}: fixed ${x.worst_case_items} items, sequential expected ${(x.sequential?.scenarios ?? [])
+          .map((sc: any) => `${String(sc.scenario).replace('_', ' ')} ${Math.round(Number(sc.expected_items))}`)
+          .join(' / ')}`,
+    )
+    .join('; ');
+  return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate)${judge}; ${disp}; ${power}${stopping ? `; items by rule (simulated) ${stopping}` : ''}`;
 }
 
 function totalDispatched(view: any): number {

@@ -22,4 +22,6 @@ export type { CompareModeInput, CompareModeResult } from './compare-mode.js';
 export { buildDatasets, bodyProblem } from './dataset.js';
 export type { BuildInput, CaptureRecord, SkipRecord, UnparseableRecord } from './dataset.js';
 export { sequentialComparison, sequentialSummary, rowsInOrder } from './sequential.js';
+export { stoppingSpendPlan } from './sequential-plan.js';
+export type { StoppingSpendPlan, StoppingSpendInput, ScenarioSpend, SpendScenario } from './sequential-plan.js';
 export type { SequentialResult, SequentialLookRecord, SequentialSettings } from './sequential.js';

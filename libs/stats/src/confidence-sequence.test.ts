@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRng } from './rng.js';
-import { sequentialLooks, type SequentialCluster } from './confidence-sequence.js';
+import { sequentialLooks, sequentialSettling, type SequentialCluster } from './confidence-sequence.js';
 
 const S = { alpha: 0.025, marginPp: 5, minSavings: 0.2 };
 const cl = (delta: number, weight = 1, inc = 0.001, cand = 0.0003): SequentialCluster => ({
@@ -113,5 +113,47 @@ describe('sequentialLooks', () => {
     expect(() => sequentialLooks([cl(0, 0)], [1], S)).toThrow(RangeError);
     expect(() => sequentialLooks([cl(0), cl(0)], [2, 1], S)).toThrow(RangeError);
     expect(() => sequentialLooks([cl(0)], [2], S)).toThrow(RangeError);
+  });
+});
+
+describe('sequentialSettling', () => {
+  it('settles at the same look with the same decision as sequentialLooks on 600 random campaigns', () => {
+    const rng = createRng(20261202);
+    let settledCount = 0;
+    const seen = new Set<string>();
+    for (let c = 0; c < 600; c++) {
+      const n = 10 + Math.floor(rng() * 190);
+      const delta = [-0.3, -0.05, 0, 0.05][c % 4]!;
+      const graded = c % 3 === 0;
+      const clusters = Array.from({ length: n }, () => {
+        const u = rng();
+        const d = graded
+          ? Math.max(-1, Math.min(1, delta + (rng() - 0.5) * 0.6))
+          : u < 0.3 + delta
+            ? 1
+            : u < 0.6
+              ? -1
+              : 0;
+        const w = c % 5 === 0 ? 1 + Math.floor(rng() * 4) : 1;
+        const ratio = [0.3, 0.85, 0.7][c % 3]!;
+        return cl(d, w, 0.001, 0.001 * ratio);
+      });
+      const looks = every(n, [5, 10, 25][c % 3]!);
+      if (looks.length === 0) continue;
+      const settings = { ...S, minSavings: [0.2, 0.2, -1][c % 3]! };
+      const full = sequentialLooks(clusters, looks, settings);
+      const fast = sequentialSettling(clusters, looks, settings);
+      expect(fast.settledAt).toBe(full.settledAt);
+      expect(fast.decision).toBe(full.settledAt === null ? 'continue' : full.looks[full.settledAt]!.decision);
+      if (full.settledAt !== null) settledCount++;
+      seen.add(fast.decision);
+    }
+    // the comparison covers every outcome, not only "continue"
+    expect(settledCount).toBeGreaterThan(150);
+    expect([...seen].sort()).toEqual(['continue', 'fail', 'futile', 'pass']);
+  });
+
+  it('refuses hardFail (the fast path covers data-driven decisions only)', () => {
+    expect(() => sequentialSettling([cl(0)], [1], { ...S, hardFail: true })).toThrow(RangeError);
   });
 });

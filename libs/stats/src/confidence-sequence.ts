@@ -272,5 +272,92 @@ export function sequentialLooks(
   return { looks: out, settledAt, clipped: { quality: qw.clipped, savings: mw.clipped } };
 }
 
+/**
+ * The look at which {@link sequentialLooks} settles and its decision, without the bounds: the same
+ * bets and thresholds, evaluated only at the registered thresholds (−margin for D, minSavings for
+ * S). Since each bound is a running intersection of monotone tests, "upper(D) < −margin" holds at a
+ * look exactly when the wealth against D ≥ −margin has reached 1/α at that look or an earlier one
+ * (likewise for the other three conditions), so one pass over the clusters suffices: O(n) instead
+ * of O(n · looks · bisection steps). For simulations (the dry run's spend plan); agrees with
+ * sequentialLooks up to the bisection tolerance (2⁻⁵⁰ of the range), checked in tests.
+ * Shape and errors as {@link sequentialLooks}; hardFail is not supported (RangeError).
+ */
+export function sequentialSettling(
+  clusters: readonly SequentialCluster[],
+  looks: readonly number[],
+  s: SequentialSettings,
+): { settledAt: number | null; decision: SequentialDecision } {
+  if (s.hardFail === true) throw new RangeError('sequentialSettling: hardFail is not supported');
+  if (!(s.alpha > 0 && s.alpha < 0.5))
+    throw new RangeError(`sequentialSettling: alpha must be in (0, 0.5), got ${s.alpha}`);
+  let prev = 0;
+  for (const n of looks) {
+    if (!Number.isInteger(n) || n <= prev || n > clusters.length)
+      throw new RangeError(`sequentialSettling: looks must be increasing integers in 1..${clusters.length}, got ${n}`);
+    prev = n;
+  }
+  const minClusters = s.minClusters ?? 8;
+  const margin = s.marginPp / 100;
+  const thr = Math.log(1 / s.alpha);
+  const n = clusters.length;
+  const qw = scaledWeights(clusters.map((c) => c.weight));
+  const up = new Float64Array(n);
+  const down = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    const d = clusters[i]!.delta;
+    if (!(d >= -1 && d <= 1)) throw new RangeError(`sequentialSettling: cluster ${i} delta must be in [-1, 1]`);
+    up[i] = qw.scaled[i]! * (d + margin);
+    down[i] = -up[i]!;
+  }
+  const qLoMax = Math.min(1, -margin + GAMMA);
+  const qHiMin = Math.max(-1, -margin - GAMMA);
+  const betUp = grapaBets(up, qw.scaled, BET_SHARE / (1 + qLoMax));
+  const betDown = grapaBets(down, qw.scaled, BET_SHARE / (1 - qHiMin));
+  const m = clusters.map((c) => c.costIncumbentUsd + c.costCandidateUsd);
+  const priced = m.map((x) => x > 0);
+  const mw = scaledWeights(m.filter((_, i) => priced[i]));
+  const sv = new Float64Array(n);
+  const active = new Float64Array(n);
+  const s0 = Math.min(1, Math.max(-1, s.minSavings));
+  for (let i = 0, j = 0; i < n; i++)
+    if (priced[i]) {
+      active[i] = mw.scaled[j++]!;
+      sv[i] = active[i]! * (1 - s0 - (2 - s0) * (clusters[i]!.costCandidateUsd / m[i]!));
+    }
+  const sDown = sv.map((x) => -x);
+  const betSUp = grapaBets(sv, active, BET_SHARE);
+  const betSDown = grapaBets(sDown, active, BET_SHARE / (1 - Math.max(-1, s0 - GAMMA)));
+  let wUp = 0;
+  let wDown = 0;
+  let wSUp = 0;
+  let wSDown = 0;
+  let qualityAbove = false; // lower(D) > −margin
+  let qualityBelow = false; // upper(D) < −margin
+  let savingsMet = false; // lower(S) ≥ minSavings
+  let savingsShort = false; // upper(S) < minSavings
+  let anyPriced = false;
+  let i = 0;
+  for (const [li, k] of looks.entries()) {
+    for (; i < k; i++) {
+      if (betUp[i]! !== 0) wUp += Math.log1p(betUp[i]! * up[i]!);
+      if (betDown[i]! !== 0) wDown += Math.log1p(betDown[i]! * down[i]!);
+      if (betSUp[i]! !== 0) wSUp += Math.log1p(betSUp[i]! * sv[i]!);
+      if (betSDown[i]! !== 0) wSDown += Math.log1p(betSDown[i]! * sDown[i]!);
+      anyPriced ||= priced[i]!;
+    }
+    qualityAbove ||= wUp >= thr;
+    qualityBelow ||= wDown >= thr;
+    if (anyPriced) {
+      savingsMet ||= wSUp >= thr;
+      savingsShort ||= wSDown >= thr;
+    }
+    if (k < minClusters) continue;
+    if (qualityBelow) return { settledAt: li, decision: 'fail' };
+    if (qualityAbove && savingsMet) return { settledAt: li, decision: 'pass' };
+    if (savingsShort) return { settledAt: li, decision: 'futile' };
+  }
+  return { settledAt: null, decision: 'continue' };
+}
+
 const pp = (x: number): string => `${(x * 100).toFixed(2)}pp`;
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;

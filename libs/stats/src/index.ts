@@ -20,7 +20,7 @@ export { cohensKappa } from './kappa.js';
 export type { KappaResult } from './kappa.js';
 export { nonInferiorityDecision, DECISION_REASONS } from './decision.js';
 export type { Decision, DecisionReason } from './decision.js';
-export { sequentialLooks, SEQUENTIAL_METHOD } from './confidence-sequence.js';
+export { sequentialLooks, sequentialSettling, SEQUENTIAL_METHOD } from './confidence-sequence.js';
 export type {
   SequentialCluster,
   SequentialDecision,

@@ -136,7 +136,15 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
             design_effect?: number;
             design_effect_source?: string;
           }[];
+          stopping?: {
+            call_type: string;
+            rule: string;
+            worst_case_usd: number | null;
+            sequential: { scenarios: { scenario: string; expected_items: number; expected_usd: number | null }[] };
+            worst_case_items: number;
+          }[];
         };
+        const usd = (x: number | null): string => (x === null ? 'unknown' : `$${x.toFixed(4)}`);
         print(r, () =>
           [
             `dry run: ${d.would_launch ? 'would launch' : 'would NOT launch'}`,
@@ -144,6 +152,10 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
             ...d.power.map(
               (x) =>
                 `power ${x.call_type}: MDE ${x.mde_pp === null ? 'n/a' : `${x.mde_pp.toFixed(2)} pp`} vs margin ${x.margin_pp} pp → ${x.powered ? 'powered' : 'underpowered'}${x.design_effect_source ? ` (prior sd, design effect ${x.design_effect ?? 1} from ${x.design_effect_source})` : ''}`,
+            ),
+            ...(d.stopping ?? []).map(
+              (x) =>
+                `spend ${x.call_type} (${x.rule}): fixed pays ${x.worst_case_items} items, ${usd(x.worst_case_usd)} (worst case of both rules); sequential expected (simulated) ${x.sequential.scenarios.map((sc) => `${sc.scenario} ${sc.expected_items} items ${usd(sc.expected_usd)}`).join(', ')}`,
             ),
             ...d.dispositions.map(
               (x) =>

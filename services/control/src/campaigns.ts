@@ -6,6 +6,7 @@ import {
   Campaign,
   CampaignSpec,
   contentHash,
+  SEQUENTIAL_BATCH_DEFAULT,
   ShadowplaneError,
   TERMINAL_CAMPAIGN_STATES,
   type CampaignState,
@@ -13,6 +14,7 @@ import {
 } from '@shadowplane/contracts';
 import { usdToMicroUsdCeil } from '@shadowplane/providers';
 import { intervalLevel } from '@shadowplane/stats';
+import { stoppingSpendPlan } from '@shadowplane/evidence';
 import { dryRunPower, priorDesignEffect } from './dry-run-power.js';
 import { invalidRequest, parseOr400, type FieldIssue } from './errors.js';
 import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_BYTES } from './estimate.js';
@@ -343,6 +345,29 @@ export class CampaignService {
         warnings,
       };
     });
+    // spend under both stopping rules; simulated, so only for a dry run (a launch needs none of it)
+    const stopping = opts.dryRun
+      ? estimates.map((est, i) => {
+          const incumbent = est.arms.find((a) => a.role === 'incumbent')?.worst_case_usd ?? null;
+          const ratios = est.arms
+            .filter((a) => a.role === 'candidate')
+            .map((a) => (a.worst_case_usd === null || !incumbent ? null : a.worst_case_usd / incumbent));
+          return {
+            call_type: est.call_type,
+            ...stoppingSpendPlan({
+              rule: spec.stopping ?? 'fixed',
+              items: Math.max(0, Math.min(spec.max_items, itemsAffordable ?? spec.max_items)),
+              batchItems: spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT,
+              marginPp: spec.margins.noninferiority_pp,
+              minSavings: spec.margins.min_savings,
+              alphaAdjusted,
+              perItemWorstCaseUsd: est.per_item_worst_case_usd,
+              costRatios: ratios,
+              sdDiff: power[i]!.sd_diff,
+            }),
+          };
+        })
+      : [];
     return {
       dry_run: true,
       would_launch: dispositions.every((d) => d.disposition === 'runnable'),
@@ -360,6 +385,7 @@ export class CampaignService {
       },
       judge,
       power,
+      stopping,
       dispositions,
     };
   }

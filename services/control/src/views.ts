@@ -134,6 +134,34 @@ export const CallTypePower = z.object({
   powered: z.boolean(),
 });
 
+/** Expected paid items and dollars under `sequential` in one simulated scenario. */
+export const ScenarioSpend = z.object({
+  scenario: z.enum(['clearly_worse', 'at_margin', 'equal']),
+  delta_pp: z.number().describe("the candidates' assumed quality gap, pp (clearly worse = −4 × margin)"),
+  expected_items: z.number().describe('mean paid items per call type over the simulated campaigns'),
+  p90_items: z.number().int(),
+  expected_usd: z.number().nullable().describe('expected_items × per-item worst case of the arms, USD (judge apart)'),
+  settled_share: z
+    .number()
+    .describe('share of simulated campaigns in which every candidate settled before the last item'),
+});
+
+/** Spend of one call type under both stopping rules (dry runs only). */
+export const StoppingSpend = z.object({
+  call_type: z.string(),
+  rule: z.enum(['fixed', 'sequential']).describe("the spec's rule; the other is shown for comparison"),
+  worst_case_items: z.number().int().describe('min(max_items, items_affordable): the most either rule pays for'),
+  worst_case_usd: z.number().nullable().describe('the same under both rules: sequential can only stop earlier'),
+  fixed: z.object({ expected_items: z.number().int(), expected_usd: z.number().nullable() }),
+  sequential: z.object({ batch_items: z.number().int(), scenarios: z.array(ScenarioSpend) }),
+  simulation: z.object({
+    basis: z.literal('simulation'),
+    campaigns: z.number().int(),
+    seed: z.number().int(),
+    model: z.string().describe('the simulated items and costs, in words'),
+  }),
+});
+
 /** What would happen to one call type. */
 export const Disposition = z.object({
   call_type: z.string(),
@@ -183,6 +211,11 @@ export const DryRunResult = z.object({
     .nullable()
     .describe('the LLM judge phase, or null without an llm_judge scorer'),
   power: z.array(CallTypePower),
+  stopping: z
+    .array(StoppingSpend)
+    .describe(
+      'expected and worst-case spend under fixed and sequential stopping, per call type (libs/evidence stoppingSpendPlan)',
+    ),
   dispositions: z.array(Disposition),
 });
 export type DryRunResult = z.infer<typeof DryRunResult>;

@@ -85,6 +85,17 @@ describe('campaign launch, kill switch and lifecycle', () => {
     expect(est.per_item_worst_case_usd).toBeCloseTo(0.019052, 12);
     expect(d.estimate.worst_case_total_usd).toBeCloseTo(3.8104, 9); // × 200 items
     expect(d.estimate.items_affordable).toBe(656); // floor(12.5 / 0.019052) = floor(656.1)
+    // spend under both stopping rules: the same worst case; sequential's expectation per scenario
+    const st = d.stopping[0]!;
+    expect(st).toMatchObject({ call_type: 'solve', rule: 'fixed', worst_case_items: 200 });
+    expect(st.worst_case_usd).toBeCloseTo(3.8104, 9);
+    expect(st.fixed).toEqual({ expected_items: 200, expected_usd: st.worst_case_usd });
+    expect(st.sequential.scenarios.map((x) => x.scenario)).toEqual(['clearly_worse', 'at_margin', 'equal']);
+    for (const x of st.sequential.scenarios) {
+      expect(x.expected_items).toBeLessThanOrEqual(200);
+      expect(x.expected_usd).toBeCloseTo(x.expected_items * est.per_item_worst_case_usd!, 9);
+    }
+    expect(st.simulation.model).toMatch(/ratios 0\.160/); // medium / large = 0.00242 / 0.01512
     expect(d.dispositions[0]).toMatchObject({
       disposition: 'runnable',
       warnings: expect.arrayContaining(['no_recent_captures', 'underpowered']),
