@@ -64,7 +64,8 @@ export class JudgeMetrics {
     });
     this.verdicts = new Counter({
       name: 'shadowplane_duplicator_judge_verdicts_total',
-      help: `LLM judge verdicts published, by mode and outcome (${VERDICT_OUTCOMES.join(', ')})`,
+      // a literal (docs/metrics.md is generated from it); the same list as VERDICT_OUTCOMES
+      help: 'LLM judge verdicts published, by mode and outcome (scored, same_family, judge_timeout, judge_refused_reply, judge_unparsable, judge_error, judge_budget_exhausted, judge_not_reserved, judge_paid_dispatch_disabled, judge_untranslatable, judge_lost_in_flight, judge_output_unavailable, judge_not_run)',
       labelNames: ['mode', 'outcome'],
       registers,
     });
