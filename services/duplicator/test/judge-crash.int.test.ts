@@ -100,7 +100,8 @@ describe('judge crash safety: kill -9 a worker during a judge call', () => {
       'one judge call hung in flight, all others done',
       async () => {
         const recs = [...(await judgeRecords(rig.bus, id)).entries()];
-        const inFlight = recs.filter(([, r]) => r.state === 'invoking');
+        // (already `lost` when, under load, the other worker took the owner for dead before the kill)
+        const inFlight = recs.filter(([, r]) => r.state !== 'done');
         const simHolds = rig.sim.calls().some((c) => c.model === JUDGE_MODEL && c.endedAtMs === null);
         return recs.length === 2 * N && inFlight.length === 1 && simHolds ? inFlight[0] : null;
       },
