@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runDemo } from './lib/demo.js';
 import { LOCAL_JAEGER_QUERY, demoTracing } from './lib/otel.js';
-import { printSequential, printVerdictTable } from './lib/verdict-table.js';
+import { printJudgeByCallType, printSequential, printVerdictTable } from './lib/verdict-table.js';
 
 const { values } = parseArgs({
   options: {
@@ -71,6 +71,7 @@ try {
     console.log(
       `  judge: ${jd.scored}/${jd.verdicts} verdicts scored (null: ${JSON.stringify(jd.null_scores)}); ${jd.kappa ? `kappa ${jd.kappa.value.toFixed(3)} [${jd.kappa.lower.toFixed(3)}, ${jd.kappa.upper.toFixed(3)}] on ${jd.kappa.n} items against the expectations` : `no kappa: ${jd.kappa_none_reason}`}`,
     );
+  printJudgeByCallType(r.report, (l) => console.log(l));
   console.log(`report ${r.reportId}`);
   console.log(
     ['report.json', 'report.html', 'bundle.json', 'observations.jsonl', 'calls.csv', 'arms.csv', 'hosts.csv']

@@ -185,7 +185,7 @@ function campaignSpecPage(): string {
     '',
     "Same family: a judge whose provider family (allowlist `family`, else the provider id) equals either arm's family is not used for that pair; the comparison names the refusal in `judge_refused` and the verdict carries `null_reason: same_family`.",
     '',
-    "Failures: a judge timeout, error, refusal or unparsable reply leaves that output's judge score null with its reason (`judge_timeout`, `judge_error:<class>`, `judge_refused_reply`, `judge_unparsable`, `judge_budget_exhausted`, `judge_paid_dispatch_disabled`), counted in `judge.null_scores` — never a 0.",
+    "Failures: a judge timeout, error, refusal or unparsable reply leaves that output's judge score null with its reason (`judge_timeout`, `judge_error:<class>`, `judge_refused_reply`, `judge_unparsable`, `judge_budget_exhausted`, `judge_paid_dispatch_disabled`; `judge_lost_in_flight` when the duplicator worker died during the call, which is then charged its reserved bound and not made again; `judge_not_run:campaign_<state>` for a call the campaign stopped before), counted in `judge.null_scores` — never a 0.",
     '',
     "Calibration: the report's `judge` (and each call type's) gives Cohen's kappa between the judge and the programmatic scores / first-party outcomes on the same outputs (pointwise: good/bad at 0.5; pairwise: candidate better, worse or tie), with a 95% interval (standard error of Fleiss, Cohen & Everitt 1969), and the position-flip rate of pairwise judgements; or `kappa_none_reason`. Trust class follows the composite weights: A without judge, B when the judge has at most half the weight, C when it dominates; a class B or C verdict line carries the kappa or says why there is none.",
     '',

@@ -84,3 +84,34 @@ export function printSequential(report: any, say: (line: string) => void): void 
   );
   for (const r of rows) say(r);
 }
+
+/**
+ * The LLM judge per call type: its verdicts and spend there, and for each comparison the trust
+ * class with the judge's weight share (from the composite weights: A without judge, B at most
+ * half, C judge-dominated), then the calibration a class B or C verdict rests on — the call
+ * type's own kappa, else the report's (measured on the items that also have programmatic scores
+ * or first-party outcomes, e.g. GSM8K's expectations), else why there is none. Prints nothing
+ * for a report without a judge.
+ */
+export function printJudgeByCallType(report: any, say: (line: string) => void): void {
+  if (!report?.judge) return;
+  const k = (x: any) => `kappa ${x.value.toFixed(3)} [${x.lower.toFixed(3)}, ${x.upper.toFixed(3)}] on ${x.n} items`;
+  for (const ct of report.call_types ?? []) {
+    const j = ct.judge;
+    if (!j) continue;
+    const classes = (ct.comparisons ?? [])
+      .map(
+        (c: any) =>
+          `${c.candidate_arm_id} ${c.trust_class ?? '—'}${typeof c.judge_weight_share === 'number' ? ` (judge weight share ${c.judge_weight_share.toFixed(2)})` : ''}`,
+      )
+      .join(', ');
+    const cal = j.kappa
+      ? `${k(j.kappa)} of this call type`
+      : report.judge.kappa
+        ? `${k(report.judge.kappa)} of the report (here: ${j.kappa_none_reason ?? 'no kappa'})`
+        : `no kappa: ${j.kappa_none_reason ?? report.judge.kappa_none_reason ?? 'unknown'}`;
+    say(
+      `  judge on ${ct.call_type}: ${j.scored}/${j.verdicts} verdicts scored, $${Number(j.spend_usd).toFixed(4)}; trust class ${classes || '—'}; ${cal}`,
+    );
+  }
+}

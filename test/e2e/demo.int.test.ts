@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runDemo, type DemoResult } from '../../scripts/lib/demo.js';
+import { printJudgeByCallType } from '../../scripts/lib/verdict-table.js';
 
 /**
  * The demo's flow on a smaller slice, as part of `make test`: every role as a real process, real
@@ -82,9 +83,22 @@ describe('end to end: the demo flow on a small slice', () => {
     const chat = report.call_types.find((c: any) => c.call_type === 'chat');
     for (const c of chat.comparisons) {
       if (c.state === 'CANNOT_MEASURE') expect(c.cannot_measure.reason).toMatch(/insufficient|below_min_n/);
-      else expect(c.trust_class).toBe('C');
+      // from the composite weights: every chat pair is scored by the judge alone (share 1)
+      expect(c.trust_class).toBe('C');
+      expect(c.judge_weight_share).toBe(1);
     }
     expect(report.judge?.kappa?.n).toBeGreaterThan(0);
+    // chat has no kappa of its own (nothing programmatic to compare with), and says so
+    expect(chat.judge.kappa).toBeNull();
+    expect(chat.judge.kappa_none_reason).toMatch(/programmatic/);
+    // the demo's judge lines: chat's trust class C with the kappa it rests on; judge spend apart from the arms
+    const lines: string[] = [];
+    printJudgeByCallType(report, (l) => lines.push(l));
+    const chatLine = lines.find((l) => l.includes('judge on chat:'));
+    expect(chatLine).toMatch(/trust class medium C \(judge weight share 1\.00\), small C/);
+    expect(chatLine).toMatch(/kappa \d\.\d{3} \[/);
+    expect(r.judgeSpendUsd).toBeGreaterThan(0);
+    expect(r.judgeSpendUsd!).toBeLessThan(r.spendUsd);
     expect(readFileSync(join(out, 'report.html'), 'utf8')).toContain('<svg');
     // the ledger tables beside the report: one calls.csv row per observation in the export
     const obsLines = readFileSync(join(out, 'observations.jsonl'), 'utf8')

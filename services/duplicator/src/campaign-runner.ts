@@ -467,6 +467,15 @@ export class CampaignRunner {
     if (paused && !anyLost) return later(2000);
     if (states.every((st) => st?.value.state === 'done')) {
       for (let i = 0; i < plans.length; i++) await this.publishAndSettle(env, plans[i]!, states[i]!.value);
+      if (this.judge) {
+        // no new judge call; recorded ones are published, lost ones recovered, the rest named
+        const arms = await this.judgedEarlier(plans, states);
+        const j = await this.judge.judgeItem(env, body, arms, {
+          newCalls: false,
+          notRunReason: `judge_not_run:campaign_${state}`,
+        });
+        if (j) return later(j.deferMs);
+      }
       await this.finishClaim(key);
       return ACK;
     }
@@ -587,15 +596,6 @@ export class CampaignRunner {
       if (s && s.value.state === 'done') await this.publishAndSettle(env, plans[i]!, s.value);
     }
     const todo = plans.filter((_, i) => states[i] === null);
-    // every arm settled in an earlier pass: the item is not judged again (judge-runner.ts), and a
-    // judge call a dead worker had in flight is charged its reserved bound (it may have been sent)
-    if (todo.length === 0 && this.judge) {
-      const s = await this.ctx.ledger.settle(this.id, { prefix: `${env.item_hash}.judge.` }, 'reserved');
-      if (s.found) {
-        this.ctx.metrics.spendUsd.inc(s.settledMicroUsd / 1e6);
-        this.ctx.metrics.judge.spendUsd.inc(s.settledMicroUsd / 1e6);
-      }
-    }
     // two-phase start for contemporaneous arms: every arm's `invoking` record and first-attempt
     // reservation are written first, then all first calls are released together
     const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
@@ -645,11 +645,30 @@ export class CampaignRunner {
       }),
     );
     if (results.some((r) => r === null)) return later(1000);
-    // the judge runs once the item's arms all settled in this pass (judge-runner.ts)
-    if (this.judge && judged.length === plans.length) await this.judge.judgeItem(env, body, judged);
+    // the judge runs once the item's arms all settled, in this pass or an earlier one (its worker
+    // died before or during the judge): judge-runner.ts reuses or recovers recorded judge calls
+    if (this.judge) {
+      const earlier = await this.judgedEarlier(plans, states);
+      if (earlier.length + judged.length === plans.length) {
+        const j = await this.judge.judgeItem(env, body, [...earlier, ...judged]);
+        if (j) return later(j.deferMs);
+      }
+    }
     this.ctx.metrics.items.inc({ outcome: 'dispatched' });
     await this.finishClaim(key);
     return ACK;
+  }
+
+  /** The arms an earlier processing settled (`done`), as the judge sees them (outputs read back). */
+  private judgedEarlier(plans: ArmPlan[], states: ({ value: DispatchState } | null)[]): Promise<JudgedArm[]> {
+    return Promise.all(
+      plans.flatMap((p, i) => {
+        const st = states[i];
+        if (!st || st.value.state !== 'done') return [];
+        const arm = { armId: p.slot.armId, role: p.slot.role, provider: p.slot.provider.id };
+        return [this.judge!.recordedArm(arm, st.value.observation)];
+      }),
+    );
   }
 
   private async finishClaim(key: string): Promise<void> {

@@ -1,8 +1,14 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { ErrorClass } from '@shadowplane/contracts';
 
-/** Closed set of judge-call results: `ok`, a contract error class, or why no call was made. */
-const NOT_CALLED = ['budget_exhausted', 'not_reserved', 'paid_dispatch_disabled', 'untranslatable'] as const;
+/** Closed set of judge-call results: `ok`, a contract error class, why no call was made, or `lost_in_flight` (its worker died during it). */
+const NOT_CALLED = [
+  'budget_exhausted',
+  'not_reserved',
+  'paid_dispatch_disabled',
+  'untranslatable',
+  'lost_in_flight',
+] as const;
 /** Closed set of verdict outcomes: `scored`, or the null reason with its error class dropped. */
 const VERDICT_OUTCOMES = [
   'scored',
@@ -15,6 +21,9 @@ const VERDICT_OUTCOMES = [
   'judge_not_reserved',
   'judge_paid_dispatch_disabled',
   'judge_untranslatable',
+  'judge_lost_in_flight',
+  'judge_output_unavailable',
+  'judge_not_run',
 ] as const;
 
 /**
@@ -37,7 +46,7 @@ export class JudgeMetrics {
     const registers = [r];
     this.calls = new Counter({
       name: 'shadowplane_duplicator_judge_calls_total',
-      help: 'LLM judge calls by mode and result (ok, an error class, or budget_exhausted / not_reserved / paid_dispatch_disabled / untranslatable when no call was made)',
+      help: 'LLM judge calls by mode and result (ok, an error class, or budget_exhausted / not_reserved / paid_dispatch_disabled / untranslatable when no call was made, lost_in_flight when its worker died during it)',
       labelNames: ['mode', 'result'],
       registers,
     });
@@ -55,7 +64,8 @@ export class JudgeMetrics {
     });
     this.verdicts = new Counter({
       name: 'shadowplane_duplicator_judge_verdicts_total',
-      help: `LLM judge verdicts published, by mode and outcome (${VERDICT_OUTCOMES.join(', ')})`,
+      // a literal (docs/metrics.md is generated from it); the same list as VERDICT_OUTCOMES
+      help: 'LLM judge verdicts published, by mode and outcome (scored, same_family, judge_timeout, judge_refused_reply, judge_unparsable, judge_error, judge_budget_exhausted, judge_not_reserved, judge_paid_dispatch_disabled, judge_untranslatable, judge_lost_in_flight, judge_output_unavailable, judge_not_run)',
       labelNames: ['mode', 'outcome'],
       registers,
     });

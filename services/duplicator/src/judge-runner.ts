@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
+import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import type { Dispatcher } from 'undici';
-import type { Bus } from '@shadowplane/bus';
+import { JsonKv, type Bus } from '@shadowplane/bus';
 import {
   reservationIds,
   type ArmRole,
@@ -9,11 +10,12 @@ import {
   type Envelope,
   type JudgeVerdict,
   type LlmJudgeSpec,
+  type Observation,
   type ProviderEntry,
 } from '@shadowplane/contracts';
 import type { BudgetLedgerClient } from '@shadowplane/budget';
 import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
-import { putArtifact, type Keyring } from '@shadowplane/artifacts';
+import { getArtifact, putArtifact, type Keyring } from '@shadowplane/artifacts';
 import { requestPromptText } from '@shadowplane/providers';
 import {
   combinePairwise,
@@ -23,7 +25,6 @@ import {
   parsePairwiseReply,
   parsePointwiseReply,
   pointwiseMessages,
-  type JudgeReply,
 } from '@shadowplane/scoring';
 import {
   attemptUpperBoundMicroUsd,
@@ -35,6 +36,7 @@ import {
 import type { JudgeMetrics } from './judge-metrics.js';
 import { attemptCharge, callOnce } from './invoke.js';
 import { observedJudgeCall } from './observe.js';
+import { JUDGE_LOST_IN_FLIGHT, JudgeCallRecord, judgeCallKey } from './judge-record.js';
 
 /** What the judge runner needs from the worker (a subset of the campaign runner's context). */
 export interface JudgeContext {
@@ -51,6 +53,24 @@ export interface JudgeContext {
   gateEnabled: () => boolean;
   /** the worker's metrics (the judge's part: judge-metrics.ts); absent in tests that do not read them */
   metrics?: { judge: JudgeMetrics };
+  /** `shadow_dispatch`: one record per judge call (judge-record.ts) */
+  dispatchKv: KV;
+  /** this worker's id, written into the judge call records it creates */
+  workerId: string;
+  /** liveness of the worker that holds a judge call in flight (liveness.ts WorkerLeases) */
+  leases: { alive(workerId: string): Promise<boolean>; readonly ttlMs: number };
+}
+
+/** How {@link JudgeRunner.judgeItem} may proceed for one item. */
+export interface JudgeRunOptions {
+  /**
+   * false: no new judge call is made (the campaign is no longer running); recorded calls are
+   * still reused and calls lost in flight recovered, and a call never made gets `notRunReason`.
+   * Default true.
+   */
+  newCalls?: boolean;
+  /** null reason of a judge call not made because `newCalls` is false */
+  notRunReason?: string;
 }
 
 /** One settled arm of an item, as the judge sees it. */
@@ -61,6 +81,11 @@ export interface JudgedArm {
   provider: string;
   /** the arm's output text, or null when the call failed (nothing to judge) */
   outputText: string | null;
+  /**
+   * set when the arm succeeded but its output could not be read back (an earlier processing's
+   * artifact is gone): the arm gets a null verdict with this reason instead of none
+   */
+  unavailableReason?: string;
 }
 
 /** Family of a provider id: the allowlist's `family`, else the id itself. */
@@ -68,7 +93,6 @@ function familyOf(providers: JudgeContext['providers'], id: string): string {
   return providers.get(id)?.entry.family ?? id;
 }
 
-/** Null reason of a failed judge call from its error class. */
 /**
  * True when the call was not made because its reservation id was already settled: another
  * processing of the same item (a redelivery that overlapped the first, under load) made that
@@ -80,6 +104,7 @@ function judgedElsewhere(r: CallResult): boolean {
   return r.reason === 'judge_not_reserved:already_settled';
 }
 
+/** Null reason of a failed judge call from its error class. */
 function failureReason(errorClass: string): string {
   return errorClass === 'hang_timeout' ? 'judge_timeout' : `judge_error:${errorClass}`;
 }
@@ -103,6 +128,7 @@ export class JudgeRunner {
   private readonly provider: ProviderEntry;
   private readonly apiKey: string | null;
   private readonly family: string;
+  private readonly records: JsonKv<typeof JudgeCallRecord>;
 
   private constructor(
     private readonly ctx: JudgeContext,
@@ -113,6 +139,7 @@ export class JudgeRunner {
     this.provider = p.entry;
     this.apiKey = p.apiKey;
     this.family = familyOf(ctx.providers, spec.provider);
+    this.records = new JsonKv(ctx.dispatchKv, JudgeCallRecord);
     this.limiter = createArmLimiter({
       id: `${campaign.id}.judge`,
       rpm: spec.limits.rpm,
@@ -145,12 +172,26 @@ export class JudgeRunner {
     await this.limiter.close();
   }
 
-  /** Judges one item whose arms all settled now. Never throws for a judge failure (those become null verdicts). */
-  async judgeItem(env: Envelope, body: unknown, arms: readonly JudgedArm[]): Promise<void> {
+  /**
+   * Judges one item whose arms have all settled (in this processing or an earlier one). Never
+   * throws for a judge failure (those become null verdicts). Each call is recorded in
+   * `shadow_dispatch` (judge-record.ts), so a redelivered item reuses what an earlier processing
+   * judged, recovers a call its dead worker had in flight (charged its bound, null with
+   * `judge_lost_in_flight`), and makes only the calls never made.
+   * @returns null when every verdict was published; `{deferMs}` when a live worker still holds
+   *   one of the item's judge calls (the item is to be looked at again after `deferMs`)
+   */
+  async judgeItem(
+    env: Envelope,
+    body: unknown,
+    arms: readonly JudgedArm[],
+    opts: JudgeRunOptions = {},
+  ): Promise<{ deferMs: number } | null> {
+    const run = { newCalls: opts.newCalls ?? true, notRunReason: opts.notRunReason ?? 'judge_not_run' };
     const spec = this.spec;
-    if (spec.call_types !== undefined && !spec.call_types.includes(env.call_type)) return;
+    if (spec.call_types !== undefined && !spec.call_types.includes(env.call_type)) return null;
     const inc = arms.find((a) => a.role === 'incumbent');
-    if (!inc) return;
+    if (!inc) return null;
     const cands = arms.filter((a) => a.role === 'candidate');
     const fam = (a: JudgedArm) => familyOf(this.ctx.providers, a.provider);
     const pairAllowed = (c: JudgedArm) => this.family !== fam(inc) && this.family !== fam(c);
@@ -160,143 +201,177 @@ export class JudgeRunner {
         ? env.expectations.find((e) => e.kind === 'numeric' || e.kind === 'exact')?.value
         : undefined;
     const reference = ref === undefined ? undefined : String(ref);
+    let deferred = false;
+    const noCall = (reason: string) => ({
+      score: null,
+      null_reason: reason,
+      orders: [],
+      position_flip: null,
+      calls: 0,
+      charged: 0,
+      raws: [],
+    });
     const tasks: Promise<void>[] = [];
     if (spec.mode === 'pointwise') {
       for (const a of [inc, ...cands]) {
-        if (a.outputText === null) continue;
         const allowed = a === inc ? cands.some(pairAllowed) : pairAllowed(a);
         const families = a === inc ? [fam(inc)] : [fam(inc), fam(a)];
+        if (a.outputText === null) {
+          if (a.unavailableReason !== undefined && allowed)
+            tasks.push(this.publish(env, a, null, families, noCall(a.unavailableReason)));
+          continue;
+        }
         if (!allowed) {
-          tasks.push(
-            this.publish(env, a, null, families, {
-              score: null,
-              null_reason: 'same_family',
-              orders: [],
-              position_flip: null,
-              calls: 0,
-              charged: 0,
-              raws: [],
-            }),
-          );
+          tasks.push(this.publish(env, a, null, families, noCall('same_family')));
           continue;
         }
         const messages = pointwiseMessages({ prompt, output: a.outputText, rubric: spec.rubric, reference });
         tasks.push(
-          this.call(env, a.armId, 'single', messages).then((r) =>
-            judgedElsewhere(r)
-              ? undefined
-              : this.publish(env, a, null, families, {
-                  score: r.reply?.value ?? null,
-                  null_reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
-                  orders: [
-                    {
-                      order: 'single',
-                      value: r.reply?.value ?? null,
-                      reason: r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null,
-                    },
-                  ],
-                  position_flip: null,
-                  calls: r.called ? 1 : 0,
-                  charged: r.chargedMicroUsd,
-                  raws: [r.raw],
-                }),
-          ),
+          this.call(env, a.armId, 'single', messages, false, run).then((r) => {
+            if (r === DEFER) {
+              deferred = true;
+              return;
+            }
+            if (judgedElsewhere(r)) return;
+            return this.publish(env, a, null, families, {
+              score: r.value,
+              null_reason: r.reason,
+              orders: [{ order: 'single', value: r.value, reason: r.reason }],
+              position_flip: null,
+              calls: r.called ? 1 : 0,
+              charged: r.chargedMicroUsd,
+              raws: [r.raw],
+            });
+          }),
         );
       }
     } else {
-      if (inc.outputText === null) return;
+      if (inc.outputText === null) return null;
       for (const c of cands) {
-        if (c.outputText === null) continue;
         const families = [fam(inc), fam(c)];
+        if (c.outputText === null) {
+          if (c.unavailableReason !== undefined && pairAllowed(c))
+            tasks.push(this.publish(env, c, inc.armId, families, noCall(c.unavailableReason)));
+          continue;
+        }
         if (!pairAllowed(c)) {
-          tasks.push(
-            this.publish(env, c, inc.armId, families, {
-              score: null,
-              null_reason: 'same_family',
-              orders: [],
-              position_flip: null,
-              calls: 0,
-              charged: 0,
-              raws: [],
-            }),
-          );
+          tasks.push(this.publish(env, c, inc.armId, families, noCall('same_family')));
           continue;
         }
         const ab = pairwiseMessages({ prompt, a: c.outputText, b: inc.outputText, rubric: spec.rubric });
         const ba = pairwiseMessages({ prompt, a: inc.outputText, b: c.outputText, rubric: spec.rubric });
         tasks.push(
-          Promise.all([this.call(env, c.armId, 'ab', ab, true), this.call(env, c.armId, 'ba', ba, true)]).then(
-            ([x, y]) => {
-              if (judgedElsewhere(x) || judgedElsewhere(y)) return;
-              const reasonOf = (r: CallResult) =>
-                r.reply === null ? r.reason : r.reply.value === null ? r.reply.reason : null;
-              const vx = x.reply?.value ?? null;
-              const vy = y.reply?.value ?? null;
-              const comb = combinePairwise(vx, vy);
-              return this.publish(env, c, inc.armId, families, {
-                score: comb.score,
-                null_reason: comb.score === null ? (reasonOf(x) ?? reasonOf(y)) : null,
-                orders: [
-                  { order: 'ab', value: vx, reason: reasonOf(x) },
-                  { order: 'ba', value: vy, reason: reasonOf(y) },
-                ],
-                position_flip: comb.flip,
-                calls: (x.called ? 1 : 0) + (y.called ? 1 : 0),
-                charged: x.chargedMicroUsd + y.chargedMicroUsd,
-                raws: [x.raw, y.raw],
-              });
-            },
-          ),
+          Promise.all([
+            this.call(env, c.armId, 'ab', ab, true, run),
+            this.call(env, c.armId, 'ba', ba, true, run),
+          ]).then(([x, y]) => {
+            if (x === DEFER || y === DEFER) {
+              deferred = true;
+              return;
+            }
+            if (judgedElsewhere(x) || judgedElsewhere(y)) return;
+            const comb = combinePairwise(x.value, y.value);
+            return this.publish(env, c, inc.armId, families, {
+              score: comb.score,
+              null_reason: comb.score === null ? (x.reason ?? y.reason) : null,
+              orders: [
+                { order: 'ab', value: x.value, reason: x.reason },
+                { order: 'ba', value: y.value, reason: y.reason },
+              ],
+              position_flip: comb.flip,
+              calls: (x.called ? 1 : 0) + (y.called ? 1 : 0),
+              charged: x.chargedMicroUsd + y.chargedMicroUsd,
+              raws: [x.raw, y.raw],
+            });
+          }),
         );
       }
     }
     await Promise.all(tasks);
+    return deferred ? { deferMs: this.ctx.leases.ttlMs } : null;
   }
 
-  /** One judge call under the ledger, the limiter and the gate. */
+  /**
+   * An arm settled by an earlier processing, as the judge sees it: its output is read back from
+   * the artifact the observation names. An output that cannot be read (artifact expired or
+   * removed) gives the arm a null verdict (`judge_output_unavailable`) rather than none.
+   */
+  async recordedArm(
+    arm: { armId: string; role: ArmRole; provider: string },
+    obs: Observation | undefined,
+  ): Promise<JudgedArm> {
+    if (!obs || obs.status !== 'ok' || obs.artifact_ref === null) return { ...arm, outputText: null };
+    try {
+      const a = await getArtifact(this.ctx.artifacts, this.ctx.keyring, obs.artifact_ref);
+      return { ...arm, outputText: a.output_text };
+    } catch (err) {
+      this.ctx.log.warn(
+        { err, campaignId: this.campaign.id, itemHash: obs.item_hash, armId: arm.armId },
+        'output of an arm settled earlier cannot be read; its judge verdict is null',
+      );
+      return { ...arm, outputText: null, unavailableReason: 'judge_output_unavailable' };
+    }
+  }
+
+  /**
+   * One judge call under the ledger, the limiter and the gate, recorded in `shadow_dispatch`
+   * (judge-record.ts): a recorded call is reused or recovered, never made again.
+   */
   private async call(
     env: Envelope,
     armId: string,
     order: 'single' | 'ab' | 'ba',
     messages: { role: string; content: string }[],
-    pairwise = false,
-  ): Promise<CallResult> {
+    pairwise: boolean,
+    run: { newCalls: boolean; notRunReason: string },
+  ): Promise<CallResult | typeof DEFER> {
     const spec = this.spec;
+    const key = judgeCallKey(this.campaign.id, env.item_hash, armId, order);
+    const rid = reservationIds.judge(env.item_hash, armId, order);
+    const prior = await this.records.get(key);
+    if (prior) return this.resume(key, rid, prior);
+    const m = this.ctx.metrics?.judge;
+    const mode = spec.mode;
+    if (!run.newCalls) return notCalled(run.notRunReason);
     const src = { model: spec.model, temperature: 0, max_tokens: spec.max_output_tokens, messages };
     const prep = prepareArmRequest('openai.chat', src, {
       api: this.provider.api,
       model: spec.model,
       maxOutputTokens: spec.max_output_tokens,
     });
-    const m = this.ctx.metrics?.judge;
-    const mode = spec.mode;
     if (!prep.ok) {
       m?.call(mode, { errorClass: null, latencyMs: null, chargedMicroUsd: 0, notCalled: 'untranslatable' });
-      return {
-        reply: null,
-        reason: `judge_untranslatable:${prep.reason}`,
-        called: false,
-        chargedMicroUsd: 0,
-        raw: null,
-      };
+      return notCalled(`judge_untranslatable:${prep.reason}`);
     }
     const bound = attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), spec.max_output_tokens, spec.rate_card);
-    const rid = reservationIds.judge(env.item_hash, armId, order);
     const r = await this.ctx.ledger.reserve(this.campaign.id, { [rid]: bound });
     if (!r.ok) {
+      if (r.reason === 'already_settled') {
+        // settled by another processing: its record says what it found (absent: it published)
+        const now = await this.records.get(key);
+        if (now) return this.resume(key, rid, now);
+      }
       m?.call(mode, {
         errorClass: null,
         latencyMs: null,
         chargedMicroUsd: 0,
         notCalled: r.reason === 'budget_exhausted' ? 'budget_exhausted' : 'not_reserved',
       });
-      return {
-        reply: null,
-        reason: r.reason === 'budget_exhausted' ? 'judge_budget_exhausted' : `judge_not_reserved:${r.reason}`,
-        called: false,
-        chargedMicroUsd: 0,
-        raw: null,
-      };
+      return notCalled(r.reason === 'budget_exhausted' ? 'judge_budget_exhausted' : `judge_not_reserved:${r.reason}`);
+    }
+    // reserved, then recorded `invoking` before any call: a record in flight always has its reservation
+    const invoking: JudgeCallRecord = {
+      kind: 'judge_call',
+      state: 'invoking',
+      worker_id: this.ctx.workerId,
+      reserved_micro_usd: bound,
+      at: new Date().toISOString(),
+    };
+    const rev = await this.records.create(key, invoking);
+    if (rev === null) {
+      // another processing recorded it first (between our read and create)
+      const now = await this.records.get(key);
+      return now ? this.resume(key, rid, now) : DEFER;
     }
     let out;
     try {
@@ -331,28 +406,112 @@ export class JudgeRunner {
       );
       out = null;
     }
+    let result: CallResult;
     if (out === null) {
-      await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, 0);
-      m?.call(mode, { errorClass: null, latencyMs: null, chargedMicroUsd: 0, notCalled: 'paid_dispatch_disabled' });
-      return { reply: null, reason: 'judge_paid_dispatch_disabled', called: false, chargedMicroUsd: 0, raw: null };
+      result = notCalled('judge_paid_dispatch_disabled');
+    } else {
+      const c = attemptCharge(out, spec.rate_card);
+      const charged = c === 'reserved' ? bound : Math.min(c, bound);
+      if (out.errorClass !== null) {
+        result = {
+          value: null,
+          reason: failureReason(out.errorClass),
+          called: true,
+          chargedMicroUsd: charged,
+          raw: out.rawText,
+        };
+      } else {
+        const text = out.parsed?.outputText ?? '';
+        const reply = pairwise ? parsePairwiseReply(text) : parsePointwiseReply(text);
+        result = {
+          value: reply.value,
+          reason: reply.value === null ? reply.reason : null,
+          called: true,
+          chargedMicroUsd: charged,
+          raw: out.rawText,
+        };
+      }
     }
-    const c = attemptCharge(out, spec.rate_card);
-    const charged = c === 'reserved' ? bound : Math.min(c, bound);
-    await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, charged);
-    m?.call(mode, { errorClass: out.errorClass, latencyMs: out.latencyMs, chargedMicroUsd: charged });
-    if (out.errorClass !== null)
-      return {
-        reply: null,
-        reason: failureReason(out.errorClass),
-        called: true,
-        chargedMicroUsd: charged,
-        raw: out.rawText,
-      };
-    const text = out.parsed?.outputText ?? '';
-    const reply = pairwise ? parsePairwiseReply(text) : parsePointwiseReply(text);
-    return { reply, reason: null, called: true, chargedMicroUsd: charged, raw: out.rawText };
+    const done: JudgeCallRecord = {
+      ...invoking,
+      state: 'done',
+      at: new Date().toISOString(),
+      charged_micro_usd: result.chargedMicroUsd,
+      called: result.called,
+      value: result.value,
+      reason: result.reason,
+    };
+    if ((await this.records.update(key, done, rev)) === null) {
+      // recorded lost meanwhile (this worker was taken for dead): that record and its charge stand
+      const now = await this.records.get(key);
+      if (now) return this.resume(key, rid, now);
+      throw new Error(`judge call record ${key} vanished under us`);
+    }
+    await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, result.chargedMicroUsd);
+    if (out === null)
+      m?.call(mode, { errorClass: null, latencyMs: null, chargedMicroUsd: 0, notCalled: 'paid_dispatch_disabled' });
+    else
+      m?.call(mode, { errorClass: out.errorClass, latencyMs: out.latencyMs, chargedMicroUsd: result.chargedMicroUsd });
+    return result;
   }
 
+  /**
+   * A judge call found recorded: `done` → its result (settlement repeated, idempotent); `lost` →
+   * null `judge_lost_in_flight` at its charge; `invoking` by a live other worker → DEFER; by a
+   * dead worker (or an earlier, failed handling in this process) → recorded `lost`, charged what
+   * is still reserved for it (its bound: the call may have been sent), and settled at that.
+   */
+  private async resume(
+    key: string,
+    rid: string,
+    rec: { value: JudgeCallRecord; revision: number },
+  ): Promise<CallResult | typeof DEFER> {
+    const v = rec.value;
+    const m = this.ctx.metrics?.judge;
+    if (v.state === 'done') {
+      const charged = v.charged_micro_usd ?? v.reserved_micro_usd;
+      const s = await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, charged);
+      if (s.found && s.settledMicroUsd > 0) m?.spendUsd.inc(s.settledMicroUsd / 1e6);
+      return {
+        value: v.value ?? null,
+        reason: v.reason ?? null,
+        called: v.called ?? true,
+        chargedMicroUsd: charged,
+        raw: null,
+      };
+    }
+    if (v.state === 'lost') {
+      const s = await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, 'reserved');
+      if (s.found && s.settledMicroUsd > 0) m?.spendUsd.inc(s.settledMicroUsd / 1e6);
+      return lostResult(v.charged_micro_usd ?? v.reserved_micro_usd);
+    }
+    if (v.worker_id !== this.ctx.workerId && (await this.ctx.leases.alive(v.worker_id))) return DEFER;
+    const charge = await this.ctx.ledger.outstandingFor(this.campaign.id, rid);
+    const lost: JudgeCallRecord = {
+      ...v,
+      state: 'lost',
+      at: new Date().toISOString(),
+      charged_micro_usd: charge,
+      reason: JUDGE_LOST_IN_FLIGHT,
+    };
+    if ((await this.records.update(key, lost, rec.revision)) === null) {
+      const now = await this.records.get(key);
+      if (!now) throw new Error(`judge call record ${key} vanished under us`);
+      return this.resume(key, rid, now);
+    }
+    const s = await this.ctx.ledger.settle(this.campaign.id, { ids: [rid] }, 'reserved');
+    this.ctx.metrics?.judge.call(this.spec.mode, {
+      errorClass: null,
+      latencyMs: null,
+      chargedMicroUsd: s.settledMicroUsd,
+      notCalled: 'lost_in_flight',
+    });
+    this.ctx.log.warn(
+      { campaignId: this.campaign.id, judgeCall: key, deadWorker: v.worker_id, chargedMicroUsd: charge },
+      'judge call lost in flight; charged its upper bound, its order recorded null',
+    );
+    return lostResult(charge);
+  }
   private async publish(
     env: Envelope,
     arm: JudgedArm,
@@ -421,11 +580,32 @@ export class JudgeRunner {
   }
 }
 
+/** What one judge call gave: a value 0–1, or null with the reason (never both). */
 interface CallResult {
-  reply: JudgeReply | null;
-  /** why there is no reply (reply null) */
+  value: number | null;
+  /** why `value` is null (null when it is not) */
   reason: string | null;
+  /** an HTTP call was made (or may have been: lost in flight) */
   called: boolean;
   chargedMicroUsd: number;
   raw: string | null;
 }
+
+/** A live worker holds this judge call in flight: the item is looked at again later. */
+const DEFER = Symbol('defer');
+
+const notCalled = (reason: string): CallResult => ({
+  value: null,
+  reason,
+  called: false,
+  chargedMicroUsd: 0,
+  raw: null,
+});
+
+const lostResult = (chargedMicroUsd: number): CallResult => ({
+  value: null,
+  reason: JUDGE_LOST_IN_FLIGHT,
+  called: true,
+  chargedMicroUsd,
+  raw: null,
+});

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sharedNatsUrl } from '@shadowplane/testkit';
-import type { JudgeVerdict, Observation } from '@shadowplane/contracts';
+import { openKv, JsonKv } from '@shadowplane/bus';
+import { BudgetLedgerClient } from '@shadowplane/budget';
+import { reservationIds, type JudgeVerdict, type Observation } from '@shadowplane/contracts';
 import {
   chatEnvelope,
   campaignState,
@@ -15,6 +17,7 @@ import {
   type Rig,
 } from './harness.js';
 import type { DuplicatorHandle } from '../src/index.js';
+import { JudgeCallRecord, judgeCallKey } from '../src/judge-record.js';
 
 const judgeModel = (judge: object) => ({
   accuracy: 0.5,
@@ -142,6 +145,75 @@ describe('duplicator: the LLM judge after an item settles (provider-sim judge up
     expect(verdicts).toHaveLength(16);
     expect(verdicts.every((v) => v.score === null && v.null_reason === 'judge_refused_reply' && v.calls === 1)).toBe(
       true,
+    );
+  });
+  it('a redelivered item reuses recorded judge calls, and publishes nothing for a call settled elsewhere without a record', async () => {
+    const suite = 'js4';
+    const { id } = await launchCampaign(rig.bus, {
+      name: 'judge-redelivery',
+      suite,
+      call_types: ['chat'],
+      incumbent: inc,
+      candidates: [cand('simopenai')],
+      max_items: 2,
+      max_cost_usd: 5,
+      aa_share: 0,
+      scorers: [judge('sim-judge-first', 'pairwise')],
+    });
+    const [reused, elsewhere] = [0, 1].map((i) => chatEnvelope(suite, 'chat', `Judge redelivery item ${i}.`));
+    const budget = new BudgetLedgerClient(await openKv(rig.bus, rig.bus.names.buckets.budget));
+    const records = new JsonKv(await openKv(rig.bus, rig.bus.names.buckets.dispatch), JudgeCallRecord);
+    // item 1: an earlier processing judged both orders (recorded done, settled at 500 µUSD each),
+    // then died before its verdict
+    for (const [order, value] of [
+      ['ab', 1],
+      ['ba', 0],
+    ] as const) {
+      const rid = reservationIds.judge(reused!.item_hash, 'medium', order);
+      expect((await budget.reserve(id, { [rid]: 600 })).ok).toBe(true);
+      await records.put(judgeCallKey(id, reused!.item_hash, 'medium', order), {
+        kind: 'judge_call',
+        state: 'done',
+        worker_id: 'w-gone',
+        reserved_micro_usd: 600,
+        charged_micro_usd: 500,
+        called: true,
+        value,
+        reason: null,
+        at: new Date().toISOString(),
+      });
+      await budget.settle(id, { ids: [rid] }, 500);
+    }
+    // item 2: its "ab" reservation was settled by another processing that left no record here
+    // (judgedElsewhere): that processing published the verdict; this one must not add a null one
+    const rid2 = reservationIds.judge(elsewhere!.item_hash, 'medium', 'ab');
+    expect((await budget.reserve(id, { [rid2]: 700 })).ok).toBe(true);
+    await budget.settle(id, { ids: [rid2] }, 700);
+    const callsBefore = rig.sim.calls().filter((c) => c.model === 'sim-judge-first').length;
+
+    await publishEnvelopes(rig.bus, [reused!, elsewhere!]);
+    await waitFor('campaign completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 60_000);
+    const msgs = await readObs(rig.bus, id);
+    const verdicts = msgs.filter((m): m is JudgeVerdict => m.schema === 'shadow.judge_verdict/v1');
+    const obs = msgs.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
+    // item 1: the recorded orders, not called again: (1 + (1 − 0)) / 2 = 1, no flip, their charges
+    const v1 = verdicts.filter((v) => v.item_hash === reused!.item_hash);
+    expect(v1).toHaveLength(1);
+    expect(v1[0]!.orders.map((o) => o.value)).toEqual([1, 0]);
+    expect(v1[0]!.score).toBe(1);
+    expect(v1[0]!.position_flip).toBe(false);
+    expect(v1[0]!.calls).toBe(2);
+    expect(v1[0]!.charged_micro_usd).toBe(1000);
+    // item 2: no verdict from this processing (no null order for a call made elsewhere)
+    expect(verdicts.filter((v) => v.item_hash === elsewhere!.item_hash)).toHaveLength(0);
+    // only item 2's "ba" order was called here
+    expect(rig.sim.calls().filter((c) => c.model === 'sim-judge-first').length - callsBefore).toBe(1);
+    const l = (await ledger(rig.bus, id))!;
+    expect(l.reserved_micro_usd).toBe(0);
+    const ba = (await records.get(judgeCallKey(id, elsewhere!.item_hash, 'medium', 'ba')))!.value;
+    expect(ba.state).toBe('done');
+    expect(l.settled_micro_usd).toBe(
+      obs.reduce((a, o) => a + o.charged_micro_usd, 0) + 1000 + 700 + ba.charged_micro_usd!,
     );
   });
 });

@@ -115,12 +115,14 @@ export class SimEngine {
   }
 
   /**
-   * The fault drawn by rate for the next request to `model` (seeded; one draw per request).
+   * The fault drawn by rate for the next request to `model` (seeded; one draw per request); a
+   * judge model's first `hang_first` requests hang.
    * @returns a fault kind or null
    */
   drawFault(model: string): FaultKind | null {
     const s = this.state(model);
     const k = s.faultDraws++;
+    if (k < (s.cfg.judge?.hang_first ?? 0)) return 'hang'; // judge.ts: the first n calls hang
     const rates = s.cfg.faults;
     let total = 0;
     for (const f of FAULT_KINDS) total += rates[f];

@@ -18,7 +18,10 @@ const Prob = z.number().min(0).max(1);
  *   answer (pairwise) or grades a longer-than-median answer 1 (pointwise: > 400 characters);
  * - `self_preference`: probability it prefers (pairwise) or grades 1 (pointwise) an answer that is
  *   exactly what this model itself would answer to the known question;
- * - `refusal_rate`, `unparsable_rate`: probability the reply is a refusal, or not JSON.
+ * - `refusal_rate`, `unparsable_rate`: probability the reply is a refusal, or not JSON;
+ * - `hang_first`: the first n calls to this model (since start or `/sim/reset`) hang like the
+ *   `hang` fault (nothing sent for `hang_ms`), later ones answer: a judge call that stays in flight
+ *   while the caller is killed, then a judge that works for whoever takes over.
  * Every draw is a seeded hash of (seed, request hash, what): the same request gives the same reply.
  */
 export const SimJudge = z
@@ -29,6 +32,7 @@ export const SimJudge = z
     self_preference: Prob.default(0),
     refusal_rate: Prob.default(0),
     unparsable_rate: Prob.default(0),
+    hang_first: z.number().int().nonnegative().default(0),
     open_good_share: Prob.default(0.7),
   })
   .strict();
