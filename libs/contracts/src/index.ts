@@ -35,6 +35,8 @@ export {
   ScorerSpec,
   LlmJudgeSpec,
   CampaignSpec,
+  CampaignInstrument,
+  replayConflicts,
   CampaignState,
   Campaign,
   BudgetLedger,
