@@ -681,7 +681,10 @@ export function foldReport(input: FoldInput): FoldResult {
       );
       if (Object.keys(excluded).length > 0) anyRefused = true;
       const wsum = rows.reduce((a, r) => a + r.weight, 0);
-      const jshare = wsum > 0 && instrument !== 'replay' ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum : null;
+      const jshare =
+        wsum > 0 && instrument !== 'replay'
+          ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum
+          : null;
       const clustersHave = new Set(rows.map((r) => r.cluster)).size;
       const pp = comparisonPowerPlan(rows, { ...planSettings, clusters: clustersHave });
       const base: Omit<
