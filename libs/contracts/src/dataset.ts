@@ -9,9 +9,9 @@
  * Source: issue 17 "The Bench lifecycle" items 1–3; docs/architecture.md "State".
  */
 import { z } from 'zod';
-import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT } from './campaign.js';
+import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT, MIN_ARM_OBSERVATIONS } from './campaign.js';
 import { Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
-import { DatasetCard } from './report.js';
+import { DatasetCard, FitEligibility, PowerPlanValue } from './report.js';
 
 /**
  * Why a capture is left out of a frozen dataset (closed list):
@@ -105,6 +105,27 @@ export const DatasetItem = z
 export type DatasetItem = z.infer<typeof DatasetItem>;
 
 /**
+ * Derives a card's fit-eligibility: eligible exactly when every item is production traffic
+ * (`census` has no other class, at least one item), there are at least MIN_ARM_OBSERVATIONS (8)
+ * distinct items and near-duplicate clusters (the fewest a comparison can be measured on), and the
+ * power plan is powered at the card's margin (`power_plan.powered`: clusters ≥ clusters needed).
+ * Shape: a card (`census` {class: {items, weight}}, `unique_items`, `near_duplicate_clusters`,
+ * `power_plan`) → {eligible, reasons in FIT_INELIGIBLE_REASONS order}.
+ */
+export function deriveFitEligibility(card: DatasetCard): FitEligibility {
+  const reasons: FitEligibility['reasons'] = [];
+  const census = (card['census'] ?? {}) as Record<string, { items?: number }>;
+  const classes = Object.entries(census).filter(([, v]) => (v.items ?? 0) > 0);
+  if (classes.length === 0 || classes.some(([k]) => k !== 'production')) reasons.push('census_not_production');
+  if (card.unique_items < MIN_ARM_OBSERVATIONS || card.near_duplicate_clusters < MIN_ARM_OBSERVATIONS)
+    reasons.push('below_min_items');
+  const plan = PowerPlanValue.safeParse(card.power_plan);
+  if (!plan.success) reasons.push('no_power_plan');
+  else if (!plan.data.powered) reasons.push('underpowered');
+  return { eligible: reasons.length === 0, reasons };
+}
+
+/**
  * `shadow.dataset/v1`: one call type's frozen dataset, stored once under its hash (object store
  * `shadow_datasets`). `items` sorted by item_hash. Immutable: a re-freeze with the same items
  * finds it and writes nothing.
@@ -121,7 +142,19 @@ export const Dataset = z
     items: z.array(DatasetItem),
     card: DatasetCard,
   })
-  .strict();
+  .strict()
+  .superRefine((d, ctx) => {
+    // absent on datasets frozen before it existed (readers derive it); present, it must be the derivation
+    const stated = d.card['fit_eligibility'];
+    if (stated === undefined) return;
+    const derived = deriveFitEligibility(d.card);
+    if (JSON.stringify(stated) !== JSON.stringify(derived))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['card', 'fit_eligibility'],
+        message: `is derived from the card, never asserted: the card gives ${JSON.stringify(derived)}`,
+      });
+  });
 export type Dataset = z.infer<typeof Dataset>;
 
 /** The suite index entry `<suite>.<call_type>` in KV `shadow_suites`: the latest frozen dataset. */

@@ -65,6 +65,8 @@ export {
 } from './observation.js';
 export {
   DatasetCard,
+  FitEligibility,
+  FIT_INELIGIBLE_REASONS,
   Report,
   IntervalValue,
   PowerPlanValue,
@@ -107,5 +109,6 @@ export {
   Dataset,
   SuiteFreezeRecord,
   CaptureSkipMarker,
+  deriveFitEligibility,
 } from './dataset.js';
 export type { FreezeRequestInput } from './dataset.js';

@@ -14,6 +14,7 @@
  * Source: issue 17 items 1–2; docs/statistics.md (power plan); docs/architecture.md "Statistics".
  */
 import {
+  deriveFitEligibility,
   type Dataset,
   type DatasetCard,
   type DatasetExclusionReason,
@@ -93,7 +94,8 @@ const LISTED_CLUSTERS = 20;
  * Card fields beyond the report card's: `suite`, `builder`, `max_items`, `census` (items and
  * weight per traffic class), `skipped_at_capture` (per reason, from markers), `filtered_out`
  * (captures outside the builder's filter/window, per cause), `clusters` (the largest, with items
- * and weight), `power_plan_settings`.
+ * and weight), `power_plan_settings`, `fit_eligibility` (derived from the card itself:
+ * contracts `deriveFitEligibility`).
  */
 export function buildDatasets(input: BuildInput): Dataset[] {
   const { request } = input;
@@ -216,6 +218,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
         .map(([cluster, s]) => ({ cluster, items: s.items, weight: s.weight })),
       power_plan_settings: { ...planSettings, candidates: 1, run_index: 1 },
     };
+    card['fit_eligibility'] = deriveFitEligibility(card);
     out.push({
       schema: 'shadow.dataset/v1',
       dataset_hash: datasetHash,

@@ -17,6 +17,7 @@ import {
   CaptureSkipMarker,
   DATASET_BUILDER_KINDS,
   Dataset,
+  deriveFitEligibility,
   Envelope,
   FreezeRequest,
   IMPLEMENTED_DATASET_BUILDERS,
@@ -86,7 +87,11 @@ export class SuiteService {
    */
   async readDataset(hash: string): Promise<Dataset | null> {
     const b = await this.datasets.getBlob(hash);
-    return b ? Dataset.parse(JSON.parse(dec.decode(b))) : null;
+    if (!b) return null;
+    const ds = Dataset.parse(JSON.parse(dec.decode(b)));
+    // a dataset frozen before cards carried it: derived on read, as a freeze derives it
+    if (ds.card['fit_eligibility'] === undefined) ds.card['fit_eligibility'] = deriveFitEligibility(ds.card);
+    return ds;
   }
 
   /**
@@ -124,6 +129,7 @@ export class SuiteService {
               census: p.card['census'],
               power_plan: p.card.power_plan,
               power_plan_settings: p.card['power_plan_settings'],
+              fit_eligibility: p.card['fit_eligibility'],
               freeze_would_give: p.dataset_hash,
             }
           : null,
