@@ -10,7 +10,8 @@
  */
 import { z } from 'zod';
 import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT, MIN_ARM_OBSERVATIONS } from './campaign.js';
-import { Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
+import { Expectation, Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
+import { Api } from './usage.js';
 import { DatasetCard, FitEligibility, PowerPlanValue } from './report.js';
 
 /**
@@ -37,10 +38,45 @@ export const DATASET_EXCLUSION_REASONS = [
 export const DatasetExclusionReason = z.enum(DATASET_EXCLUSION_REASONS);
 export type DatasetExclusionReason = z.infer<typeof DatasetExclusionReason>;
 
-/** The builders of the closed vocabulary; only `from_filter` is implemented (others → 400 builder_unsupported). */
+/** The builders of the closed vocabulary; `from_filter` and `import` are implemented (others → 400 builder_unsupported). */
 export const DATASET_BUILDER_KINDS = ['from_filter', 'from_failures', 'import', 'synthetic'] as const;
 /** Builders this release implements. */
-export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter'] as const;
+export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter', 'import'] as const;
+
+/** Largest request body of one imported item, bytes of its JSON (it travels inline in an envelope). */
+export const IMPORT_ITEM_MAX_BYTES = 256 * 1024;
+
+/**
+ * One operator-supplied item of an `import` freeze (one line of a JSONL file): the call type, the
+ * request body as it would be sent on `api` (default `openai.chat`), and an optional reference —
+ * one expectation or several (`{kind: 'numeric', value: 42}`, `{kind: 'exact', value: '…'}`, …),
+ * scored like a capture's expectations.
+ */
+export const ImportItem = z
+  .object({
+    call_type: SubjectToken,
+    api: Api.default('openai.chat'),
+    request: z.record(z.string(), z.unknown()),
+    reference: z.union([Expectation, z.array(Expectation).min(1)]).optional(),
+  })
+  .strict();
+export type ImportItem = z.infer<typeof ImportItem>;
+
+/**
+ * `import`: operator-supplied items (the lines of a JSONL file, as `items`). Each is published on the
+ * CAPTURE stream as an envelope of traffic class `import` (never `production`: the census says so
+ * and the card is not fit-eligible), then frozen alone — one dataset per call type of the items.
+ */
+export const ImportBuilder = z
+  .object({ kind: z.literal('import'), items: z.array(ImportItem).min(1).max(MAX_ITEMS_CEILING) })
+  .strict();
+export type ImportBuilder = z.infer<typeof ImportBuilder>;
+
+/** The `import` builder as a dataset records it: how many items were imported, not the items. */
+export const ImportBuilderRecord = z
+  .object({ kind: z.literal('import'), imported_items: z.number().int().positive() })
+  .strict();
+export type ImportBuilderRecord = z.infer<typeof ImportBuilderRecord>;
 
 /**
  * `from_filter`: every capture of the suite's call type in the stream, narrowed by `filter`
@@ -78,7 +114,9 @@ export type FromFilterBuilder = z.infer<typeof FromFilterBuilder>;
 export const FreezeRequest = z
   .object({
     max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
-    builder: FromFilterBuilder.default(FromFilterBuilder.parse({ kind: 'from_filter' })),
+    builder: z
+      .discriminatedUnion('kind', [FromFilterBuilder, ImportBuilder])
+      .default(FromFilterBuilder.parse({ kind: 'from_filter' })),
     margin_pp: z.number().min(0).max(100).default(2),
     alpha: z.number().gt(0).lt(0.5).default(0.05),
   })
@@ -137,7 +175,7 @@ export const Dataset = z
     suite: SubjectToken,
     call_type: SubjectToken,
     stream: z.string(),
-    builder: FromFilterBuilder,
+    builder: z.discriminatedUnion('kind', [FromFilterBuilder, ImportBuilderRecord]),
     max_items: z.number().int().positive(),
     items: z.array(DatasetItem),
     card: DatasetCard,

@@ -66,7 +66,8 @@ export interface BuildInput {
   request: FreezeRequest;
 }
 
-const inWindow = (at: string, w: FreezeRequest['builder']['window']) =>
+type Window = { since?: string | undefined; until?: string | undefined };
+const inWindow = (at: string, w: Window) =>
   (w.since === undefined || Date.parse(at) >= Date.parse(w.since)) &&
   (w.until === undefined || Date.parse(at) < Date.parse(w.until));
 
@@ -100,7 +101,11 @@ const LISTED_CLUSTERS = 20;
 export function buildDatasets(input: BuildInput): Dataset[] {
   const { request } = input;
   const b = request.builder;
-  const wantCt = (ct: string) => b.filter.call_types === undefined || b.filter.call_types.includes(ct);
+  // an import's captures are exactly its items: no filter, no window (they are all `import`)
+  const filter = b.kind === 'from_filter' ? b.filter : { traffic_classes: ['import' as const], call_types: undefined };
+  const window: Window = b.kind === 'from_filter' ? b.window : {};
+  const record: Dataset['builder'] = b.kind === 'import' ? { kind: 'import', imported_items: b.items.length } : b;
+  const wantCt = (ct: string) => filter.call_types === undefined || filter.call_types.includes(ct);
   const callTypes = new Set<string>();
   for (const c of input.captures) if (wantCt(c.call_type)) callTypes.add(c.call_type);
   for (const s of input.skips ?? []) if (wantCt(s.call_type)) callTypes.add(s.call_type);
@@ -112,11 +117,11 @@ export function buildDatasets(input: BuildInput): Dataset[] {
     const byItem = new Map<string, CaptureRecord[]>();
     for (const c of input.captures) {
       if (c.call_type !== ct) continue;
-      if (!inWindow(c.captured_at, b.window)) {
+      if (!inWindow(c.captured_at, window)) {
         inc(filteredOut, 'outside_window');
         continue;
       }
-      if (c.traffic_class !== 'test' && !b.filter.traffic_classes.includes(c.traffic_class)) {
+      if (c.traffic_class !== 'test' && !(filter.traffic_classes as readonly string[]).includes(c.traffic_class)) {
         inc(filteredOut, `traffic_class:${c.traffic_class}`);
         continue;
       }
@@ -161,7 +166,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
     for (const x of exclusions) inc(exclusionCounts, x.reason);
     const skipped: Record<string, number> = {};
     for (const s of input.skips ?? []) {
-      if (s.call_type !== ct || !inWindow(s.at, b.window)) continue;
+      if (s.call_type !== ct || !inWindow(s.at, window)) continue;
       const reason: DatasetExclusionReason = s.reason === 'too_large' ? 'too_large' : 'low_confidence_redaction';
       inc(skipped, reason);
       inc(exclusionCounts, reason);
@@ -207,7 +212,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
       exclusion_counts: sorted(exclusionCounts),
       power_plan: power,
       suite: input.suite,
-      builder: b,
+      builder: record,
       max_items: request.max_items,
       census: sorted(census),
       skipped_at_capture: sorted(skipped),
@@ -225,7 +230,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
       suite: input.suite,
       call_type: ct,
       stream: input.stream,
-      builder: b,
+      builder: record,
       max_items: request.max_items,
       items,
       card,

@@ -21,6 +21,9 @@ import {
   Envelope,
   FreezeRequest,
   IMPLEMENTED_DATASET_BUILDERS,
+  IMPORT_ITEM_MAX_BYTES,
+  itemHash,
+  type ImportBuilder,
   isSubjectToken,
   sha256Hex,
   ShadowplaneError,
@@ -36,7 +39,7 @@ import {
   type SkipRecord,
   type UnparseableRecord,
 } from '@shadowplane/evidence';
-import { requestPromptText } from '@shadowplane/providers';
+import { requestPromptText, WIRE_ADAPTERS } from '@shadowplane/providers';
 import { invalidRequest, parseOr400 } from './errors.js';
 
 type ObjectStore = Awaited<ReturnType<typeof openObjectStore>>;
@@ -167,12 +170,18 @@ export class SuiteService {
       !(IMPLEMENTED_DATASET_BUILDERS as readonly string[]).includes(kind)
     )
       throw invalidRequest(
-        [{ path: 'builder.kind', message: `${kind} is not implemented; use from_filter` }],
+        [
+          {
+            path: 'builder.kind',
+            message: `${kind} is not implemented; use ${IMPLEMENTED_DATASET_BUILDERS.join(' or ')}`,
+          },
+        ],
         'builder_unsupported',
-        `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(', ')} is`,
+        `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(' and ')} are`,
       );
     const req = parseOr400(FreezeRequest, body ?? {});
-    const caps = await this.readSuite(suite);
+    const caps =
+      req.builder.kind === 'import' ? await this.importItems(suite, req.builder) : await this.readSuite(suite);
     const built = buildDatasets({ suite, stream: this.bus.names.streams.capture, ...caps, request: req });
     if (built.length === 0)
       throw new ShadowplaneError('not_found', `nothing captured for suite ${suite} matches the builder`, {
@@ -207,6 +216,66 @@ export class SuiteService {
   }
 
   /**
+   * The `import` builder's captures: each item becomes a `shadow.envelope/v1` of traffic class
+   * `import` on `shadow.capture.<suite>.<call_type>` (request inline, no served summary, nothing
+   * redacted — the operator supplied it), published with a message id derived from the suite, the
+   * item hash and its occurrence in the import, so a retried import within the stream's
+   * de-duplication window publishes nothing twice. Returns the captures as the builder reads them.
+   * @throws ShadowplaneError 400 invalid_request naming `builder.items.<i>.request` (larger than
+   *   IMPORT_ITEM_MAX_BYTES)
+   */
+  private async importItems(suite: string, b: ImportBuilder): Promise<SuiteCaptures> {
+    const now = new Date().toISOString();
+    b.items.forEach((it, i) => {
+      const bytes = enc.encode(JSON.stringify(it.request)).length;
+      if (bytes > IMPORT_ITEM_MAX_BYTES)
+        throw invalidRequest([
+          {
+            path: `builder.items.${i}.request`,
+            message: `${bytes} bytes; an imported request holds at most ${IMPORT_ITEM_MAX_BYTES}`,
+          },
+        ]);
+    });
+    const seen = new Map<string, number>();
+    const captures: CaptureRecord[] = [];
+    for (const it of b.items) {
+      const path = WIRE_ADAPTERS[it.api].publicPath;
+      const hash = itemHash(it.api, path, it.request);
+      const k = seen.get(hash) ?? 0;
+      seen.set(hash, k + 1);
+      const id = sha256Hex(enc.encode(`import|${suite}|${it.call_type}|${hash}|${k}`));
+      // a UUID (version 4 layout) from the hash: the same item and occurrence always gets the same id
+      const envelopeId = `${id.slice(0, 8)}-${id.slice(8, 12)}-4${id.slice(13, 16)}-${'89ab'[parseInt(id[16]!, 16) % 4]}${id.slice(17, 20)}-${id.slice(20, 32)}`;
+      const expectations =
+        it.reference === undefined ? [] : Array.isArray(it.reference) ? it.reference : [it.reference];
+      const json = JSON.stringify(it.request);
+      const env: Envelope = {
+        schema: 'shadow.envelope/v1',
+        envelope_id: envelopeId,
+        captured_at: now,
+        suite,
+        call_type: it.call_type,
+        api: it.api,
+        method: 'POST',
+        path,
+        request: { body: it.request, body_ref: null, bytes: enc.encode(json).length, content_type: 'application/json' },
+        item_hash: hash,
+        served: null,
+        traffic_class: 'import',
+        retention: { consent: true },
+        expectations,
+        redactions: [],
+        source: { placement: 'ingress', sidecar_id: 'import', sticky_key_hash: null },
+      };
+      const ack = await this.bus.js.publish(this.bus.names.captureSubject(suite, it.call_type), JSON.stringify(env), {
+        msgID: envelopeId,
+      });
+      captures.push(await this.record(ack.seq, env));
+    }
+    return { captures, unparseable: [], skips: [], counts: new Map() };
+  }
+
+  /**
    * Launch check of a `frozen:<hash>` source: the dataset exists, belongs to the spec's suite and
    * is the spec's only call type (a dataset is one call type's); `sample_rate` is 1.
    * @throws ShadowplaneError 404 unknown_dataset; 400 invalid_request naming `source` / `sample_rate` / `call_types`
@@ -227,6 +296,17 @@ export class SuiteService {
         {
           path: 'sample_rate',
           message: 'a frozen run dispatches the whole dataset: sample_rate must be 1 (freeze with a smaller max_items)',
+        },
+      ]);
+    // items of a class the spec does not admit would all be excluded as traffic_class
+    const notAdmitted = Object.keys((ds.card['census'] ?? {}) as Record<string, unknown>).filter(
+      (tc) => !(spec.traffic_classes as readonly string[]).includes(tc),
+    );
+    if (notAdmitted.length > 0)
+      throw invalidRequest([
+        {
+          path: 'traffic_classes',
+          message: `dataset ${hash} holds ${notAdmitted.join(', ')} items, which the spec does not admit: add ${notAdmitted.join(', ')} to traffic_classes`,
         },
       ]);
     if (spec.call_types.length !== 1 || spec.call_types[0] !== ds.call_type)
