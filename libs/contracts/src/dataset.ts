@@ -38,10 +38,38 @@ export const DATASET_EXCLUSION_REASONS = [
 export const DatasetExclusionReason = z.enum(DATASET_EXCLUSION_REASONS);
 export type DatasetExclusionReason = z.infer<typeof DatasetExclusionReason>;
 
-/** The builders of the closed vocabulary; `from_filter` and `import` are implemented (others → 400 builder_unsupported). */
+/** The builders of the closed vocabulary; all but `synthetic` are implemented (it → 400 builder_unsupported). */
 export const DATASET_BUILDER_KINDS = ['from_filter', 'from_failures', 'import', 'synthetic'] as const;
 /** Builders this release implements. */
-export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter', 'import'] as const;
+export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter', 'import', 'from_failures'] as const;
+
+/**
+ * `from_failures`: the items an ended run with a final report observed failing on one arm — an
+ * error observation, or a paired quality score below `below` (0–1, default 0.5) in the report's
+ * evidence — taken back from the CAPTURE stream (their captures still there, any traffic class
+ * but `test`). `arm_id` defaults to the run's first candidate.
+ */
+export const FromFailuresBuilder = z
+  .object({
+    kind: z.literal('from_failures'),
+    campaign_id: z.string().regex(/^cmp_[0-9a-z]{1,60}$/),
+    arm_id: SubjectToken.optional(),
+    below: z.number().min(0).max(1).default(0.5),
+  })
+  .strict();
+export type FromFailuresBuilder = z.infer<typeof FromFailuresBuilder>;
+
+/** The `from_failures` builder as a dataset records it: the run, the arm, the threshold and how many items failed. */
+export const FromFailuresBuilderRecord = z
+  .object({
+    kind: z.literal('from_failures'),
+    campaign_id: z.string(),
+    arm_id: SubjectToken,
+    below: z.number(),
+    failed_items: z.number().int().nonnegative(),
+  })
+  .strict();
+export type FromFailuresBuilderRecord = z.infer<typeof FromFailuresBuilderRecord>;
 
 /** Largest request body of one imported item, bytes of its JSON (it travels inline in an envelope). */
 export const IMPORT_ITEM_MAX_BYTES = 256 * 1024;
@@ -115,7 +143,7 @@ export const FreezeRequest = z
   .object({
     max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
     builder: z
-      .discriminatedUnion('kind', [FromFilterBuilder, ImportBuilder])
+      .discriminatedUnion('kind', [FromFilterBuilder, ImportBuilder, FromFailuresBuilder])
       .default(FromFilterBuilder.parse({ kind: 'from_filter' })),
     margin_pp: z.number().min(0).max(100).default(2),
     alpha: z.number().gt(0).lt(0.5).default(0.05),
@@ -175,7 +203,7 @@ export const Dataset = z
     suite: SubjectToken,
     call_type: SubjectToken,
     stream: z.string(),
-    builder: z.discriminatedUnion('kind', [FromFilterBuilder, ImportBuilderRecord]),
+    builder: z.discriminatedUnion('kind', [FromFilterBuilder, ImportBuilderRecord, FromFailuresBuilderRecord]),
     max_items: z.number().int().positive(),
     items: z.array(DatasetItem),
     card: DatasetCard,

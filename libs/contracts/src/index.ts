@@ -105,6 +105,8 @@ export {
   FromFilterBuilder,
   ImportBuilder,
   ImportBuilderRecord,
+  FromFailuresBuilder,
+  FromFailuresBuilderRecord,
   ImportItem,
   IMPORT_ITEM_MAX_BYTES,
   FreezeRequest,

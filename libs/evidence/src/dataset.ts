@@ -64,6 +64,8 @@ export interface BuildInput {
   unparseable?: readonly UnparseableRecord[];
   skips?: readonly SkipRecord[];
   request: FreezeRequest;
+  /** from_failures: the item hashes that failed (the builder keeps only their captures) and the arm */
+  failures?: { items: ReadonlySet<string>; arm_id: string };
 }
 
 type Window = { since?: string | undefined; until?: string | undefined };
@@ -102,9 +104,28 @@ export function buildDatasets(input: BuildInput): Dataset[] {
   const { request } = input;
   const b = request.builder;
   // an import's captures are exactly its items: no filter, no window (they are all `import`)
-  const filter = b.kind === 'from_filter' ? b.filter : { traffic_classes: ['import' as const], call_types: undefined };
+  // from_failures: the failed items' captures of any class but test, no window
+  const filter =
+    b.kind === 'from_filter'
+      ? b.filter
+      : {
+          traffic_classes: b.kind === 'import' ? ['import'] : ['production', 'synthetic', 'import'],
+          call_types: undefined,
+        };
   const window: Window = b.kind === 'from_filter' ? b.window : {};
-  const record: Dataset['builder'] = b.kind === 'import' ? { kind: 'import', imported_items: b.items.length } : b;
+  if (b.kind === 'from_failures' && !input.failures) throw new Error('buildDatasets: from_failures needs failures');
+  const record: Dataset['builder'] =
+    b.kind === 'import'
+      ? { kind: 'import', imported_items: b.items.length }
+      : b.kind === 'from_failures'
+        ? {
+            kind: 'from_failures',
+            campaign_id: b.campaign_id,
+            arm_id: input.failures!.arm_id,
+            below: b.below,
+            failed_items: input.failures!.items.size,
+          }
+        : b;
   const wantCt = (ct: string) => filter.call_types === undefined || filter.call_types.includes(ct);
   const callTypes = new Set<string>();
   for (const c of input.captures) if (wantCt(c.call_type)) callTypes.add(c.call_type);
@@ -117,6 +138,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
     const byItem = new Map<string, CaptureRecord[]>();
     for (const c of input.captures) {
       if (c.call_type !== ct) continue;
+      if (input.failures && !input.failures.items.has(c.item_hash)) continue;
       if (!inWindow(c.captured_at, window)) {
         inc(filteredOut, 'outside_window');
         continue;

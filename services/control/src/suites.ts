@@ -29,18 +29,24 @@ import {
   ShadowplaneError,
   simhash64,
   SuiteFreezeRecord,
+  type Campaign,
   type CampaignSpec,
+  type FromFailuresBuilder,
+  isShadowplaneError,
   type DatasetCard,
 } from '@shadowplane/contracts';
 import {
   bodyProblem,
   buildDatasets,
+  type PairRow,
   type CaptureRecord,
   type SkipRecord,
   type UnparseableRecord,
 } from '@shadowplane/evidence';
 import { requestPromptText, WIRE_ADAPTERS } from '@shadowplane/providers';
+import { TERMINAL_STATES, type CampaignService } from './campaigns.js';
 import { invalidRequest, parseOr400 } from './errors.js';
+import type { ReportsPort } from './reports-port.js';
 
 type ObjectStore = Awaited<ReturnType<typeof openObjectStore>>;
 
@@ -65,6 +71,12 @@ export interface FrozenCallType {
   card: DatasetCard;
 }
 
+/** What the `from_failures` builder reads: the campaigns and the reports' read side. */
+export interface RunsDeps {
+  campaigns: CampaignService;
+  reports: ReportsPort;
+}
+
 /** Suite operations over the bus (one per control process). */
 export class SuiteService {
   private constructor(
@@ -72,16 +84,21 @@ export class SuiteService {
     private readonly index: KV,
     private readonly datasets: ObjectStore,
     private readonly bodies: ObjectStore,
+    private readonly runs: RunsDeps | undefined,
   ) {}
 
-  /** Opens the suite index, the datasets store and the capture bodies store (provisioned by `provision`). */
-  static async open(bus: Bus): Promise<SuiteService> {
+  /**
+   * Opens the suite index, the datasets store and the capture bodies store (provisioned by
+   * `provision`). `runs` (the campaigns and the reports read side) is what the `from_failures`
+   * builder reads; without it that builder answers 500 internal.
+   */
+  static async open(bus: Bus, runs?: RunsDeps): Promise<SuiteService> {
     const [index, datasets, bodies] = await Promise.all([
       openKv(bus, bus.names.buckets.suites),
       openObjectStore(bus, bus.names.datasets),
       openObjectStore(bus, bus.names.captureBodies),
     ]);
-    return new SuiteService(bus, index, datasets, bodies);
+    return new SuiteService(bus, index, datasets, bodies, runs);
   }
 
   /**
@@ -180,9 +197,28 @@ export class SuiteService {
         `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(' and ')} are`,
       );
     const req = parseOr400(FreezeRequest, body ?? {});
-    const caps =
-      req.builder.kind === 'import' ? await this.importItems(suite, req.builder) : await this.readSuite(suite);
-    const built = buildDatasets({ suite, stream: this.bus.names.streams.capture, ...caps, request: req });
+    let failures: { items: Set<string>; arm_id: string } | undefined;
+    let caps: SuiteCaptures;
+    if (req.builder.kind === 'import') caps = await this.importItems(suite, req.builder);
+    else if (req.builder.kind === 'from_failures') {
+      const r = await this.failedItems(suite, req.builder);
+      failures = { items: r.items, arm_id: r.arm_id };
+      const all = await this.readSuite(suite);
+      // only the failed items' captures of the run's call types; no markers or unparseable counts
+      caps = {
+        captures: all.captures.filter((c) => r.items.has(c.item_hash) && r.call_types.includes(c.call_type)),
+        unparseable: [],
+        skips: [],
+        counts: all.counts,
+      };
+    } else caps = await this.readSuite(suite);
+    const built = buildDatasets({
+      suite,
+      stream: this.bus.names.streams.capture,
+      ...caps,
+      request: req,
+      ...(failures ? { failures } : {}),
+    });
     if (built.length === 0)
       throw new ShadowplaneError('not_found', `nothing captured for suite ${suite} matches the builder`, {
         details: { field: 'suite', suite },
@@ -213,6 +249,60 @@ export class SuiteService {
       out.push({ call_type: ds.call_type, dataset_hash: ds.dataset_hash, created, card: stored.card });
     }
     return { suite, datasets: out };
+  }
+
+  /**
+   * The items an ended run observed failing on one arm (the `from_failures` builder): error
+   * observations of the arm, and paired rows of the final report's evidence where the arm's
+   * quality is below `below`.
+   * @throws ShadowplaneError 404 not_found (no such campaign, `builder.campaign_id`), 400
+   *   invalid_request (`builder.campaign_id` of another suite, `builder.arm_id` not called by the
+   *   run), 409 conflict (the run has not ended or its final report is not written yet)
+   */
+  private async failedItems(
+    suite: string,
+    b: FromFailuresBuilder,
+  ): Promise<{ items: Set<string>; arm_id: string; call_types: string[] }> {
+    if (!this.runs) throw new ShadowplaneError('internal', 'the from_failures builder is not wired in this process');
+    const id = b.campaign_id;
+    let c: Campaign;
+    try {
+      c = await this.runs.campaigns.get(id);
+    } catch (e) {
+      if (isShadowplaneError(e) && e.code === 'not_found')
+        throw new ShadowplaneError('not_found', `no campaign ${id}`, {
+          details: { issues: [{ path: 'builder.campaign_id', message: 'no such campaign' }] },
+        });
+      throw e;
+    }
+    if (c.spec.suite !== suite)
+      throw invalidRequest([{ path: 'builder.campaign_id', message: `campaign ${id} ran on suite ${c.spec.suite}` }]);
+    const called = [...(c.spec.compare ? [] : [c.spec.incumbent.id]), ...c.spec.candidates.map((a) => a.id)];
+    const arm = b.arm_id ?? c.spec.candidates[0]!.id;
+    if (!called.includes(arm))
+      throw invalidRequest([
+        { path: 'builder.arm_id', message: `campaign ${id} called no arm ${arm} (its arms: ${called.join(', ')})` },
+      ]);
+    const notYet = (why: string) =>
+      new ShadowplaneError('conflict', `campaign ${id} has no failures to freeze yet: ${why}`, {
+        details: { campaign_id: id, state: c.state },
+      });
+    if (!TERMINAL_STATES.has(c.state)) throw notYet(`it is ${c.state}`);
+    const latest = await this.runs.reports.readLatestReport(this.bus, id);
+    if (!latest || latest.provisional) throw notYet('its final report is not written yet');
+    const items = new Set<string>();
+    const paired =
+      (latest.bundle as { parts?: { paired?: { candidate_arm_id: string; rows: PairRow[] }[] } } | null)?.parts
+        ?.paired ?? [];
+    for (const p of paired)
+      for (const r of p.rows) {
+        if (p.candidate_arm_id === arm && r.q_cand < b.below) items.add(r.item_hash);
+        if (arm === c.spec.incumbent.id && !c.spec.compare && r.q_inc < b.below) items.add(r.item_hash);
+      }
+    for await (const m of this.runs.reports.exportObservations(this.bus, id, {}))
+      if (m.schema === 'shadow.observation/v1' && m.arm_id === arm && m.role !== 'incumbent_aa' && m.status === 'error')
+        items.add(m.item_hash);
+    return { items, arm_id: arm, call_types: c.spec.call_types };
   }
 
   /**

@@ -172,5 +172,50 @@ describe('the import builder end to end', () => {
     const card = rep.report.call_types[0].dataset_card;
     expect(card).toMatchObject({ dataset_hash: ds.dataset_hash, unique_items: 10, total_weight: 11 });
     expect(card.traffic_classes).toEqual({ import: 10 });
+
+    // from_failures: the items the run saw the candidate fail (low paired score or an error)
+    const bundle = (await req('GET', `/v1/campaigns/${id}/report?format=bundle`, KEYS.read)).json();
+    const obs = (await req('GET', `/v1/campaigns/${id}/observations`, KEYS.read)).body
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, any>);
+    const failed = new Set<string>([
+      ...bundle.parts.paired.flatMap((p: any) =>
+        p.candidate_arm_id === 'small' ? p.rows.filter((r: any) => r.q_cand < 0.5).map((r: any) => r.item_hash) : [],
+      ),
+      ...obs
+        .filter((o) => o.schema === 'shadow.observation/v1' && o.arm_id === 'small' && o.status === 'error')
+        .map((o) => o.item_hash),
+    ]);
+    const ff = (builder: object) =>
+      req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, { builder: { kind: 'from_failures', ...builder } });
+    const noRun = await ff({ campaign_id: 'cmp_nosuchrun' });
+    expect([noRun.statusCode, noRun.json().error.details.issues[0].path]).toEqual([404, 'builder.campaign_id']);
+    const noArm = await ff({ campaign_id: id, arm_id: 'nope' });
+    expect([noArm.statusCode, noArm.json().error.details.issues[0].path]).toEqual([400, 'builder.arm_id']);
+    // below 1: every paired item whose candidate score is under 1 comes back (a dataset is its
+    // items: when they are the import's own, the freeze finds that dataset and writes nothing)
+    const paired = bundle.parts.paired
+      .find((p: any) => p.candidate_arm_id === 'small')
+      .rows.filter((r: any) => r.q_cand < 1);
+    const all = await ff({ campaign_id: id, below: 1 });
+    if (paired.length > 0) {
+      expect([200, 201]).toContain(all.statusCode);
+      const d = all.json().datasets[0];
+      expect(d.card.unique_items).toBeGreaterThanOrEqual(paired.length);
+      if (d.created) expect(d.card.builder).toMatchObject({ kind: 'from_failures', campaign_id: id, arm_id: 'small' });
+      else expect(d.dataset_hash).toBe(ds.dataset_hash);
+    }
+    // nothing scores below 0 and no call failed: nothing to freeze
+    if (!obs.some((o) => o.status === 'error')) expect((await ff({ campaign_id: id, below: 0 })).statusCode).toBe(404);
+    const got = await ff({ campaign_id: id });
+    if (failed.size === 0) expect(got.statusCode).toBe(404);
+    else {
+      expect([200, 201]).toContain(got.statusCode);
+      const d = got.json().datasets[0];
+      expect(d.card.unique_items).toBe(failed.size);
+      if (d.created)
+        expect(d.card.builder).toMatchObject({ kind: 'from_failures', failed_items: failed.size, below: 0.5 });
+    }
   }, 240_000);
 });
