@@ -123,6 +123,45 @@ export const ScorerSpec = z.discriminatedUnion('kind', [
 export type ScorerSpec = z.infer<typeof ScorerSpec>;
 
 /**
+ * The instruments a campaign spec may choose (docs/bench.md "Instruments"). `judged_dataset_run`
+ * is produced by compare mode only (`compare:`), never chosen here.
+ */
+export const CampaignInstrument = z.enum(['shadow_dual_run', 'replay']);
+export type CampaignInstrument = z.infer<typeof CampaignInstrument>;
+
+/**
+ * Why a `replay` spec cannot run as written, one issue per field (empty when it can). Replay calls
+ * no arm, so anything that needs an arm's output or a live call is refused rather than ignored:
+ * a live source (replay prices a frozen dataset's captured usage), `compare`, A-A pairs
+ * (`aa_share` must be 0), an `llm_judge` scorer, sequential stopping, and `max_request_cost_usd`
+ * (a per-request ceiling on a call that is never made).
+ */
+export function replayConflicts(spec: {
+  source: string;
+  compare?: unknown;
+  aa_share: number;
+  scorers: readonly { kind: string }[];
+  stopping?: string | undefined;
+  max_request_cost_usd?: number | undefined;
+}): { path: (string | number)[]; message: string }[] {
+  const out: { path: (string | number)[]; message: string }[] = [];
+  const why = 'instrument replay calls no arm';
+  if (spec.source === 'live')
+    out.push({ path: ['source'], message: `${why}: it prices a frozen dataset's captured usage, use frozen:<hash>` });
+  if (spec.compare !== undefined) out.push({ path: ['compare'], message: `${why}: it cannot run in compare mode` });
+  if (spec.aa_share !== 0) out.push({ path: ['aa_share'], message: `${why}: it draws no A-A pairs, set aa_share: 0` });
+  spec.scorers.forEach((sc, i) => {
+    if (sc.kind === 'llm_judge')
+      out.push({ path: ['scorers', i], message: `${why}: there is no candidate output to judge` });
+  });
+  if (spec.stopping === 'sequential')
+    out.push({ path: ['stopping'], message: `${why}: it decides no quality, so there is nothing to stop on` });
+  if (spec.max_request_cost_usd !== undefined)
+    out.push({ path: ['max_request_cost_usd'], message: `${why}: there is no request to cap` });
+  return out;
+}
+
+/**
  * The campaign spec an operator submits (POST /v1/campaigns). Immutable once running.
  * Money in USD, margins in percentage points (pp) of quality on a 0–1 scale × 100,
  * `min_savings` as a fraction (0.2 = 20% cheaper). Source: docs/architecture.md "Contracts" (Campaign).
@@ -234,6 +273,9 @@ export const CampaignSpec = z
       ),
     /** compare mode (docs/bench.md): the candidates alone, paired with a baseline run's retained arm */
     compare: CompareSpec.optional(),
+    instrument: CampaignInstrument.optional().describe(
+      "how the run measures (absent: shadow_dual_run). shadow_dual_run: every arm called on each item; replay: no arm is called ($0): each frozen item's captured production usage is priced on the incumbent's and each candidate's rate card, the candidate's token counts assumed equal to the incumbent's; cost half only, never a quality verdict, scorers not applied (needs a frozen source and aa_share 0; no llm_judge, sequential stopping, compare or max_request_cost_usd)",
+    ),
   })
   .strict()
   .superRefine((spec, ctx) => {
@@ -261,6 +303,7 @@ export const CampaignSpec = z
         message: 'compare mode scores with programmatic scorers and outcomes only: an llm_judge needs both arms called',
         path: ['scorers'],
       });
+    if (spec.instrument === 'replay') replayConflicts(spec).forEach((x) => ctx.addIssue({ code: 'custom', ...x }));
     const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
     const seen = new Set<string>();
     ids.forEach((id, i) => {

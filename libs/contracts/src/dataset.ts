@@ -9,9 +9,10 @@
  * Source: issue 17 "The Bench lifecycle" items 1–3; docs/architecture.md "State".
  */
 import { z } from 'zod';
-import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT } from './campaign.js';
-import { Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
-import { DatasetCard } from './report.js';
+import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT, MIN_ARM_OBSERVATIONS } from './campaign.js';
+import { Expectation, Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
+import { Api } from './usage.js';
+import { DatasetCard, type FitEligibility, PowerPlanValue } from './report.js';
 
 /**
  * Why a capture is left out of a frozen dataset (closed list):
@@ -37,10 +38,73 @@ export const DATASET_EXCLUSION_REASONS = [
 export const DatasetExclusionReason = z.enum(DATASET_EXCLUSION_REASONS);
 export type DatasetExclusionReason = z.infer<typeof DatasetExclusionReason>;
 
-/** The builders of the closed vocabulary; only `from_filter` is implemented (others → 400 builder_unsupported). */
+/** The builders of the closed vocabulary; all but `synthetic` are implemented (it → 400 builder_unsupported). */
 export const DATASET_BUILDER_KINDS = ['from_filter', 'from_failures', 'import', 'synthetic'] as const;
 /** Builders this release implements. */
-export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter'] as const;
+export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter', 'import', 'from_failures'] as const;
+
+/**
+ * `from_failures`: the items an ended run with a final report observed failing on one arm — an
+ * error observation, or a paired quality score below `below` (0–1, default 0.5) in the report's
+ * evidence — taken back from the CAPTURE stream (their captures still there, any traffic class
+ * but `test`). `arm_id` defaults to the run's first candidate.
+ */
+export const FromFailuresBuilder = z
+  .object({
+    kind: z.literal('from_failures'),
+    campaign_id: z.string().regex(/^cmp_[0-9a-z]{1,60}$/),
+    arm_id: SubjectToken.optional(),
+    below: z.number().min(0).max(1).default(0.5),
+  })
+  .strict();
+export type FromFailuresBuilder = z.infer<typeof FromFailuresBuilder>;
+
+/** The `from_failures` builder as a dataset records it: the run, the arm, the threshold and how many items failed. */
+export const FromFailuresBuilderRecord = z
+  .object({
+    kind: z.literal('from_failures'),
+    campaign_id: z.string(),
+    arm_id: SubjectToken,
+    below: z.number(),
+    failed_items: z.number().int().nonnegative(),
+  })
+  .strict();
+export type FromFailuresBuilderRecord = z.infer<typeof FromFailuresBuilderRecord>;
+
+/** Largest request body of one imported item, bytes of its JSON (it travels inline in an envelope). */
+export const IMPORT_ITEM_MAX_BYTES = 256 * 1024;
+
+/**
+ * One operator-supplied item of an `import` freeze (one line of a JSONL file): the call type, the
+ * request body as it would be sent on `api` (default `openai.chat`), and an optional reference —
+ * one expectation or several (`{kind: 'numeric', value: 42}`, `{kind: 'exact', value: '…'}`, …),
+ * scored like a capture's expectations.
+ */
+export const ImportItem = z
+  .object({
+    call_type: SubjectToken,
+    api: Api.default('openai.chat'),
+    request: z.record(z.string(), z.unknown()),
+    reference: z.union([Expectation, z.array(Expectation).min(1)]).optional(),
+  })
+  .strict();
+export type ImportItem = z.infer<typeof ImportItem>;
+
+/**
+ * `import`: operator-supplied items (the lines of a JSONL file, as `items`). Each is published on the
+ * CAPTURE stream as an envelope of traffic class `import` (never `production`: the census says so
+ * and the card is not fit-eligible), then frozen alone — one dataset per call type of the items.
+ */
+export const ImportBuilder = z
+  .object({ kind: z.literal('import'), items: z.array(ImportItem).min(1).max(MAX_ITEMS_CEILING) })
+  .strict();
+export type ImportBuilder = z.infer<typeof ImportBuilder>;
+
+/** The `import` builder as a dataset records it: how many items were imported, not the items. */
+export const ImportBuilderRecord = z
+  .object({ kind: z.literal('import'), imported_items: z.number().int().positive() })
+  .strict();
+export type ImportBuilderRecord = z.infer<typeof ImportBuilderRecord>;
 
 /**
  * `from_filter`: every capture of the suite's call type in the stream, narrowed by `filter`
@@ -78,7 +142,9 @@ export type FromFilterBuilder = z.infer<typeof FromFilterBuilder>;
 export const FreezeRequest = z
   .object({
     max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
-    builder: FromFilterBuilder.default(FromFilterBuilder.parse({ kind: 'from_filter' })),
+    builder: z
+      .discriminatedUnion('kind', [FromFilterBuilder, ImportBuilder, FromFailuresBuilder])
+      .default(FromFilterBuilder.parse({ kind: 'from_filter' })),
     margin_pp: z.number().min(0).max(100).default(2),
     alpha: z.number().gt(0).lt(0.5).default(0.05),
   })
@@ -105,6 +171,27 @@ export const DatasetItem = z
 export type DatasetItem = z.infer<typeof DatasetItem>;
 
 /**
+ * Derives a card's fit-eligibility: eligible exactly when every item is production traffic
+ * (`census` has no other class, at least one item), there are at least MIN_ARM_OBSERVATIONS (8)
+ * distinct items and near-duplicate clusters (the fewest a comparison can be measured on), and the
+ * power plan is powered at the card's margin (`power_plan.powered`: clusters ≥ clusters needed).
+ * Shape: a card (`census` {class: {items, weight}}, `unique_items`, `near_duplicate_clusters`,
+ * `power_plan`) → {eligible, reasons in FIT_INELIGIBLE_REASONS order}.
+ */
+export function deriveFitEligibility(card: DatasetCard): FitEligibility {
+  const reasons: FitEligibility['reasons'] = [];
+  const census = (card['census'] ?? {}) as Record<string, { items?: number }>;
+  const classes = Object.entries(census).filter(([, v]) => (v.items ?? 0) > 0);
+  if (classes.length === 0 || classes.some(([k]) => k !== 'production')) reasons.push('census_not_production');
+  if (card.unique_items < MIN_ARM_OBSERVATIONS || card.near_duplicate_clusters < MIN_ARM_OBSERVATIONS)
+    reasons.push('below_min_items');
+  const plan = PowerPlanValue.safeParse(card.power_plan);
+  if (!plan.success) reasons.push('no_power_plan');
+  else if (!plan.data.powered) reasons.push('underpowered');
+  return { eligible: reasons.length === 0, reasons };
+}
+
+/**
  * `shadow.dataset/v1`: one call type's frozen dataset, stored once under its hash (object store
  * `shadow_datasets`). `items` sorted by item_hash. Immutable: a re-freeze with the same items
  * finds it and writes nothing.
@@ -116,12 +203,24 @@ export const Dataset = z
     suite: SubjectToken,
     call_type: SubjectToken,
     stream: z.string(),
-    builder: FromFilterBuilder,
+    builder: z.discriminatedUnion('kind', [FromFilterBuilder, ImportBuilderRecord, FromFailuresBuilderRecord]),
     max_items: z.number().int().positive(),
     items: z.array(DatasetItem),
     card: DatasetCard,
   })
-  .strict();
+  .strict()
+  .superRefine((d, ctx) => {
+    // absent on datasets frozen before it existed (readers derive it); present, it must be the derivation
+    const stated = d.card['fit_eligibility'];
+    if (stated === undefined) return;
+    const derived = deriveFitEligibility(d.card);
+    if (JSON.stringify(stated) !== JSON.stringify(derived))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['card', 'fit_eligibility'],
+        message: `is derived from the card, never asserted: the card gives ${JSON.stringify(derived)}`,
+      });
+  });
 export type Dataset = z.infer<typeof Dataset>;
 
 /** The suite index entry `<suite>.<call_type>` in KV `shadow_suites`: the latest frozen dataset. */

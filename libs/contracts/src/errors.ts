@@ -101,7 +101,8 @@ export const ERROR_CODES = {
   builder_unsupported: {
     httpStatus: 400,
     retryable: false,
-    message: 'The dataset builder is in the closed vocabulary but not implemented here; only from_filter is.',
+    message:
+      'The dataset builder is in the closed vocabulary but not implemented here; from_filter, import and from_failures are.',
   },
   judge_phase_unaffordable: {
     httpStatus: 422,

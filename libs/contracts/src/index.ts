@@ -35,6 +35,8 @@ export {
   ScorerSpec,
   LlmJudgeSpec,
   CampaignSpec,
+  CampaignInstrument,
+  replayConflicts,
   CampaignState,
   Campaign,
   BudgetLedger,
@@ -63,6 +65,8 @@ export {
 } from './observation.js';
 export {
   DatasetCard,
+  FitEligibility,
+  FIT_INELIGIBLE_REASONS,
   Report,
   IntervalValue,
   PowerPlanValue,
@@ -99,11 +103,18 @@ export {
   IMPLEMENTED_DATASET_BUILDERS,
   DatasetExclusionReason,
   FromFilterBuilder,
+  ImportBuilder,
+  ImportBuilderRecord,
+  FromFailuresBuilder,
+  FromFailuresBuilderRecord,
+  ImportItem,
+  IMPORT_ITEM_MAX_BYTES,
   FreezeRequest,
   CaptureRef,
   DatasetItem,
   Dataset,
   SuiteFreezeRecord,
   CaptureSkipMarker,
+  deriveFitEligibility,
 } from './dataset.js';
 export type { FreezeRequestInput } from './dataset.js';

@@ -49,6 +49,34 @@ export const PowerPlanValue = z
 export type PowerPlanValue = z.infer<typeof PowerPlanValue>;
 
 /**
+ * Why a dataset card is not fit to decide on (closed list):
+ * - `census_not_production`: some item is not production traffic (imported, synthetic), or there are no items
+ * - `below_min_items`: fewer than MIN_ARM_OBSERVATIONS (8) distinct items or near-duplicate clusters
+ * - `underpowered`: the card's power plan does not reach its margin (clusters < clusters needed)
+ * - `no_power_plan`: the card holds no readable power plan
+ */
+export const FIT_INELIGIBLE_REASONS = [
+  'census_not_production',
+  'below_min_items',
+  'underpowered',
+  'no_power_plan',
+] as const;
+
+/**
+ * `card.fit_eligibility`: whether the dataset can carry a decision, derived from the card's own
+ * census, counts and power plan by `deriveFitEligibility` (dataset.ts) — never asserted: a dataset whose
+ * card states anything else does not parse.
+ */
+export const FitEligibility = z
+  .object({
+    eligible: z.boolean(),
+    /** empty exactly when eligible */
+    reasons: z.array(z.enum(FIT_INELIGIBLE_REASONS)),
+  })
+  .strict();
+export type FitEligibility = z.infer<typeof FitEligibility>;
+
+/**
  * Dataset card for one call type of a campaign: what the evidence is made of.
  * `dataset_hash` = contentHash of the sorted `[item_hash, weight]` pairs of the admitted items,
  * independent of envelope ids and arrival order. Near-duplicate clusters: 64-bit SimHash of the
@@ -85,6 +113,8 @@ export const DatasetCard = z
     exclusion_counts: z.record(z.string(), z.number().int().nonnegative()).optional(),
     /** power plan of the call type at the incumbent's admitted clusters (first candidate's α) */
     power_plan: z.unknown(),
+    /** frozen dataset cards: whether the dataset can carry a decision, derived from this card */
+    fit_eligibility: FitEligibility.optional(),
   })
   .passthrough();
 export type DatasetCard = z.infer<typeof DatasetCard>;

@@ -174,3 +174,36 @@ describe('CampaignSpec guards shared by every path into the contract', () => {
     expect(r.error?.issues.map((i) => i.path.join('.'))).toEqual(['scorers.1.pattern']);
   });
 });
+
+describe('CampaignSpec instrument', () => {
+  const frozen = `frozen:${'a'.repeat(64)}`;
+  const paths = (x: object) => {
+    const r = CampaignSpec.safeParse(spec(x));
+    return r.success ? [] : r.error.issues.map((i) => i.path.join('.'));
+  };
+  it('absent means shadow_dual_run and is not written into the spec (existing spec hashes stay)', () => {
+    expect('instrument' in CampaignSpec.parse(spec())).toBe(false);
+    expect(CampaignSpec.parse(spec({ instrument: 'shadow_dual_run' })).instrument).toBe('shadow_dual_run');
+  });
+  it('replay on a frozen source with aa_share 0 is accepted and pinned', () => {
+    expect(CampaignSpec.parse(spec({ instrument: 'replay', source: frozen, aa_share: 0 })).instrument).toBe('replay');
+  });
+  it('refuses judged_dataset_run (compare mode only) and unknown instruments, naming the field', () => {
+    expect(paths({ instrument: 'judged_dataset_run' })).toEqual(['instrument']);
+    expect(paths({ instrument: 'vibes' })).toEqual(['instrument']);
+  });
+  it('replay refuses every field that needs an arm call, naming each', () => {
+    expect(paths({ instrument: 'replay' })).toEqual(['source', 'aa_share']);
+    expect(
+      paths({
+        instrument: 'replay',
+        source: frozen,
+        aa_share: 0,
+        stopping: 'sequential',
+        max_request_cost_usd: 0.01,
+        scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'openai', model: 'gpt-4o' }],
+        compare: { baseline: 'support:main' },
+      }),
+    ).toEqual(expect.arrayContaining(['compare', 'scorers.1', 'stopping', 'max_request_cost_usd']));
+  });
+});

@@ -113,7 +113,10 @@ export function capByInstrument(
   if (instrument === 'replay')
     return {
       decision: null,
-      reasons: ['instrument_cost_only: replay observations license the cost comparison only, never a quality verdict'],
+      reasons: [
+        'instrument_cost_only: replay observations license the cost comparison only, never a quality verdict',
+        "replay_assumed_tokens: the candidate was not called; its token counts are assumed equal to the incumbent's captured usage",
+      ],
       state: 'CANNOT_MEASURE',
     };
   if (instrument === 'judged_dataset_run' && o.state === 'BEAT') {
@@ -231,6 +234,13 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
     { decision: d.decision, reasons, state: d.decision === 'pass' && better ? 'BEAT' : 'NOT_BEAT' },
     s.instrument ?? 'shadow_dual_run',
   );
+  // replay measured no quality: the rows' quality placeholders (0) are never read, and the
+  // interval is the whole range [-1, 1] — nothing about quality is known
+  if (s.instrument === 'replay') {
+    quality.point = 0;
+    quality.lower = -1;
+    quality.upper = 1;
+  }
   return {
     level,
     alpha_one_sided_adjusted: alphaAdjusted,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FreezeRequest, simhash64, type TrafficClass } from '@shadowplane/contracts';
+import { Dataset, deriveFitEligibility, FreezeRequest, simhash64, type TrafficClass } from '@shadowplane/contracts';
 import { bodyProblem, buildDatasets, type CaptureRecord } from './dataset.js';
 import { fastContentHash } from './canonical-fast.js';
 
@@ -183,6 +183,32 @@ describe('buildDatasets', () => {
     expect(mde(few)).not.toBeNull();
     expect(mde(many)!).toBeLessThan(mde(few)!);
     expect(few.card['power_plan_settings']).toMatchObject({ margin_pp: 2, alpha_one_sided: 0.05 });
+  });
+});
+
+describe('fit-eligibility on the dataset card', () => {
+  const many = (n: number, tc: TrafficClass = 'production') =>
+    Array.from({ length: n }, (_, i) => cap(1000 + i, { traffic_class: tc }));
+  const cardOf = (caps: CaptureRecord[], o: Record<string, unknown> = {}) =>
+    buildDatasets({ suite: 's', stream: 'CAPTURE', captures: caps, request: req(o) })[0]!.card;
+  it('is eligible only when all items are production, at least 8 clusters, and the plan is powered', () => {
+    const ok = cardOf(many(60), { margin_pp: 50 });
+    expect((ok.power_plan as { powered: boolean }).powered).toBe(true);
+    expect(ok.fit_eligibility).toEqual({ eligible: true, reasons: [] });
+    // the same items at the default 2pp margin cannot be powered by 60 clusters
+    expect(cardOf(many(60)).fit_eligibility).toEqual({ eligible: false, reasons: ['underpowered'] });
+    expect(cardOf(many(5), { margin_pp: 50 }).fit_eligibility!.reasons).toContain('below_min_items');
+    const mixed = cardOf([...many(60), cap(5000, { traffic_class: 'import' })], { margin_pp: 50 });
+    expect(mixed.fit_eligibility).toEqual({ eligible: false, reasons: ['census_not_production'] });
+  });
+  it('is never asserted: a dataset whose card states another eligibility does not parse', () => {
+    const [ds] = buildDatasets({ suite: 's', stream: 'CAPTURE', captures: many(60), request: req() });
+    expect(Dataset.safeParse(ds).success).toBe(true);
+    const forged = { ...ds!, card: { ...ds!.card, fit_eligibility: { eligible: true, reasons: [] } } };
+    const r = Dataset.safeParse(forged);
+    expect(r.success).toBe(false);
+    expect(r.error!.issues.map((i) => i.path.join('.'))).toEqual(['card.fit_eligibility']);
+    expect(deriveFitEligibility(ds!.card)).toEqual(ds!.card.fit_eligibility);
   });
 });
 

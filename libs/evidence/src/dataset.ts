@@ -14,6 +14,7 @@
  * Source: issue 17 items 1–2; docs/statistics.md (power plan); docs/architecture.md "Statistics".
  */
 import {
+  deriveFitEligibility,
   type Dataset,
   type DatasetCard,
   type DatasetExclusionReason,
@@ -63,9 +64,12 @@ export interface BuildInput {
   unparseable?: readonly UnparseableRecord[];
   skips?: readonly SkipRecord[];
   request: FreezeRequest;
+  /** from_failures: the item hashes that failed (the builder keeps only their captures) and the arm */
+  failures?: { items: ReadonlySet<string>; arm_id: string };
 }
 
-const inWindow = (at: string, w: FreezeRequest['builder']['window']) =>
+type Window = { since?: string | undefined; until?: string | undefined };
+const inWindow = (at: string, w: Window) =>
   (w.since === undefined || Date.parse(at) >= Date.parse(w.since)) &&
   (w.until === undefined || Date.parse(at) < Date.parse(w.until));
 
@@ -93,12 +97,36 @@ const LISTED_CLUSTERS = 20;
  * Card fields beyond the report card's: `suite`, `builder`, `max_items`, `census` (items and
  * weight per traffic class), `skipped_at_capture` (per reason, from markers), `filtered_out`
  * (captures outside the builder's filter/window, per cause), `clusters` (the largest, with items
- * and weight), `power_plan_settings`.
+ * and weight), `power_plan_settings`, `fit_eligibility` (derived from the card itself:
+ * contracts `deriveFitEligibility`).
  */
 export function buildDatasets(input: BuildInput): Dataset[] {
   const { request } = input;
   const b = request.builder;
-  const wantCt = (ct: string) => b.filter.call_types === undefined || b.filter.call_types.includes(ct);
+  // an import's captures are exactly its items: no filter, no window (they are all `import`)
+  // from_failures: the failed items' captures of any class but test, no window
+  const filter =
+    b.kind === 'from_filter'
+      ? b.filter
+      : {
+          traffic_classes: b.kind === 'import' ? ['import'] : ['production', 'synthetic', 'import'],
+          call_types: undefined,
+        };
+  const window: Window = b.kind === 'from_filter' ? b.window : {};
+  if (b.kind === 'from_failures' && !input.failures) throw new Error('buildDatasets: from_failures needs failures');
+  const record: Dataset['builder'] =
+    b.kind === 'import'
+      ? { kind: 'import', imported_items: b.items.length }
+      : b.kind === 'from_failures'
+        ? {
+            kind: 'from_failures',
+            campaign_id: b.campaign_id,
+            arm_id: input.failures!.arm_id,
+            below: b.below,
+            failed_items: input.failures!.items.size,
+          }
+        : b;
+  const wantCt = (ct: string) => filter.call_types === undefined || filter.call_types.includes(ct);
   const callTypes = new Set<string>();
   for (const c of input.captures) if (wantCt(c.call_type)) callTypes.add(c.call_type);
   for (const s of input.skips ?? []) if (wantCt(s.call_type)) callTypes.add(s.call_type);
@@ -110,11 +138,12 @@ export function buildDatasets(input: BuildInput): Dataset[] {
     const byItem = new Map<string, CaptureRecord[]>();
     for (const c of input.captures) {
       if (c.call_type !== ct) continue;
-      if (!inWindow(c.captured_at, b.window)) {
+      if (input.failures && !input.failures.items.has(c.item_hash)) continue;
+      if (!inWindow(c.captured_at, window)) {
         inc(filteredOut, 'outside_window');
         continue;
       }
-      if (c.traffic_class !== 'test' && !b.filter.traffic_classes.includes(c.traffic_class)) {
+      if (c.traffic_class !== 'test' && !(filter.traffic_classes as readonly string[]).includes(c.traffic_class)) {
         inc(filteredOut, `traffic_class:${c.traffic_class}`);
         continue;
       }
@@ -159,7 +188,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
     for (const x of exclusions) inc(exclusionCounts, x.reason);
     const skipped: Record<string, number> = {};
     for (const s of input.skips ?? []) {
-      if (s.call_type !== ct || !inWindow(s.at, b.window)) continue;
+      if (s.call_type !== ct || !inWindow(s.at, window)) continue;
       const reason: DatasetExclusionReason = s.reason === 'too_large' ? 'too_large' : 'low_confidence_redaction';
       inc(skipped, reason);
       inc(exclusionCounts, reason);
@@ -205,7 +234,7 @@ export function buildDatasets(input: BuildInput): Dataset[] {
       exclusion_counts: sorted(exclusionCounts),
       power_plan: power,
       suite: input.suite,
-      builder: b,
+      builder: record,
       max_items: request.max_items,
       census: sorted(census),
       skipped_at_capture: sorted(skipped),
@@ -216,13 +245,14 @@ export function buildDatasets(input: BuildInput): Dataset[] {
         .map(([cluster, s]) => ({ cluster, items: s.items, weight: s.weight })),
       power_plan_settings: { ...planSettings, candidates: 1, run_index: 1 },
     };
+    card['fit_eligibility'] = deriveFitEligibility(card);
     out.push({
       schema: 'shadow.dataset/v1',
       dataset_hash: datasetHash,
       suite: input.suite,
       call_type: ct,
       stream: input.stream,
-      builder: b,
+      builder: record,
       max_items: request.max_items,
       items,
       card,

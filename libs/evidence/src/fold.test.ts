@@ -491,6 +491,23 @@ describe('fold: the instrument ceiling is enforced by the fold itself', () => {
     expect(c.stats!.cost_savings!.point).toBeLessThan(0.8);
     expect(c.remediation.map((x) => x.code)).toContain('run_shadow_dual_run');
     expect(r.report.call_types![0]!.frontier.points.map((p) => p.arm_id)).not.toContain('cand');
+    // nothing is known about quality: the whole range, and the token assumption is named
+    expect([c.stats!.quality_delta.lower, c.stats!.quality_delta.upper]).toEqual([-1, 1]);
+    expect(c.decision_reasons.some((x) => x.startsWith('replay_assumed_tokens:'))).toBe(true);
+    expect(c.trust_class).toBeNull();
+    expect(verifyBundle(r.bundle).ok).toBe(true);
+  });
+  it('replay observations without outputs are priced, never counted unscored', () => {
+    const messages = withInstrument('replay', 'all').map((m) =>
+      m.schema === 'shadow.observation/v1'
+        ? { ...m, output_text: null, artifact_ref: null, output_digest: null, expectations: [] }
+        : m,
+    );
+    const c = cmpOf(foldReport({ campaign: campaign(['cand']), messages, provisional: false }), 'cand');
+    expect(c.state).toBe('CANNOT_MEASURE');
+    expect(c.cannot_measure!.reason).toBe('instrument_cost_only');
+    expect(c.pairs.excluded['unscored']).toBeUndefined();
+    expect(c.stats!.cost_savings!.point).toBeGreaterThan(0.78);
   });
   it('a bundle whose report was edited to lift the cap fails verification', () => {
     const r = foldReport({

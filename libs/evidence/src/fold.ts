@@ -628,6 +628,13 @@ export function foldReport(input: FoldInput): FoldResult {
             });
           }
         }
+        // replay pairs carry no outputs: they are priced only, never scored (compare.ts capByInstrument)
+        const replay = a.obs.instrument === 'replay' && b.obs.instrument === 'replay';
+        if (replay) {
+          qa = 0;
+          qb = 0;
+          anyScored = true; // priced evidence: the report is not empty
+        }
         if (qa === null || qb === null) {
           inc(excluded, 'unscored');
           unscoredPairs++;
@@ -655,7 +662,7 @@ export function foldReport(input: FoldInput): FoldResult {
         const list = pairsByBasis.get(ba);
         if (list) list.push(row);
         else pairsByBasis.set(ba, [row]);
-        judgeShareOf.set(h, pairShare ?? Math.max(comp(a)!.judgeShare ?? 0, comp(b)!.judgeShare ?? 0));
+        judgeShareOf.set(h, pairShare ?? Math.max(comp(a)?.judgeShare ?? 0, comp(b)?.judgeShare ?? 0));
       }
       // choose the deciding basis: majority among same-basis pairs, estimate never decides
       let basis: 'provider_reported' | 'rate_card' | null = null;
@@ -674,7 +681,10 @@ export function foldReport(input: FoldInput): FoldResult {
       );
       if (Object.keys(excluded).length > 0) anyRefused = true;
       const wsum = rows.reduce((a, r) => a + r.weight, 0);
-      const jshare = wsum > 0 ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum : null;
+      const jshare =
+        wsum > 0 && instrument !== 'replay'
+          ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum
+          : null;
       const clustersHave = new Set(rows.map((r) => r.cluster)).size;
       const pp = comparisonPowerPlan(rows, { ...planSettings, clusters: clustersHave });
       const base: Omit<

@@ -1,10 +1,11 @@
 /**
- * `shadowctl suite status <suite>` and `shadowctl suite freeze <suite> [--max-items N]`: the
+ * `shadowctl suite status <suite>` and `shadowctl suite freeze <suite> [--max-items N] [--import items.jsonl]`: the
  * readiness meter and the freeze of the control API (`GET /v1/suites/{suite}/status`,
  * `POST /v1/suites/{suite}/freeze`). Text output states readiness in qualified-evidence terms
  * (distinct items, clusters, exclusions by reason, the power plan's MDE at the margin), never
  * "ready"; `--json` prints the API's answer unchanged.
  */
+import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
@@ -45,6 +46,7 @@ interface FreezeView {
       near_duplicate_clusters: number;
       exclusion_counts?: Record<string, number>;
       power_plan: PowerPlan;
+      fit_eligibility?: { eligible: boolean; reasons: string[] };
     };
   }[];
 }
@@ -63,6 +65,35 @@ function maxItems(v: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 5000)
     throw new CliError(EXIT.usage, `--max-items must be a whole number from 1 to 5000, got '${v}'`);
   return n;
+}
+
+/**
+ * The items of a JSONL file for the `import` builder: one JSON object per non-empty line, sent as
+ * they are (the control API validates each and names `builder.items.<i>` when one is wrong).
+ * @throws CliError usage (64) when the file cannot be read or a line is not a JSON object, naming the line
+ */
+export function readJsonlItems(path: string): unknown[] {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new CliError(EXIT.usage, `--import: cannot read ${path}: ${(e as Error).message}`);
+  }
+  const items: unknown[] = [];
+  text.split('\n').forEach((l, i) => {
+    if (l.trim() === '') return;
+    let v: unknown;
+    try {
+      v = JSON.parse(l);
+    } catch (e) {
+      throw new CliError(EXIT.usage, `--import: line ${i + 1} of ${path} is not JSON: ${(e as Error).message}`);
+    }
+    if (v === null || typeof v !== 'object' || Array.isArray(v))
+      throw new CliError(EXIT.usage, `--import: line ${i + 1} of ${path} is not a JSON object`);
+    items.push(v);
+  });
+  if (items.length === 0) throw new CliError(EXIT.usage, `--import: ${path} holds no items`);
+  return items;
 }
 
 /** Adds `suite status` and `suite freeze` to the shadowctl program. */
@@ -96,15 +127,20 @@ export function registerSuiteCommands(
     .command('freeze <suite>')
     .description('freeze the captures into one immutable weighted dataset per call type (same captures → same hash)')
     .option('--max-items <n>', 'distinct items per call type, highest frequency kept (1–5000)', '500')
-    .action(async (name: string, o: { maxItems: string }) => {
+    .option(
+      '--import <file.jsonl>',
+      'freeze operator-supplied items instead of captures: one {call_type, api?, request, reference?} per line (traffic class import)',
+    )
+    .action(async (name: string, o: { maxItems: string; import?: string }) => {
       const r = await client().post<FreezeView>(`/v1/suites/${encodeURIComponent(name)}/freeze`, {
         max_items: maxItems(o.maxItems),
+        ...(o.import !== undefined ? { builder: { kind: 'import', items: readJsonlItems(o.import) } } : {}),
       });
       print(r, () =>
         r.datasets
           .map(
             (d) =>
-              `${d.call_type}: ${d.dataset_hash} ${d.created ? 'written' : 'unchanged (already frozen)'}; ${d.card.unique_items} items (weight ${d.card.total_weight}) in ${d.card.near_duplicate_clusters} clusters; excluded: ${counts(d.card.exclusion_counts)}`,
+              `${d.call_type}: ${d.dataset_hash} ${d.created ? 'written' : 'unchanged (already frozen)'}; ${d.card.unique_items} items (weight ${d.card.total_weight}) in ${d.card.near_duplicate_clusters} clusters; excluded: ${counts(d.card.exclusion_counts)}${d.card.fit_eligibility ? `; ${d.card.fit_eligibility.eligible ? 'fit-eligible' : `not fit-eligible (${d.card.fit_eligibility.reasons.join(', ')})`}` : ''}`,
           )
           .join('\n'),
       );

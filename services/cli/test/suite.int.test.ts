@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
@@ -62,5 +65,25 @@ describe('shadowctl suite', () => {
     expect([bad.code, bad.err]).toEqual([64, expect.stringMatching(/--max-items/)]);
     const s = await run(KEYS.read, '--json', 'suite', 'status', 'cli');
     expect(JSON.parse(s.out).call_types[0].frozen).toMatchObject({ dataset_hash: first.dataset_hash });
+  });
+
+  it('freeze --import sends the lines of a JSONL file as the import builder; a bad line exits 64 naming it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shadowctl-import-'));
+    const file = join(dir, 'items.jsonl');
+    const line = (q: string) =>
+      JSON.stringify({
+        call_type: 'imp',
+        request: { model: 'm', messages: [{ role: 'user', content: q }] },
+        reference: { kind: 'exact', value: '4' },
+      });
+    writeFileSync(file, `${line('What is 2 + 2?')}\n\n${line('What is 3 + 1?')}\n`);
+    const a = await run(KEYS.write, 'suite', 'freeze', 'cli', '--import', file);
+    expect(a.code).toBe(0);
+    expect(a.out).toMatch(/imp: [0-9a-f]{64} written; 2 items \(weight 2\)/);
+    expect(a.out).toContain('not fit-eligible (census_not_production, below_min_items');
+    writeFileSync(file, `${line('x')}\n{not json\n`);
+    const bad = await run(KEYS.write, 'suite', 'freeze', 'cli', '--import', file);
+    expect([bad.code, bad.err]).toEqual([64, expect.stringMatching(/line 2 of .* is not JSON/)]);
+    rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -135,7 +135,7 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
     campaigns: svc,
     reports: deps.reports,
   });
-  const suites = await SuiteService.open(deps.bus);
+  const suites = await SuiteService.open(deps.bus, { campaigns: svc, reports: deps.reports });
   const openapi = buildOpenApi(deps.version ?? '0.1.0');
   // NATS connectivity for /readyz: the client reconnects forever, so "not closed" is not "connected".
   let natsConnected = !deps.bus.nc.isClosed();

@@ -3,7 +3,7 @@
  * builds them).
  */
 import { z } from 'zod';
-import { DatasetCard, PowerPlanValue } from '@shadowplane/contracts';
+import { DatasetCard, FitEligibility, PowerPlanValue } from '@shadowplane/contracts';
 
 /** `GET /v1/suites/{suite}/status`. */
 export const SuiteStatusView = z
@@ -26,6 +26,9 @@ export const SuiteStatusView = z
             census: z.unknown(),
             power_plan: PowerPlanValue,
             power_plan_settings: z.unknown(),
+            fit_eligibility: FitEligibility.describe(
+              'whether a freeze now could carry a decision, derived from its card (census, counts, power plan)',
+            ),
             freeze_would_give: z.string().describe('the dataset_hash a freeze now would give'),
           })
           .nullable()

@@ -17,26 +17,36 @@ import {
   CaptureSkipMarker,
   DATASET_BUILDER_KINDS,
   Dataset,
+  deriveFitEligibility,
   Envelope,
   FreezeRequest,
   IMPLEMENTED_DATASET_BUILDERS,
+  IMPORT_ITEM_MAX_BYTES,
+  itemHash,
+  type ImportBuilder,
   isSubjectToken,
   sha256Hex,
   ShadowplaneError,
   simhash64,
   SuiteFreezeRecord,
+  type Campaign,
   type CampaignSpec,
+  type FromFailuresBuilder,
+  isShadowplaneError,
   type DatasetCard,
 } from '@shadowplane/contracts';
 import {
   bodyProblem,
   buildDatasets,
+  type PairRow,
   type CaptureRecord,
   type SkipRecord,
   type UnparseableRecord,
 } from '@shadowplane/evidence';
-import { requestPromptText } from '@shadowplane/providers';
+import { requestPromptText, WIRE_ADAPTERS } from '@shadowplane/providers';
+import { TERMINAL_STATES, type CampaignService } from './campaigns.js';
 import { invalidRequest, parseOr400 } from './errors.js';
+import type { ReportsPort } from './reports-port.js';
 
 type ObjectStore = Awaited<ReturnType<typeof openObjectStore>>;
 
@@ -61,6 +71,12 @@ export interface FrozenCallType {
   card: DatasetCard;
 }
 
+/** What the `from_failures` builder reads: the campaigns and the reports' read side. */
+export interface RunsDeps {
+  campaigns: CampaignService;
+  reports: ReportsPort;
+}
+
 /** Suite operations over the bus (one per control process). */
 export class SuiteService {
   private constructor(
@@ -68,16 +84,21 @@ export class SuiteService {
     private readonly index: KV,
     private readonly datasets: ObjectStore,
     private readonly bodies: ObjectStore,
+    private readonly runs: RunsDeps | undefined,
   ) {}
 
-  /** Opens the suite index, the datasets store and the capture bodies store (provisioned by `provision`). */
-  static async open(bus: Bus): Promise<SuiteService> {
+  /**
+   * Opens the suite index, the datasets store and the capture bodies store (provisioned by
+   * `provision`). `runs` (the campaigns and the reports read side) is what the `from_failures`
+   * builder reads; without it that builder answers 500 internal.
+   */
+  static async open(bus: Bus, runs?: RunsDeps): Promise<SuiteService> {
     const [index, datasets, bodies] = await Promise.all([
       openKv(bus, bus.names.buckets.suites),
       openObjectStore(bus, bus.names.datasets),
       openObjectStore(bus, bus.names.captureBodies),
     ]);
-    return new SuiteService(bus, index, datasets, bodies);
+    return new SuiteService(bus, index, datasets, bodies, runs);
   }
 
   /**
@@ -86,7 +107,11 @@ export class SuiteService {
    */
   async readDataset(hash: string): Promise<Dataset | null> {
     const b = await this.datasets.getBlob(hash);
-    return b ? Dataset.parse(JSON.parse(dec.decode(b))) : null;
+    if (!b) return null;
+    const ds = Dataset.parse(JSON.parse(dec.decode(b)));
+    // a dataset frozen before cards carried it: derived on read, as a freeze derives it
+    if (ds.card['fit_eligibility'] === undefined) ds.card['fit_eligibility'] = deriveFitEligibility(ds.card);
+    return ds;
   }
 
   /**
@@ -124,6 +149,7 @@ export class SuiteService {
               census: p.card['census'],
               power_plan: p.card.power_plan,
               power_plan_settings: p.card['power_plan_settings'],
+              fit_eligibility: p.card['fit_eligibility'],
               freeze_would_give: p.dataset_hash,
             }
           : null,
@@ -161,13 +187,38 @@ export class SuiteService {
       !(IMPLEMENTED_DATASET_BUILDERS as readonly string[]).includes(kind)
     )
       throw invalidRequest(
-        [{ path: 'builder.kind', message: `${kind} is not implemented; use from_filter` }],
+        [
+          {
+            path: 'builder.kind',
+            message: `${kind} is not implemented; use ${IMPLEMENTED_DATASET_BUILDERS.join(' or ')}`,
+          },
+        ],
         'builder_unsupported',
-        `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(', ')} is`,
+        `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(' and ')} are`,
       );
     const req = parseOr400(FreezeRequest, body ?? {});
-    const caps = await this.readSuite(suite);
-    const built = buildDatasets({ suite, stream: this.bus.names.streams.capture, ...caps, request: req });
+    let failures: { items: Set<string>; arm_id: string } | undefined;
+    let caps: SuiteCaptures;
+    if (req.builder.kind === 'import') caps = await this.importItems(suite, req.builder);
+    else if (req.builder.kind === 'from_failures') {
+      const r = await this.failedItems(suite, req.builder);
+      failures = { items: r.items, arm_id: r.arm_id };
+      const all = await this.readSuite(suite);
+      // only the failed items' captures of the run's call types; no markers or unparseable counts
+      caps = {
+        captures: all.captures.filter((c) => r.items.has(c.item_hash) && r.call_types.includes(c.call_type)),
+        unparseable: [],
+        skips: [],
+        counts: all.counts,
+      };
+    } else caps = await this.readSuite(suite);
+    const built = buildDatasets({
+      suite,
+      stream: this.bus.names.streams.capture,
+      ...caps,
+      request: req,
+      ...(failures ? { failures } : {}),
+    });
     if (built.length === 0)
       throw new ShadowplaneError('not_found', `nothing captured for suite ${suite} matches the builder`, {
         details: { field: 'suite', suite },
@@ -201,6 +252,120 @@ export class SuiteService {
   }
 
   /**
+   * The items an ended run observed failing on one arm (the `from_failures` builder): error
+   * observations of the arm, and paired rows of the final report's evidence where the arm's
+   * quality is below `below`.
+   * @throws ShadowplaneError 404 not_found (no such campaign, `builder.campaign_id`), 400
+   *   invalid_request (`builder.campaign_id` of another suite, `builder.arm_id` not called by the
+   *   run), 409 conflict (the run has not ended or its final report is not written yet)
+   */
+  private async failedItems(
+    suite: string,
+    b: FromFailuresBuilder,
+  ): Promise<{ items: Set<string>; arm_id: string; call_types: string[] }> {
+    if (!this.runs) throw new ShadowplaneError('internal', 'the from_failures builder is not wired in this process');
+    const id = b.campaign_id;
+    let c: Campaign;
+    try {
+      c = await this.runs.campaigns.get(id);
+    } catch (e) {
+      if (isShadowplaneError(e) && e.code === 'not_found')
+        throw new ShadowplaneError('not_found', `no campaign ${id}`, {
+          details: { issues: [{ path: 'builder.campaign_id', message: 'no such campaign' }] },
+        });
+      throw e;
+    }
+    if (c.spec.suite !== suite)
+      throw invalidRequest([{ path: 'builder.campaign_id', message: `campaign ${id} ran on suite ${c.spec.suite}` }]);
+    const called = [...(c.spec.compare ? [] : [c.spec.incumbent.id]), ...c.spec.candidates.map((a) => a.id)];
+    const arm = b.arm_id ?? c.spec.candidates[0]!.id;
+    if (!called.includes(arm))
+      throw invalidRequest([
+        { path: 'builder.arm_id', message: `campaign ${id} called no arm ${arm} (its arms: ${called.join(', ')})` },
+      ]);
+    const notYet = (why: string) =>
+      new ShadowplaneError('conflict', `campaign ${id} has no failures to freeze yet: ${why}`, {
+        details: { campaign_id: id, state: c.state },
+      });
+    if (!TERMINAL_STATES.has(c.state)) throw notYet(`it is ${c.state}`);
+    const latest = await this.runs.reports.readLatestReport(this.bus, id);
+    if (!latest || latest.provisional) throw notYet('its final report is not written yet');
+    const items = new Set<string>();
+    const paired =
+      (latest.bundle as { parts?: { paired?: { candidate_arm_id: string; rows: PairRow[] }[] } } | null)?.parts
+        ?.paired ?? [];
+    for (const p of paired)
+      for (const r of p.rows) {
+        if (p.candidate_arm_id === arm && r.q_cand < b.below) items.add(r.item_hash);
+        if (arm === c.spec.incumbent.id && !c.spec.compare && r.q_inc < b.below) items.add(r.item_hash);
+      }
+    for await (const m of this.runs.reports.exportObservations(this.bus, id, {}))
+      if (m.schema === 'shadow.observation/v1' && m.arm_id === arm && m.role !== 'incumbent_aa' && m.status === 'error')
+        items.add(m.item_hash);
+    return { items, arm_id: arm, call_types: c.spec.call_types };
+  }
+
+  /**
+   * The `import` builder's captures: each item becomes a `shadow.envelope/v1` of traffic class
+   * `import` on `shadow.capture.<suite>.<call_type>` (request inline, no served summary, nothing
+   * redacted — the operator supplied it), published with a message id derived from the suite, the
+   * item hash and its occurrence in the import, so a retried import within the stream's
+   * de-duplication window publishes nothing twice. Returns the captures as the builder reads them.
+   * @throws ShadowplaneError 400 invalid_request naming `builder.items.<i>.request` (larger than
+   *   IMPORT_ITEM_MAX_BYTES)
+   */
+  private async importItems(suite: string, b: ImportBuilder): Promise<SuiteCaptures> {
+    const now = new Date().toISOString();
+    b.items.forEach((it, i) => {
+      const bytes = enc.encode(JSON.stringify(it.request)).length;
+      if (bytes > IMPORT_ITEM_MAX_BYTES)
+        throw invalidRequest([
+          {
+            path: `builder.items.${i}.request`,
+            message: `${bytes} bytes; an imported request holds at most ${IMPORT_ITEM_MAX_BYTES}`,
+          },
+        ]);
+    });
+    const seen = new Map<string, number>();
+    const captures: CaptureRecord[] = [];
+    for (const it of b.items) {
+      const path = WIRE_ADAPTERS[it.api].publicPath;
+      const hash = itemHash(it.api, path, it.request);
+      const k = seen.get(hash) ?? 0;
+      seen.set(hash, k + 1);
+      const id = sha256Hex(enc.encode(`import|${suite}|${it.call_type}|${hash}|${k}`));
+      // a UUID (version 4 layout) from the hash: the same item and occurrence always gets the same id
+      const envelopeId = `${id.slice(0, 8)}-${id.slice(8, 12)}-4${id.slice(13, 16)}-${'89ab'[parseInt(id[16]!, 16) % 4]}${id.slice(17, 20)}-${id.slice(20, 32)}`;
+      const expectations =
+        it.reference === undefined ? [] : Array.isArray(it.reference) ? it.reference : [it.reference];
+      const json = JSON.stringify(it.request);
+      const env: Envelope = {
+        schema: 'shadow.envelope/v1',
+        envelope_id: envelopeId,
+        captured_at: now,
+        suite,
+        call_type: it.call_type,
+        api: it.api,
+        method: 'POST',
+        path,
+        request: { body: it.request, body_ref: null, bytes: enc.encode(json).length, content_type: 'application/json' },
+        item_hash: hash,
+        served: null,
+        traffic_class: 'import',
+        retention: { consent: true },
+        expectations,
+        redactions: [],
+        source: { placement: 'ingress', sidecar_id: 'import', sticky_key_hash: null },
+      };
+      const ack = await this.bus.js.publish(this.bus.names.captureSubject(suite, it.call_type), JSON.stringify(env), {
+        msgID: envelopeId,
+      });
+      captures.push(await this.record(ack.seq, env));
+    }
+    return { captures, unparseable: [], skips: [], counts: new Map() };
+  }
+
+  /**
    * Launch check of a `frozen:<hash>` source: the dataset exists, belongs to the spec's suite and
    * is the spec's only call type (a dataset is one call type's); `sample_rate` is 1.
    * @throws ShadowplaneError 404 unknown_dataset; 400 invalid_request naming `source` / `sample_rate` / `call_types`
@@ -221,6 +386,17 @@ export class SuiteService {
         {
           path: 'sample_rate',
           message: 'a frozen run dispatches the whole dataset: sample_rate must be 1 (freeze with a smaller max_items)',
+        },
+      ]);
+    // items of a class the spec does not admit would all be excluded as traffic_class
+    const notAdmitted = Object.keys((ds.card['census'] ?? {}) as Record<string, unknown>).filter(
+      (tc) => !(spec.traffic_classes as readonly string[]).includes(tc),
+    );
+    if (notAdmitted.length > 0)
+      throw invalidRequest([
+        {
+          path: 'traffic_classes',
+          message: `dataset ${hash} holds ${notAdmitted.join(', ')} items, which the spec does not admit: add ${notAdmitted.join(', ')} to traffic_classes`,
         },
       ]);
     if (spec.call_types.length !== 1 || spec.call_types[0] !== ds.call_type)

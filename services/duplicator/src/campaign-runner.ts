@@ -29,6 +29,7 @@ import {
   attemptUpperBoundMicroUsd,
   prepareArmRequest,
   promptTokensUpperBound,
+  rateCardCost,
   requestHeaders,
   requestMaxOutputTokens,
   requestPromptText,
@@ -404,6 +405,7 @@ export class CampaignRunner {
     const body = await this.resolveBody(env);
     const plans = this.plan(env, body);
     if (!Array.isArray(plans)) return this.exclude(env, key, claim.revision, plans.reason);
+    if (spec.instrument === 'replay') return this.replayItem(env, key, claim, plans, body);
 
     if (claim.value.state === 'claimed') {
       const r = await this.admit(env, key, claim.revision, plans);
@@ -535,18 +537,7 @@ export class CampaignRunner {
     this.ctx.metrics.reservations.inc({ result: 'granted' });
     const total = Object.values(parts).reduce((a, b) => a + b, 0);
     this.ctx.metrics.reservedUsd.inc(total / 1e6);
-    let admitted = false;
-    const tag = env.item_hash.slice(0, 16);
-    await this.counters.mutate(counterKey, (cur) => {
-      const c = cur?.count ?? 0;
-      const recent = cur?.recent ?? [];
-      if (recent.includes(tag)) {
-        admitted = true; // counted before a crash: do not count again
-        return undefined;
-      }
-      admitted = c < spec.max_items;
-      return admitted ? { count: c + 1, recent: [...recent.slice(-(RECENT_ADMITTED - 1)), tag] } : undefined;
-    });
+    const admitted = await this.takeSlot(env);
     if (!admitted) {
       await this.ctx.ledger.settle(this.id, { ids: Object.keys(parts) }, 0);
       this.ctx.metrics.reservedUsd.dec(total / 1e6);
@@ -564,6 +555,108 @@ export class CampaignRunner {
     }
     this.ctx.metrics.reservedUsd.dec(total / 1e6);
     return 'admitted';
+  }
+
+  /** Takes one of the call type's max_items slots for the item (by CAS); false when they are all taken. */
+  private async takeSlot(env: Envelope): Promise<boolean> {
+    const max = this.campaign.spec.max_items;
+    let admitted = false;
+    const tag = env.item_hash.slice(0, 16);
+    await this.counters.mutate(dispatchKeys.admitted(this.id, env.call_type), (cur) => {
+      const c = cur?.count ?? 0;
+      const recent = cur?.recent ?? [];
+      if (recent.includes(tag)) {
+        admitted = true; // counted before a crash: do not count again
+        return undefined;
+      }
+      admitted = c < max;
+      return admitted ? { count: c + 1, recent: [...recent.slice(-(RECENT_ADMITTED - 1)), tag] } : undefined;
+    });
+    return admitted;
+  }
+
+  /**
+   * Instrument `replay` (docs/bench.md "Instruments"): no arm is called, nothing is reserved or
+   * spent. The capture's served production usage is priced on each arm's rate card — the
+   * incumbent's and every candidate's — so the candidate's token counts are assumed equal to the
+   * incumbent's (no candidate tokenizer is run). An item whose capture has no 2xx served summary
+   * is excluded as `replay_no_served_response`, one without both token counts as
+   * `replay_no_served_usage`. The observations are a function of the capture and the pinned spec
+   * alone, so a redelivery publishes the same ones (and JetStream de-duplicates them).
+   */
+  private async replayItem(
+    env: Envelope,
+    key: string,
+    claim: { value: ItemClaim; revision: number },
+    plans: ArmPlan[],
+    body: unknown,
+  ): Promise<Verdict> {
+    const served = env.served;
+    if (!served || served.status < 200 || served.status >= 300 || served.abandoned)
+      return this.exclude(env, key, claim.revision, 'replay_no_served_response');
+    if (served.usage.input_tokens === null || served.usage.output_tokens === null)
+      return this.exclude(env, key, claim.revision, 'replay_no_served_usage');
+    if (claim.value.state === 'claimed') {
+      if (!(await this.takeSlot(env))) return this.exclude(env, key, claim.revision, 'over_max_items');
+      const cur = await this.claims.get(key);
+      if (!cur) return later(500);
+      if (cur.value.state === 'claimed') {
+        const ok = await this.claims.update(
+          key,
+          { ...cur.value, state: 'reserved', at: new Date().toISOString() },
+          cur.revision,
+        );
+        if (ok === null) return later(500);
+      }
+    }
+    const simhash = simhash64(requestPromptText(env.api, body));
+    const startMs = Date.parse(env.captured_at);
+    for (const p of plans) {
+      const inc = p.slot.role === 'incumbent';
+      // the served usage as the candidate's too, without the incumbent provider's raw block
+      const usage = inc ? served.usage : { ...served.usage, raw: null };
+      const obs: Observation = {
+        schema: 'shadow.observation/v1',
+        campaign_id: this.id,
+        item_hash: env.item_hash,
+        call_type: env.call_type,
+        arm_id: p.slot.armId,
+        role: p.slot.role,
+        instrument: 'replay',
+        envelope_id: env.envelope_id,
+        provider: p.slot.provider.id,
+        model: p.slot.arm.model,
+        started_at: iso(startMs),
+        ended_at: iso(startMs + (inc ? served.latency_ms : 0)),
+        start_skew_ms: 0,
+        attempts: 1,
+        status: 'ok',
+        http_status: inc ? served.status : null,
+        error_class: null,
+        latency_ms: inc ? served.latency_ms : null,
+        ttft_ms: inc ? served.ttft_ms : null,
+        usage,
+        cost: rateCardCost(usage, p.slot.arm.rate_card!),
+        charged_micro_usd: 0,
+        upstream: inc ? served.upstream : null,
+        model_echo: inc ? served.model : null,
+        pin_honored: null,
+        abandoned: false,
+        finish_reason: inc ? served.finish_reason : null,
+        artifact_ref: null,
+        output_digest: null,
+        tool_calls: [],
+        prompt_simhash: simhash,
+        traffic_class: env.traffic_class,
+        expectations: env.expectations,
+      };
+      await this.ctx.bus.js.publish(this.ctx.bus.names.obsSubject(this.id), JSON.stringify(obs), {
+        msgID: dispatchKeys.arm(this.id, env.item_hash, p.slot.armId),
+      });
+    }
+    this.ctx.metrics.items.inc({ outcome: 'replayed' });
+    await this.finishClaim(key);
+    return ACK;
   }
 
   /** reserved → finished: invoke arms not yet invoked, recover lost ones, publish, settle. */

@@ -16,7 +16,7 @@ export class DuplicatorMetrics {
   readonly reservedUsd: MicroUsdGauge;
   /** ms spent waiting for an arm's rate limit, seconds */
   readonly rateLimitWait: Histogram<'arm_role'>;
-  /** items by outcome (`dispatched`, `duplicate`, `excluded`, `not_sampled`, `lost_in_flight`) */
+  /** items by outcome (`dispatched`, `replayed` (instrument replay: priced, no call), `duplicate`, `excluded`, `not_sampled`, `lost_in_flight`) */
   readonly items: Counter<'outcome'>;
   /** captures not yet delivered to the campaign consumers this worker runs (num_pending, polled) */
   readonly consumerLag: Gauge;
