@@ -22,10 +22,12 @@
 // exception: their URL is resolved against the bundle, which holds their compiled entry.
 //
 // Usage: node scripts/build.mjs [--outdir <dir>] [--quiet]
-//   --outdir  where to write (default dist/ at the repository root; tests build into a temp dir,
-//             which must then be a direct child of the repository root, e.g. .tmp-build-x/)
+//   --outdir  where to write (default dist/ at the repository root, where the bins look). The
+//             output finds the sources' data files by paths relative to itself: it may move only
+//             together with the tree, or to a directory at the same depth below another copy of it
+//             (the image's /app/dist).
 // Exit codes: 0 built, 1 build failed, 64 bad argument.
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -58,10 +60,9 @@ function parseArgs(argv) {
       process.exit(64);
     }
   }
-  if (dirname(o.outdir) !== ROOT) {
-    // The import.meta.url rewrite is relative to the output directory; one level below the root
-    // keeps the tree's relative layout (and is what the image and the bins expect).
-    process.stderr.write(`build: --outdir must be a direct child of the repository root (got ${o.outdir})\n`);
+  // The output directory is emptied first: refuse one that holds anything but a previous build.
+  if (existsSync(o.outdir) && readdirSync(o.outdir).some((f) => !/\.mjs(\.map)?$/.test(f))) {
+    process.stderr.write(`build: ${o.outdir} holds files other than a build's *.mjs and *.mjs.map; not emptying it\n`);
     process.exit(64);
   }
   return o;
