@@ -6,7 +6,9 @@
 #          docker build --build-arg NODE_IMAGE=node:24.22.3-bookworm-slim@sha256:<digest> .
 # Runtime: uid/gid 10001, read-only root filesystem friendly (writes only under /tmp: mount an
 #          emptyDir there), tini as PID 1 forwarding SIGTERM so each role drains.
-# Sources are TypeScript run through tsx (a production dependency); there is no build step.
+# Build:   the build stage compiles the binaries with esbuild (scripts/build.mjs, a dev dependency)
+#          into dist/; the runtime runs that JavaScript with node: no tsx, TypeScript or dev
+#          dependencies at run time.
 
 ARG NODE_IMAGE=node:24.22.3-bookworm-slim
 
@@ -18,14 +20,29 @@ COPY . .
 RUN find . -type f ! -name package.json ! -name package-lock.json -delete \
  && find . -mindepth 1 -type d -empty -delete
 
-# ---- deps: production dependencies only, exactly as locked.
+# ---- deps: production dependencies only, exactly as locked. tsx and its esbuild load the
+# TypeScript sources in development only; the compiled build does not need them.
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV NODE_ENV=production \
     npm_config_update_notifier=false
 COPY --from=manifests /src/ ./
 RUN --mount=type=cache,target=/root/.npm \
-    npm ci --omit=dev --no-audit --no-fund
+    npm ci --omit=dev --no-audit --no-fund \
+ && rm -rf node_modules/tsx node_modules/esbuild node_modules/@esbuild
+
+# ---- build: every dependency (esbuild is a dev dependency), then the sources → dist/. Only
+# dist/ leaves this stage.
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+ENV npm_config_update_notifier=false
+COPY --from=manifests /src/ ./
+RUN --mount=type=cache,target=/root/.npm \
+    npm ci --no-audit --no-fund
+COPY libs/ ./libs/
+COPY services/ ./services/
+COPY scripts/build.mjs ./scripts/
+RUN node scripts/build.mjs
 
 # ---- runtime
 FROM ${NODE_IMAGE} AS runtime
@@ -53,10 +70,13 @@ COPY package.json package-lock.json tsconfig.base.json tsconfig.json ./
 COPY libs/ ./libs/
 COPY services/ ./services/
 COPY examples/data/ ./examples/data/
+COPY --from=build /src/dist/ ./dist/
 
-# tsx keeps its transform cache under os.tmpdir() (/tmp/tsx-<uid>); /tmp is the only writable
-# path (an emptyDir in Kubernetes), so the cache lives for the pod and restarts of its container.
+# SHADOWPLANE_RUN_FROM=dist: the binaries run dist/ and refuse to start without it (never the
+# sources). Data files (price catalogue, demo data set, package.json versions) stay at their
+# places in the tree, where the compiled modules look for them. /tmp is the only writable path.
 ENV NODE_ENV=production \
+    SHADOWPLANE_RUN_FROM=dist \
     TMPDIR=/tmp \
     HOME=/tmp
 

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 
 NODE_MODULES_STAMP := node_modules/.package-lock.json
 
-.PHONY: help install system-deps typecheck lint format test test-unit demo bench
+.PHONY: help install system-deps typecheck lint format test test-unit demo bench build
 
 help: ## list targets
 	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
@@ -38,7 +38,10 @@ system-deps: ## install nats-server, redis-server, chromium and tmux with apt-ge
 
 demo: install ## run the end-to-end demo: a budget-capped shadow campaign to a verdict
 	scripts/ensure-system-deps.sh nats-server
-	node --import tsx scripts/demo.ts $(DEMO_ARGS)
+	SHADOWPLANE_RUN_FROM=src node --import tsx scripts/demo.ts $(DEMO_ARGS)
+
+build: install ## compile the shadowplane and shadowctl binaries to dist/ (esbuild); the bins then run it
+	npm run build
 
 bench: install ## benchmarks (not part of test)
 	npm run bench

@@ -34,6 +34,7 @@ export default tseslint.config(
       '**/node_modules/**',
       '.bin/**',
       '.tmp/**',
+      '.tmp-*/**',
       'dist/**',
       '**/dist/**',
       'demo-out/**',

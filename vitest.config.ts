@@ -10,6 +10,8 @@ export default defineConfig({
       'test/**/*.test.ts',
     ],
     globalSetup: ['test/global-setup.ts'],
+    // Spawned roles run the sources under test, never a dist/ build left over from `make build`.
+    env: { SHADOWPLANE_RUN_FROM: 'src' },
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

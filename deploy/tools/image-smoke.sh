@@ -5,15 +5,20 @@
 #
 #   1. copy exactly the build context (.dockerignore applied by BuildKit's matcher, via
 #      dockerfile-lint -print-context) into a scratch /app
-#   2. npm ci --omit=dev there (as the deps stage does; npm's cache makes it quick)
-#   3. make /app read-only (root-owned, chmod a-w), as the image's code is to uid 10001
-#   4. as uid/gid 10001 with TMPDIR=HOME=<scratch tmp> and NODE_ENV=production:
+#   2. npm ci --omit=dev there and remove tsx/esbuild (as the deps stage does; npm's cache makes
+#      it quick)
+#   3. the build stage: scripts/build.mjs (the host's dev install has esbuild) compiles the same
+#      sources; its output becomes /app/dist
+#   4. make /app read-only (root-owned, chmod a-w), as the image's code is to uid 10001
+#   5. as uid/gid 10001 with TMPDIR=HOME=<scratch tmp>, NODE_ENV=production and
+#      SHADOWPLANE_RUN_FROM=dist (the image's environment):
 #      - `shadowplane --help` lists the roles and exits 0
 #      - `shadowplane provider-sim` starts, prints its {"event":"listening"} line, answers
 #        /healthz, and exits 0 on SIGTERM
-#      - every role module loads (import only) from the production install
+#      - every role module loads (import only) from dist/ and the production install
 # Not replayed: the base image, apt's tini, the removal of npm (the host's Node.js is used; the image's is Node 24 LTS).
-# Usage: deploy/tools/image-smoke.sh   (needs .bin/dockerfile-lint, setpriv, network or npm cache)
+# Usage: deploy/tools/image-smoke.sh   (needs .bin/dockerfile-lint or DOCKERFILE_LINT=<path>, setpriv,
+#        network or npm cache, and the dev install for the build step)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -32,7 +37,7 @@ chmod 755 "$WORK" "$APP"
 chmod 1777 "$RUNTMP"
 
 echo "== build context → $APP"
-"$ROOT/.bin/dockerfile-lint" -print-context -context "$ROOT" > "$WORK/context.txt"
+"${DOCKERFILE_LINT:-$ROOT/.bin/dockerfile-lint}" -print-context -context "$ROOT" > "$WORK/context.txt"
 (cd "$ROOT" && tar -cf - -T "$WORK/context.txt") | (cd "$APP" && tar -xf -)
 echo "$(wc -l < "$WORK/context.txt") files"
 
@@ -44,25 +49,32 @@ if ! (cd "$APP" && NODE_ENV=production npm "$NPM_CMD" --omit=dev --no-audit --no
   echo "FAIL: npm $NPM_CMD --omit=dev failed in the build context — the image build would fail the same way" >&2
   exit 1
 fi
-for dev in vitest typescript autocannon playwright-core; do
+rm -rf "$APP/node_modules/tsx" "$APP/node_modules/esbuild" "$APP/node_modules/@esbuild"
+for dev in vitest typescript autocannon playwright-core tsx esbuild; do
   if [[ -e $APP/node_modules/$dev ]]; then echo "FAIL: dev dependency $dev installed" >&2; exit 1; fi
 done
-echo "production install: $(du -sh "$APP/node_modules" | cut -f1), no dev dependencies"
+echo "production install: $(du -sh "$APP/node_modules" | cut -f1), no dev dependencies, no tsx"
+
+echo "== build stage: scripts/build.mjs → $APP/dist"
+BUILD_OUT=$ROOT/.tmp-image-smoke-dist-$$
+trap 'rm -rf "$BUILD_OUT"; cleanup' EXIT
+(cd "$ROOT" && node scripts/build.mjs --outdir "$BUILD_OUT")
+cp -r "$BUILD_OUT" "$APP/dist"
+rm -rf "$BUILD_OUT"
+if grep -lq "tsx/esm" "$APP"/dist/*.mjs; then echo "FAIL: dist/ loads tsx" >&2; exit 1; fi
 
 chmod -R a-w "$APP"
 echo "== shadowplane --help (uid 10001, read-only /app)"
-out=$(cd / && env -i PATH="$PATH" NODE_ENV=production TMPDIR="$RUNTMP" HOME="$RUNTMP" \
+out=$(cd / && env -i PATH="$PATH" NODE_ENV=production SHADOWPLANE_RUN_FROM=dist TMPDIR="$RUNTMP" HOME="$RUNTMP" \
   setpriv --reuid 10001 --regid 10001 --clear-groups node "$APP/services/shadowplane/bin/shadowplane.mjs" --help)
 for role in sidecar duplicator control verdict provider-sim; do
   grep -q "^  $role " <<<"$out" || { echo "FAIL: --help does not list $role" >&2; echo "$out" >&2; exit 1; }
 done
 echo "ok: lists sidecar, duplicator, control, verdict, provider-sim"
 
-echo "== every role module loads from the production install"
+echo "== every role module loads from dist/ and the production install"
 cat > "$RUNTMP/load-roles.mjs" <<EOF
-import { register } from '$APP/node_modules/tsx/dist/esm/api/index.mjs';
-register();
-const { ROLES } = await import('$APP/services/shadowplane/src/index.ts');
+const { ROLES } = await import('$APP/dist/shadowplane.mjs');
 const failed = [];
 for (const [name, r] of Object.entries(ROLES)) {
   try { const m = await r.load(); if (typeof m.main !== 'function') failed.push(name + ': no main()'); }
@@ -73,11 +85,11 @@ console.log('ok: ' + Object.keys(ROLES).join(', '));
 process.exit(0);
 EOF
 chmod 0644 "$RUNTMP/load-roles.mjs"
-(cd / && env -i PATH="$PATH" NODE_ENV=production TMPDIR="$RUNTMP" HOME="$RUNTMP" \
+(cd / && env -i PATH="$PATH" NODE_ENV=production SHADOWPLANE_RUN_FROM=dist TMPDIR="$RUNTMP" HOME="$RUNTMP" \
   setpriv --reuid 10001 --regid 10001 --clear-groups node "$RUNTMP/load-roles.mjs")
 
 echo "== provider-sim starts, serves /healthz, drains on SIGTERM"
-(cd / && exec env -i PATH="$PATH" NODE_ENV=production TMPDIR="$RUNTMP" HOME="$RUNTMP" \
+(cd / && exec env -i PATH="$PATH" NODE_ENV=production SHADOWPLANE_RUN_FROM=dist TMPDIR="$RUNTMP" HOME="$RUNTMP" \
   SHADOWPLANE_SIM_LISTEN=127.0.0.1:0 SHADOWPLANE_SIM_LOG_LEVEL=error \
   setpriv --reuid 10001 --regid 10001 --clear-groups node "$APP/services/shadowplane/bin/shadowplane.mjs" provider-sim) \
   > "$WORK/sim.out" 2> "$WORK/sim.err" &
@@ -99,4 +111,5 @@ SIM_PID=""
 [[ $rc == 0 ]] || { echo "FAIL: provider-sim exited $rc after SIGTERM" >&2; cat "$WORK/sim.err" >&2; exit 1; }
 echo "ok: /healthz 200, exit 0 after SIGTERM"
 
-echo "== image-smoke: OK (tsx cache: $(ls -d "$RUNTMP"/tsx* 2>/dev/null | head -1 || echo none))"
+if ls -d "$RUNTMP"/tsx* >/dev/null 2>&1; then echo "FAIL: a role ran through tsx (a cache in TMPDIR)" >&2; exit 1; fi
+echo "== image-smoke: OK (compiled build, no tsx)"

@@ -10,7 +10,9 @@
 //     an explicit, non-"latest" tag (or a digest); no ADD of a URL or git source; no HEALTHCHECK
 //     (Kubernetes probes do it); the final stage runs as a numeric non-root user and never switches
 //     back to root; the ENTRYPOINT is exec form starting with tini and the one shadowplane binary;
-//     every `npm ci` / `npm install` omits dev dependencies; no secret-looking ARG/ENV defaults.
+//     every `npm ci` / `npm install` omits dev dependencies, except in the stage named "build",
+//     of which the final stage copies only dist/; the final stage sets SHADOWPLANE_RUN_FROM=dist
+//     (the binary runs the compiled build, never the sources); no secret-looking ARG/ENV defaults.
 //  3. The build context after .dockerignore (BuildKit's own pattern matcher): required files are
 //     sent, while node_modules, .git, local binaries and key files are not.
 //
@@ -140,6 +142,9 @@ func buildkitRules(r *report, name string, dt []byte) {
 	}
 }
 
+// buildStage names the one stage allowed to install dev dependencies (to compile dist/).
+const buildStage = "build"
+
 var secretName = regexp.MustCompile(`(?i)(secret|password|passwd|token|api_?key|private_?key|credential)`)
 
 // policy asserts Shadowplane's image rules on the parsed instructions.
@@ -167,7 +172,7 @@ func policy(r *report, dt []byte) {
 		}
 	}
 	stageNames := map[string]bool{}
-	npmInstalls, npmWithDev := 0, 0
+	npmInstalls, npmWithDev, buildInstalls := 0, 0, 0
 	for i, st := range stages {
 		base := expandArgs(st.BaseName, argDefaults)
 		if !stageNames[strings.ToLower(base)] {
@@ -188,7 +193,11 @@ func policy(r *report, dt []byte) {
 				r.fail("stage %q: HEALTHCHECK present (Kubernetes probes do health checking)", st.Name)
 			case *instructions.RunCommand:
 				line := strings.Join(c.CmdLine, " ")
-				if regexp.MustCompile(`\bnpm\s+(ci|install|i)\b`).MatchString(line) {
+				isInstall := regexp.MustCompile(`\bnpm\s+(ci|install|i)\b`).MatchString(line)
+				if isInstall && strings.EqualFold(st.Name, buildStage) && i != len(stages)-1 {
+					// the build stage needs the compiler (a dev dependency); only its dist/ leaves it
+					buildInstalls++
+				} else if isInstall {
 					npmInstalls++
 					if !strings.Contains(line, "--omit=dev") {
 						npmWithDev++
@@ -222,13 +231,41 @@ func policy(r *report, dt []byte) {
 	final := stages[len(stages)-1]
 	user := ""
 	var entrypoint *instructions.EntrypointCommand
+	copiesDist, runFromDist := false, false
 	for _, cmd := range final.Commands {
 		switch c := cmd.(type) {
 		case *instructions.UserCommand:
 			user = c.User
 		case *instructions.EntrypointCommand:
 			entrypoint = c
+		case *instructions.CopyCommand:
+			if !strings.EqualFold(c.From, buildStage) {
+				continue
+			}
+			for _, src := range c.SourcePaths {
+				if strings.TrimSuffix(src, "/") != "/src/dist" {
+					r.fail("final stage: copies %s from the %s stage (only /src/dist/ may leave it: it has dev dependencies)", src, buildStage)
+				} else {
+					copiesDist = true
+				}
+			}
+		case *instructions.EnvCommand:
+			for _, kv := range c.Env {
+				if kv.Key == "SHADOWPLANE_RUN_FROM" {
+					runFromDist = kv.Value == "dist"
+				}
+			}
 		}
+	}
+	if buildInstalls > 0 && !copiesDist {
+		r.fail("stage %q installs dev dependencies but the final stage does not copy its /src/dist/", buildStage)
+	}
+	if !copiesDist {
+		r.fail("final stage: no COPY --from=%s /src/dist/ (the compiled binaries)", buildStage)
+	} else if !runFromDist {
+		r.fail("final stage: ENV SHADOWPLANE_RUN_FROM=dist missing (the binary would fall back to the TypeScript sources)")
+	} else {
+		r.ok("final stage runs the compiled build: COPY --from=%s /src/dist/, SHADOWPLANE_RUN_FROM=dist", buildStage)
 	}
 	checkUser(r, user)
 	if entrypoint == nil {
@@ -359,7 +396,7 @@ func buildContext(r *report, dir string) {
 	for _, s := range sent {
 		has[s] = true
 	}
-	for _, need := range []string{"package.json", "package-lock.json", "tsconfig.base.json", "services/shadowplane/bin/shadowplane.mjs", "services/shadowplane/src/index.ts", "examples/data/gsm8k-test.jsonl"} {
+	for _, need := range []string{"package.json", "package-lock.json", "tsconfig.base.json", "services/shadowplane/bin/shadowplane.mjs", "services/shadowplane/src/index.ts", "scripts/build.mjs", "examples/data/gsm8k-test.jsonl"} {
 		if !has[need] {
 			r.fail("build context is missing %s", need)
 		}

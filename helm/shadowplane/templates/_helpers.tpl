@@ -187,7 +187,7 @@ topologySpreadConstraints:
 {{- end }}
 {{- end -}}
 
-{{/* Probes on an HTTP port name: startup (tsx transpiles at start), liveness /healthz, readiness /readyz. */}}
+{{/* Probes on an HTTP port name: startup (a generous window for a loaded node), liveness /healthz, readiness /readyz. */}}
 {{- define "shadowplane.probes" -}}
 startupProbe:
   httpGet:

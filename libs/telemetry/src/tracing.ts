@@ -1,7 +1,14 @@
 import { context, propagation, trace } from '@opentelemetry/api';
 import type { Tracer } from '@opentelemetry/api';
-import { NodeSDK } from '@opentelemetry/sdk-node';
+import { createRequire } from 'node:module';
+import type { NodeSDK as NodeSDKType } from '@opentelemetry/sdk-node';
 import { resourceFromAttributes } from '@opentelemetry/resources';
+
+// The SDK (with every OTLP exporter it can pick) is several MB of modules: loaded only when
+// tracing starts, so a role with tracing off (the default) starts without it. Synchronous
+// require (the package is CommonJS) keeps startTracing synchronous.
+const loadNodeSDK = (): typeof NodeSDKType =>
+  (createRequire(import.meta.url)('@opentelemetry/sdk-node') as { NodeSDK: typeof NodeSDKType }).NodeSDK;
 
 /** Options for {@link startTracing}. */
 export interface TracingOptions {
@@ -82,6 +89,7 @@ export function startTracing(opts: TracingOptions): TracingHandle {
   }
   if (!env['OTEL_EXPORTER_OTLP_ENDPOINT'] && !env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) return off('no_endpoint');
   try {
+    const NodeSDK = loadNodeSDK();
     const sdk = new NodeSDK({
       // ours first; the env detector (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) merges over it
       resource: resourceFromAttributes({
