@@ -1,5 +1,5 @@
 # libs/stats: benchmarks and calibration runs (never part of `make test`).
-.PHONY: bench-fold bench-calibration bench-sequential stats-numpy
+.PHONY: bench-fold bench-fold-cli bench-calibration bench-sequential stats-numpy
 
 NUMPY_PYTHON ?= /usr/bin/python3
 
@@ -10,6 +10,9 @@ stats-numpy: ## ensure Debian's python3-numpy is installed for the numpy side of
 
 bench-fold: install stats-numpy ## fold + 2000-resample bootstrap, 100k items x 3 arms: Node (libs/stats) vs numpy
 	BENCH_PYTHON=$(NUMPY_PYTHON) npx tsx bench/fold.ts
+
+bench-fold-cli: install stats-numpy ## the whole `shadowplane fold --bundle` on 100k items x 3 arms vs the same pipeline in numpy (wall, CPU, peak RSS)
+	BENCH_PYTHON=$(NUMPY_PYTHON) npx tsx bench/fold-cli.ts
 
 bench-calibration: install ## calibration table of the verdict statistics (type-I, coverage, MDE, powered-pass), written to docs/statistics.md
 	npm run -s bench:calibration -- --write

@@ -141,8 +141,14 @@ export function buildBundle(parts: {
     judge: parts.judge ?? null,
     lineage: parts.lineage,
   };
-  // round-trip through JSON so the bundle holds exactly what a reader will see
-  const plain = JSON.parse(JSON.stringify(p)) as BundleParts;
+  // round-trip through JSON so the bundle holds exactly what a reader will see; the row parts
+  // (one row per observation or pair, built by the fold from JSON values only) are kept as they
+  // are: a round trip of them would copy hundreds of MB for nothing
+  const rows = { cost_evidence: p.cost_evidence, paired: p.paired, lineage: p.lineage };
+  const plain = {
+    ...(JSON.parse(JSON.stringify({ ...p, cost_evidence: [], paired: [], lineage: null })) as BundleParts),
+    ...rows,
+  };
   const hashes = Object.fromEntries(BUNDLE_PARTS.map((k) => [k, fastContentHash(plain[k])])) as Record<
     keyof BundleParts,
     string

@@ -45,7 +45,57 @@ export function fastCanonicalJson(v: unknown): string {
   }
 }
 
-/** sha256 (hex) of {@link fastCanonicalJson}; equals contracts `contentHash` for JSON values. */
+/**
+ * Streams {@link fastCanonicalJson}`(v)` to `sink` in chunks of about `chunkChars` UTF-16 code
+ * units (the last one shorter), never holding the whole text: the concatenation of the chunks is
+ * exactly `fastCanonicalJson(v)`. Arrays and objects are walked; each leaf is written as
+ * `fastCanonicalJson` writes it. Used to hash and to write bundles of hundreds of MB.
+ * Errors: TypeError on a non-finite number (chunks before it may have been emitted).
+ */
+export function writeCanonicalJson(v: unknown, sink: (chunk: string) => void, chunkChars = 1 << 20): void {
+  let buf = '';
+  const emit = (x: unknown): void => {
+    if (typeof x !== 'object' || x === null) {
+      buf += fastCanonicalJson(x);
+    } else if (Array.isArray(x)) {
+      buf += '[';
+      for (let i = 0; i < x.length; i++) {
+        if (i > 0) buf += ',';
+        const el: unknown = x[i];
+        if (el === undefined) buf += 'null';
+        else emit(el);
+      }
+      buf += ']';
+    } else {
+      const o = x as Record<string, unknown>;
+      const keys = Object.keys(o).sort();
+      buf += '{';
+      let first = true;
+      for (const k of keys) {
+        const m = o[k];
+        if (m === undefined) continue;
+        if (!first) buf += ',';
+        first = false;
+        buf += `${JSON.stringify(k)}:`;
+        emit(m);
+      }
+      buf += '}';
+    }
+    if (buf.length >= chunkChars) {
+      sink(buf);
+      buf = '';
+    }
+  };
+  emit(v);
+  if (buf.length > 0) sink(buf);
+}
+
+/**
+ * sha256 (hex) of {@link fastCanonicalJson}; equals contracts `contentHash` for JSON values. The
+ * text is hashed as it is streamed ({@link writeCanonicalJson}), so a large part is never one string.
+ */
 export function fastContentHash(v: unknown): string {
-  return createHash('sha256').update(fastCanonicalJson(v)).digest('hex');
+  const h = createHash('sha256');
+  writeCanonicalJson(v, (c) => h.update(c));
+  return h.digest('hex');
 }

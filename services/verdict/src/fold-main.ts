@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { Campaign, CampaignSpec, ObsMessage, canonicalJson, type Observation } from '@shadowplane/contracts';
-import { foldReport } from '@shadowplane/evidence';
+import { Campaign, CampaignSpec, ObsMessage, type Observation } from '@shadowplane/contracts';
+import { foldReport, writeCanonicalJson } from '@shadowplane/evidence';
 import { renderReportHtml } from '@shadowplane/reports';
 
 /**
@@ -35,6 +36,61 @@ export function specFromObservations(obs: Observation[]): CampaignSpec {
     max_cost_usd: Math.max(0.01, Math.ceil(spent * 100) / 100),
     traffic_classes: [...new Set(obs.map((o) => o.traffic_class))].sort(),
   });
+}
+
+/** Outcome of {@link readObsFile}: the messages, or the error line and the exit code (65 bad data, 66 unreadable). */
+export type ReadObsResult = { ok: true; messages: ObsMessage[] } | { ok: false; exitCode: 65 | 66; error: string };
+
+/**
+ * Reads an exported observations file as a stream, one line at a time (the file is never one
+ * string), validating each non-blank line as an OBS message with the contracts schema (the same
+ * strictness as the verdict service). Stops at the first bad line: `FILE:LINE: not JSON: ...` or
+ * `FILE:LINE: not an OBS message: <first 3 issues>` (exit code 65); `cannot read FILE` (66).
+ */
+export async function readObsFile(file: string): Promise<ReadObsResult> {
+  const messages: ObsMessage[] = [];
+  let lineNo = 0;
+  try {
+    const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+    for await (const raw of lines) {
+      lineNo++;
+      const l = raw.trim();
+      if (!l) continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(l);
+      } catch (e) {
+        lines.close();
+        return { ok: false, exitCode: 65, error: `${file}:${lineNo}: not JSON: ${(e as Error).message}` };
+      }
+      const r = ObsMessage.safeParse(json);
+      if (!r.success) {
+        lines.close();
+        const issues = r.error.issues
+          .map((x) => `${x.path.join('.')}: ${x.message}`)
+          .slice(0, 3)
+          .join('; ');
+        return { ok: false, exitCode: 65, error: `${file}:${lineNo}: not an OBS message: ${issues}` };
+      }
+      messages.push(r.data);
+    }
+  } catch (e) {
+    return { ok: false, exitCode: 66, error: `cannot read ${file}: ${(e as Error).message}` };
+  }
+  return { ok: true, messages };
+}
+
+/** Writes `v` as canonical JSON to `path` in chunks (a bundle of hundreds of MB is never one string). */
+function writeJsonFile(path: string, v: unknown): void {
+  const fd = openSync(path, 'w');
+  try {
+    writeCanonicalJson(v, (chunk) => {
+      const b = Buffer.from(chunk, 'utf8');
+      for (let off = 0; off < b.length;) off += writeSync(fd, b, off);
+    });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -78,36 +134,12 @@ export async function main(argv: string[]): Promise<number> {
     bundle?: string;
   }>();
   const file = program.args[0]!;
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    process.stderr.write(`shadowplane fold: cannot read ${file}: ${(e as Error).message}\n`);
-    return 66;
+  const read = await readObsFile(file);
+  if (!read.ok) {
+    process.stderr.write(`shadowplane fold: ${read.error}\n`);
+    return read.exitCode;
   }
-  const messages: ObsMessage[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const l = lines[i]!.trim();
-    if (!l) continue;
-    let r;
-    try {
-      r = ObsMessage.safeParse(JSON.parse(l));
-    } catch (e) {
-      process.stderr.write(`shadowplane fold: ${file}:${i + 1}: not JSON: ${(e as Error).message}\n`);
-      return 65;
-    }
-    if (!r.success) {
-      process.stderr.write(
-        `shadowplane fold: ${file}:${i + 1}: not an OBS message: ${r.error.issues
-          .map((x) => `${x.path.join('.')}: ${x.message}`)
-          .slice(0, 3)
-          .join('; ')}\n`,
-      );
-      return 65;
-    }
-    messages.push(r.data);
-  }
+  const messages = read.messages;
   const obs = messages.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
   let spec: CampaignSpec;
   let campaignId = o.campaignId ?? obs[0]?.campaign_id;
@@ -148,7 +180,7 @@ export async function main(argv: string[]): Promise<number> {
     return 65;
   }
   if (o.html) writeFileSync(o.html, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }));
-  if (o.bundle) writeFileSync(o.bundle, canonicalJson(r.bundle));
+  if (o.bundle) writeJsonFile(o.bundle, r.bundle);
   if (o.json && o.json !== '-') writeFileSync(o.json, r.reportJson);
   if (o.runRecord && o.runRecord !== '-') writeFileSync(o.runRecord, r.runRecordJson);
   if (o.json === '-' || (!o.json && !o.runRecord && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);

@@ -1,0 +1,85 @@
+/**
+ * Fold stage 2 (per call type): the items, their exclusions (item events, traffic classes not
+ * admitted by the spec), exact-duplicate weights (1 + duplicate events), near-duplicate clusters
+ * (prompt SimHash) and strata.
+ */
+import { BASELINE_ARTIFACT_MISSING, type CampaignSpec, type ItemEvent, type Observation } from '@shadowplane/contracts';
+import { clusterBySimhash } from './clusters.js';
+import { inc } from './fold-util.js';
+
+/** The admitted items of one call type and what the later stages need about them. */
+export interface CallTypeItems {
+  /** first observation seen per item (prompt SimHash, expectations, traffic class) */
+  seenItems: Map<string, Observation>;
+  excludedReason: Map<string, string>;
+  /** admitted item hashes, sorted */
+  admitted: string[];
+  admittedSet: Set<string>;
+  weight: Map<string, number>;
+  clusterOf: Map<string, string>;
+  strata: Record<string, number>;
+  trafficCounts: Record<string, number>;
+  exclusions: { item_hash: string; reason: string }[];
+  exclusionCounts: Record<string, number>;
+  /** weight of items whose baseline half is unknown (compare mode) */
+  ineligibleWeight: number;
+}
+
+/** Stage 2 (pure): admits the items of one call type. */
+export function admitItems(
+  spec: CampaignSpec,
+  ctObs: readonly { o: Observation; id: string }[],
+  ctEvents: readonly ItemEvent[],
+): CallTypeItems {
+  // an item excluded more than once keeps its smallest reason (code-unit order), never the one
+  // whose envelope id happens to sort first (envelope ids are random per run)
+  const excludedReason = new Map<string, string>();
+  for (const e of ctEvents) {
+    if (e.kind !== 'excluded') continue;
+    const r = e.reason ?? 'excluded';
+    const had = excludedReason.get(e.item_hash);
+    if (had === undefined || r < had) excludedReason.set(e.item_hash, r);
+  }
+  const trafficCounts: Record<string, number> = {};
+  const seenItems = new Map<string, Observation>();
+  for (const { o } of ctObs) if (!seenItems.has(o.item_hash)) seenItems.set(o.item_hash, o);
+  for (const [h, o] of seenItems) {
+    inc(trafficCounts, o.traffic_class);
+    if (!spec.traffic_classes.includes(o.traffic_class) && !excludedReason.has(h))
+      excludedReason.set(h, `traffic_class:${o.traffic_class}`);
+  }
+  const admitted = [...seenItems.keys()].filter((h) => !excludedReason.has(h)).sort();
+  const admittedSet = new Set(admitted);
+  const weight = new Map<string, number>(admitted.map((h) => [h, 1]));
+  for (const e of ctEvents)
+    if (e.kind === 'duplicate' && weight.has(e.item_hash)) weight.set(e.item_hash, weight.get(e.item_hash)! + 1);
+  const clusterOf = clusterBySimhash(admitted.map((h) => [h, seenItems.get(h)!.prompt_simhash] as const));
+  const strata: Record<string, number> = {};
+  for (const h of admitted) {
+    const kinds = [...new Set(seenItems.get(h)!.expectations.map((e) => e.kind))].sort();
+    inc(strata, kinds.length ? kinds.join('+') : 'none');
+  }
+  const exclusions = [...excludedReason.entries()]
+    .sort((a, b) => (a[0] < b[0] ? -1 : 1))
+    .map(([item_hash, reason]) => ({ item_hash, reason }));
+  const exclusionCounts: Record<string, number> = {};
+  for (const x of exclusions) inc(exclusionCounts, x.reason);
+  // compare mode: items whose baseline half is unknown widen every comparison's interval (compare.ts)
+  let ineligibleWeight = 0;
+  for (const x of exclusions) if (x.reason === BASELINE_ARTIFACT_MISSING) ineligibleWeight++;
+  for (const e of ctEvents)
+    if (e.kind === 'duplicate' && excludedReason.get(e.item_hash) === BASELINE_ARTIFACT_MISSING) ineligibleWeight++;
+  return {
+    seenItems,
+    excludedReason,
+    admitted,
+    admittedSet,
+    weight,
+    clusterOf,
+    strata,
+    trafficCounts,
+    exclusions,
+    exclusionCounts,
+    ineligibleWeight,
+  };
+}

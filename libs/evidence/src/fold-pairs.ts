@@ -1,0 +1,220 @@
+/**
+ * Fold stage 6a (per call type × candidate): pairing. Incumbent vs candidate per admitted item,
+ * only where both arms have an ok, scored observation; a same-family judge is refused for the
+ * pair; pairwise judge preferences join the composites; bases never blend: the deciding basis is
+ * the majority among same-basis pairs (`estimate` never decides) and every other pair is
+ * excluded and counted.
+ */
+import type { CampaignSpec, CostBasis, Observation } from '@shadowplane/contracts';
+import { compositeQuality, type ScoreResult } from '@shadowplane/scoring';
+import type { JudgeAgreementRow } from './bundle.js';
+import { weakestInstrument, type PairRow } from './compare.js';
+import { preference, type judgeInputs } from './judge-fold.js';
+import { byKey, inc, type ScoredObs } from './fold-util.js';
+
+/** The pairs of one candidate and what was excluded on the way. */
+export interface CandidatePairs {
+  /** pairs on the deciding basis, sorted by item_hash */
+  rows: PairRow[];
+  basis: 'provider_reported' | 'rate_card' | null;
+  /** excluded pair counts by reason */
+  excluded: Record<string, number>;
+  instrument: ReturnType<typeof weakestInstrument>;
+  judgeRefused: string | null;
+  /** judge weight share of each pair's composites, by item_hash */
+  judgeShareOf: Map<string, number>;
+  /** the later end of each pair's two calls (the sequential look order), by item_hash */
+  arrivalOf: Map<string, string>;
+  hardFails: number;
+  ceiling: number;
+  unscoredPairs: number;
+  okPairs: number;
+  /** pairwise (judge, programmatic) labels */
+  agreement: [string, string][];
+  agreementRows: JudgeAgreementRow[];
+}
+
+/** Stage 6a (pure): pairs the incumbent with `cand` over the admitted items of call type `ct`. */
+export function pairCandidate(p: {
+  ct: string;
+  spec: CampaignSpec;
+  cand: CampaignSpec['incumbent'];
+  admitted: readonly string[];
+  scored: ReadonlyMap<string, ScoredObs>;
+  instrumentOf: ReadonlyMap<string, Observation['instrument']>;
+  seenItems: ReadonlyMap<string, Observation>;
+  weight: ReadonlyMap<string, number>;
+  clusterOf: ReadonlyMap<string, string>;
+  judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
+  judgeWeight: number;
+  judgeFamily: string | undefined;
+  armFamilies: Readonly<Record<string, string>> | undefined;
+  ji: ReturnType<typeof judgeInputs>;
+  verdictsCount: number;
+}): CandidatePairs {
+  const {
+    ct,
+    spec,
+    cand,
+    admitted,
+    scored,
+    instrumentOf,
+    seenItems,
+    weight,
+    clusterOf,
+    judgeScores,
+    judgeWeight,
+    judgeFamily,
+    armFamilies,
+    ji,
+  } = p;
+  const agreement: [string, string][] = [];
+  const agreementRows: JudgeAgreementRow[] = [];
+  const excluded: Record<string, number> = {};
+  const pairsByBasis = new Map<CostBasis, PairRow[]>();
+  const offBasisPairs: { basisInc: CostBasis | null; basisCand: CostBasis | null; h: string }[] = [];
+  let hardFails = 0;
+  let ceiling = 0;
+  const judgeShareOf = new Map<string, number>();
+  // when the pair was complete (the later end of its two calls): the sequential look order
+  const arrivalOf = new Map<string, string>();
+  // same-family judge refusal for this pair
+  const fam = (a: { id: string; provider: string }) => armFamilies?.[a.id] ?? a.provider;
+  const judgeRefused =
+    (judgeScores !== undefined || ji.pairwise.size > 0 || p.verdictsCount > 0) &&
+    judgeFamily !== undefined &&
+    [fam(spec.incumbent), fam(cand)].includes(judgeFamily)
+      ? `judge family ${judgeFamily} equals the family of ${fam(spec.incumbent) === judgeFamily ? spec.incumbent.id : cand.id}: judge scores not used for this pair`
+      : null;
+  const comp = (x: ScoredObs) => (judgeRefused ? x.compositeNoJudge : x.composite);
+  let unscoredPairs = 0;
+  let okPairs = 0;
+  for (const h of admitted) {
+    const a = scored.get(`${h}|${spec.incumbent.id}|incumbent`);
+    const b = scored.get(`${h}|${cand.id}|candidate`);
+    if (b?.obs.status === 'ok') {
+      if (comp(b)?.hardFailed) hardFails++;
+      if (
+        spec.max_request_cost_usd !== undefined &&
+        b.obs.cost.usd !== null &&
+        b.obs.cost.basis !== 'estimate' &&
+        b.obs.cost.usd > spec.max_request_cost_usd
+      )
+        ceiling++;
+    }
+    if (!a) {
+      inc(excluded, 'incumbent_missing');
+      continue;
+    }
+    if (!b) {
+      inc(excluded, 'candidate_missing');
+      continue;
+    }
+    if (a.obs.status !== 'ok') {
+      inc(excluded, `incumbent_error:${a.obs.error_class ?? 'unknown'}`);
+      continue;
+    }
+    if (b.obs.status !== 'ok') {
+      inc(excluded, `candidate_error:${b.obs.error_class ?? 'unknown'}`);
+      continue;
+    }
+    okPairs++;
+    let qa = comp(a)?.quality ?? null;
+    let qb = comp(b)?.quality ?? null;
+    let pairShare: number | null = null;
+    // pairwise judge: the candidate's preference p and the incumbent's 1 − p join this pair's composites
+    const pw = judgeRefused ? undefined : ji.pairwise.get(`${ct}|${h}|${cand.id}`);
+    if (pw !== undefined) {
+      const jr = (x: number): ScoreResult => ({
+        score: x,
+        scorer: 'judge:pairwise',
+        detail: 'pairwise judge',
+        source: 'judge',
+      });
+      const ca = compositeQuality([...a.scores, jr(1 - pw)], judgeWeight);
+      const cb = compositeQuality([...b.scores, jr(pw)], judgeWeight);
+      qa = ca.quality;
+      qb = cb.quality;
+      pairShare = Math.max(ca.judgeShare ?? 0, cb.judgeShare ?? 0);
+      const pa = a.compositeNoJudge?.quality ?? null;
+      const pb = b.compositeNoJudge?.quality ?? null;
+      if (
+        pa !== null &&
+        pb !== null &&
+        a.scores.some((x) => x.score !== null) &&
+        b.scores.some((x) => x.score !== null)
+      ) {
+        agreement.push([preference(pw), preference(0.5 + (pb - pa) / 2)]);
+        agreementRows.push({
+          call_type: ct,
+          verdict_key: `${ct}|${h}|${cand.id}|candidate|pairwise`,
+          mode: 'pairwise',
+          judge: pw,
+          programmatic: 0.5 + (pb - pa) / 2,
+        });
+      }
+    }
+    // replay pairs carry no outputs: they are priced only, never scored (compare.ts capByInstrument)
+    if (a.obs.instrument === 'replay' && b.obs.instrument === 'replay') {
+      qa = 0;
+      qb = 0;
+    }
+    if (qa === null || qb === null) {
+      inc(excluded, 'unscored');
+      unscoredPairs++;
+      continue;
+    }
+    const ba = a.obs.cost.usd === null ? null : a.obs.cost.basis;
+    const bb = b.obs.cost.usd === null ? null : b.obs.cost.basis;
+    if (ba === null || bb === null || ba !== bb) {
+      offBasisPairs.push({ basisInc: ba, basisCand: bb, h });
+      continue;
+    }
+    const row: PairRow = {
+      item_hash: h,
+      cluster: clusterOf.get(h)!,
+      simhash: seenItems.get(h)!.prompt_simhash,
+      weight: weight.get(h)!,
+      q_inc: qa,
+      q_cand: qb,
+      cost_inc_usd: a.obs.cost.usd!,
+      cost_cand_usd: b.obs.cost.usd!,
+      obs_inc: a.id,
+      obs_cand: b.id,
+    };
+    arrivalOf.set(h, a.obs.ended_at > b.obs.ended_at ? a.obs.ended_at : b.obs.ended_at);
+    const list = pairsByBasis.get(ba);
+    if (list) list.push(row);
+    else pairsByBasis.set(ba, [row]);
+    judgeShareOf.set(h, pairShare ?? Math.max(comp(a)?.judgeShare ?? 0, comp(b)?.judgeShare ?? 0));
+  }
+  // choose the deciding basis: majority among same-basis pairs, estimate never decides
+  let basis: 'provider_reported' | 'rate_card' | null = null;
+  for (const bs of ['provider_reported', 'rate_card'] as const) {
+    const n = pairsByBasis.get(bs)?.length ?? 0;
+    if (n > 0 && (basis === null || n > (pairsByBasis.get(basis)?.length ?? 0))) basis = bs;
+  }
+  let rows: PairRow[] = basis ? pairsByBasis.get(basis)! : [];
+  for (const [bs, rs] of pairsByBasis)
+    if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
+  for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
+  rows = byKey(rows, (r) => r.item_hash);
+  const instrument = weakestInstrument(
+    rows.flatMap((r) => [instrumentOf.get(r.obs_inc)!, instrumentOf.get(r.obs_cand)!]),
+  );
+  return {
+    rows,
+    basis,
+    excluded,
+    instrument,
+    judgeRefused,
+    judgeShareOf,
+    arrivalOf,
+    hardFails,
+    ceiling,
+    unscoredPairs,
+    okPairs,
+    agreement,
+    agreementRows,
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Fold stage 3–4 (per call type): scoring of the ok observations of admitted items (programmatic
+ * scorers, first-party outcomes, LLM-judge scores into a composite), the judge's pointwise
+ * agreement with the programmatic scores, and the A-A noise floor.
+ */
+import type { CampaignSpec, OutcomeRecord } from '@shadowplane/contracts';
+import {
+  compositeQuality,
+  scoreOutcome,
+  scoreProgrammatic,
+  type Composite,
+  type ScoreResult,
+} from '@shadowplane/scoring';
+import { sdOfDifferences } from '@shadowplane/stats';
+import type { Observation } from '@shadowplane/contracts';
+import type { JudgeAgreementRow } from './bundle.js';
+import { goodBad } from './judge-fold.js';
+import { judgeKey } from './fold-ids.js';
+import type { ScoredObs } from './fold-util.js';
+
+/** What stage 3–4 gives the later stages of a call type. */
+export interface CallTypeScores {
+  /** keyed `<item_hash>|<arm_id>|<role>` */
+  scored: Map<string, ScoredObs>;
+  instrumentOf: Map<string, Observation['instrument']>;
+  armObs: (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => ScoredObs[];
+  /** pointwise (judge, programmatic) labels */
+  agreement: [string, string][];
+  agreementRows: JudgeAgreementRow[];
+  aaCalls: number;
+  /** whether any observation got a quality */
+  anyScored: boolean;
+  aaDiffs: number[];
+  aaSd: number | null;
+}
+
+/** Stage 3–4 (pure): scores one call type's observations. */
+export function scoreCallType(p: {
+  ct: string;
+  spec: CampaignSpec;
+  ctObs: readonly { o: Observation; id: string }[];
+  admittedSet: ReadonlySet<string>;
+  outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
+  judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
+  judgeWeight: number;
+}): CallTypeScores {
+  const { ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight } = p;
+  let anyScored = false;
+  const agreementRows: JudgeAgreementRow[] = [];
+  const scored = new Map<string, ScoredObs>(); // key item|arm|role
+  for (const { o, id } of ctObs) {
+    if (!admittedSet.has(o.item_hash)) continue;
+    let composite: Composite | null = null;
+    let compositeNoJudge: Composite | null = null;
+    let progScores: ScoreResult[] = [];
+    if (o.status === 'ok') {
+      const scores: ScoreResult[] = scoreProgrammatic({
+        output: o.output_text ?? null,
+        expectations: o.expectations,
+        scorers: spec.scorers,
+        callType: ct,
+      });
+      for (const oc of outcomesFor.get(`${o.item_hash}|${o.arm_id}`) ?? []) scores.push(scoreOutcome(oc));
+      progScores = [...scores];
+      const j = judgeScores?.get(judgeKey(o.item_hash, o.arm_id, o.role));
+      if (j) {
+        compositeNoJudge = compositeQuality(scores, judgeWeight);
+        scores.push(j);
+      }
+      composite = compositeQuality(scores, judgeWeight);
+      compositeNoJudge ??= composite;
+      if (composite.quality !== null) anyScored = true;
+      if (o.instrument === 'replay') anyScored = true; // priced evidence: the report is not empty
+    }
+    scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, {
+      obs: o,
+      id,
+      composite,
+      compositeNoJudge,
+      scores: progScores,
+    });
+  }
+  const instrumentOf = new Map<string, Observation['instrument']>();
+  for (const s of scored.values()) instrumentOf.set(s.id, s.obs.instrument);
+  const byArm = new Map<string, ScoredObs[]>();
+  for (const s of scored.values()) {
+    const k = `${s.obs.arm_id}|${s.obs.role}`;
+    const list = byArm.get(k);
+    if (list) list.push(s);
+    else byArm.set(k, [s]);
+  }
+  const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') =>
+    byArm.get(`${armId}|${role}`) ?? [];
+  // judge agreement with programmatic / first-party scores on the same outputs (pointwise)
+  const agreement: [string, string][] = [];
+  for (const s of scored.values()) {
+    const j = judgeScores?.get(judgeKey(s.obs.item_hash, s.obs.arm_id, s.obs.role));
+    const prog = s.compositeNoJudge?.quality ?? null;
+    if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null)) {
+      agreement.push([goodBad(j.score), goodBad(prog)]);
+      agreementRows.push({
+        call_type: ct,
+        verdict_key: `${s.obs.call_type}|${s.obs.item_hash}|${s.obs.arm_id}|${s.obs.role}|pointwise`,
+        mode: 'pointwise',
+        judge: j.score,
+        programmatic: prog,
+      });
+    }
+  }
+  let aaCalls = 0;
+  for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaCalls++;
+
+  // 4. A-A noise floor
+  const aaDiffs: number[] = [];
+  for (const s of scored.values()) {
+    if (s.obs.role !== 'incumbent_aa' || s.composite?.quality == null) continue;
+    const first = scored.get(`${s.obs.item_hash}|${spec.incumbent.id}|incumbent`);
+    // the judge does not grade A-A second calls: compare like with like (no judge on either side)
+    const ref = s.composite === s.compositeNoJudge ? first?.compositeNoJudge : first?.composite;
+    if (ref?.quality != null) aaDiffs.push(s.composite.quality - ref.quality);
+  }
+  const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
+  return { scored, instrumentOf, armObs, agreement, agreementRows, aaCalls, anyScored, aaDiffs, aaSd };
+}
