@@ -13,13 +13,20 @@
 // count (the event loop; V8's compiler and GC helper threads are reported apart) is divided by N.
 // Knobs: BENCH_IR_N (2000), BENCH_IR_WARM (8000), BENCH_IR_MODES (json,stream),
 // BENCH_ARMS (subset of: sidecar 0%, sidecar 10%, sidecar 100%, node:net pipe, nginx+mirror).
+// BENCH_IR_TRACING=1 measures the tracing arms instead, every request carrying a `traceparent`:
+// the sidecar at 0% and 100% sampling with its tracing code cut out ("no tracing code", the
+// baseline: lib/notrace.ts), as shipped with no OTEL_* variables ("OTEL off"), and with an OTLP
+// endpoint set ("OTEL on", a sink in this process that counts what it receives).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once, type Shape } from './lib/harness.js';
 import { nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { noTracingTree } from './lib/notrace.js';
 import { runMain, tearDown } from './lib/run.js';
 import { SHAPES } from './lib/shapes.js';
 
@@ -27,6 +34,18 @@ const N = Number(process.env.BENCH_IR_N ?? 2000);
 const WARM = Number(process.env.BENCH_IR_WARM ?? 8000);
 const MODES = (process.env.BENCH_IR_MODES ?? 'json,stream').split(',').map((m) => m.trim()) as ('json' | 'stream')[];
 const ARMS = process.env.BENCH_ARMS ? process.env.BENCH_ARMS.split(',').map((a) => a.trim()) : null;
+const TRACING = process.env.BENCH_IR_TRACING === '1';
+if (process.env.BENCH_IR_TRACING !== undefined && !['0', '1'].includes(process.env.BENCH_IR_TRACING))
+  throw new Error('BENCH_IR_TRACING must be 0 or 1');
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+/** Where a sidecar arm runs from and what tracing it has (tracing arms only). */
+interface TracingSetup {
+  /** the no-tracing-code copy of the tree */
+  baseTree: string;
+  /** the OTLP sink's base URL */
+  sinkUrl: string;
+}
 
 /** Callgrind's count for the main thread in the dumps of `dir` (file `<out>.<n>-01`), from the dump triggered by callgrind_control. */
 function mainThreadIr(dir: string): number {
@@ -45,6 +64,7 @@ async function measure(
   upstream: { url: string; captureUrl: string },
   natsUrl: string,
   ngPort: number,
+  tracing: TracingSetup | null,
 ): Promise<number> {
   const out = mkdtempSync(join(tmpdir(), 'shadowplane-ir-'));
   const vg = [
@@ -65,11 +85,16 @@ async function measure(
       arm,
       vg[0]!,
       [...vg.slice(1), process.execPath, '--import', 'tsx', 'loadtests/pipe-proxy.ts', '0', upstream.url],
-      { cpu: '1', timeoutMs: 300_000 },
+      { cpu: '1', timeoutMs: 1_800_000 },
     );
     url = p.info['url']!;
   } else {
-    const rate = arm === 'sidecar 0%' ? '0' : arm === 'sidecar 10%' ? '0.1' : '1';
+    const rate = arm.startsWith('sidecar 0%') ? '0' : arm.startsWith('sidecar 10%') ? '0.1' : '1';
+    const cwd = tracing !== null && arm.endsWith('no tracing code') ? tracing.baseTree : REPO;
+    const otel =
+      tracing !== null && arm.endsWith('OTEL on')
+        ? { OTEL_EXPORTER_OTLP_ENDPOINT: tracing.sinkUrl, OTEL_SERVICE_NAME: 'bench-sidecar' }
+        : {};
     p = await startProc(
       arm,
       vg[0]!,
@@ -95,14 +120,16 @@ async function measure(
       ],
       {
         cpu: '1',
-        timeoutMs: 300_000,
-        env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000' },
+        timeoutMs: 1_800_000,
+        cwd,
+        env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000', ...otel },
       },
     );
     url = p.info['url']!;
   }
   try {
-    const shape: Shape = SHAPES[mode];
+    const base: Shape = SHAPES[mode];
+    const shape: Shape = tracing === null ? base : { ...base, headers: { ...base.headers, traceparent: TRACEPARENT } };
     for (let i = 0; i < WARM; i++)
       if ((await once(url, shape)) === null) throw new Error(`${arm} failed a warm-up request`);
     execFileSync('callgrind_control', ['--zero', String(p.pid)], { stdio: 'ignore' });
@@ -132,10 +159,26 @@ async function main(): Promise<number> {
     return 2;
   }
   pinSelf('0');
+  // the OTEL_* variables of this shell must not reach the arms (the "OTEL off" arm would be on)
+  for (const k of Object.keys(process.env)) if (k.startsWith('OTEL_')) throw new Error(`unset ${k} first`);
+  let sinkRequests = 0;
+  const sink = createServer((req, res) => {
+    sinkRequests++;
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
   const [natsPort, upPort, capPort, ngPort] = await freePorts(4);
   const started: Proc[] = [];
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-ir-nats-'));
+  const dirs = [store];
   try {
+    let tracing: TracingSetup | null = null;
+    if (TRACING) {
+      const baseTree = noTracingTree();
+      dirs.push(baseTree);
+      tracing = { baseTree, sinkUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}` };
+    }
     started.push(
       await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
         cpu: '0',
@@ -150,18 +193,14 @@ async function main(): Promise<number> {
     );
     started.push(up);
     const upstream = { url: up.info['url']!, captureUrl: up.info['capture_url']! };
-    const all = [
-      'sidecar 0%',
-      'sidecar 10%',
-      'sidecar 100%',
-      'node:net pipe',
-      ...(nginxBinary() ? ['nginx+mirror'] : []),
-    ];
+    const all = TRACING
+      ? ['0%', '100%'].flatMap((r) => ['no tracing code', 'OTEL off', 'OTEL on'].map((v) => `sidecar ${r} ${v}`))
+      : ['sidecar 0%', 'sidecar 10%', 'sidecar 100%', 'node:net pipe', ...(nginxBinary() ? ['nginx+mirror'] : [])];
     const arms = ARMS === null ? all : all.filter((a) => ARMS.includes(a));
     const result: Record<string, Record<string, number>> = {};
     for (const mode of MODES) {
       for (const arm of arms) {
-        const ir = await measure(arm, mode, upstream, `nats://127.0.0.1:${natsPort}`, ngPort!);
+        const ir = await measure(arm, mode, upstream, `nats://127.0.0.1:${natsPort}`, ngPort!, tracing);
         (result[mode] ??= {})[arm] = ir;
         process.stderr.write(
           `${mode.padEnd(6)} ${arm.padEnd(13)} ${(ir / 1000).toFixed(1)} k instructions per request\n`,
@@ -170,28 +209,37 @@ async function main(): Promise<number> {
     }
     const lines = [
       `Shadowplane proxy instructions per request (callgrind, main thread, user space) — ${new Date().toISOString()}`,
-      `N ${N} after ${WARM} warm-up requests, 4 keep-alive connections`,
+      `N ${N} after ${WARM} warm-up requests, 4 keep-alive connections${TRACING ? ', every request with a traceparent' : ''}`,
     ];
     for (const mode of MODES) {
-      const ref = result[mode]!['nginx+mirror'];
       lines.push(
         '',
         mode === 'json' ? 'non-streaming, 1 KB JSON' : 'streaming (SSE, 18 events)',
-        `arm | k instructions/req | × nginx+mirror`,
+        `arm | k instructions/req | × ${TRACING ? 'no tracing code' : 'nginx+mirror'}`,
       );
-      for (const [arm, ir] of Object.entries(result[mode]!))
-        lines.push(`${arm} | ${(ir / 1000).toFixed(1)} | ${ref ? (ir / ref).toFixed(2) : '—'}`);
+      for (const [arm, ir] of Object.entries(result[mode]!)) {
+        const ref = TRACING
+          ? result[mode]![arm.replace(/ (OTEL off|OTEL on)$/, ' no tracing code')]
+          : result[mode]!['nginx+mirror'];
+        lines.push(`${arm} | ${(ir / 1000).toFixed(1)} | ${ref ? (ir / ref).toFixed(3) : '—'}`);
+      }
     }
+    if (TRACING) lines.push('', `OTLP export requests the sink received from the "OTEL on" sidecars: ${sinkRequests}`);
     process.stdout.write(`${lines.join('\n')}\n`);
     const outDir = join(REPO, 'loadtests', 'out');
     mkdirSync(outDir, { recursive: true });
     writeFileSync(
       join(outDir, `instructions-${Date.now()}.json`),
-      JSON.stringify({ at: new Date().toISOString(), n: N, warm: WARM, result }, null, 2),
+      JSON.stringify(
+        { at: new Date().toISOString(), n: N, warm: WARM, tracing: TRACING, result, sinkRequests },
+        null,
+        2,
+      ),
     );
     return 0;
   } finally {
-    await tearDown(started, [store]);
+    await tearDown(started, dirs);
+    sink.close();
   }
 }
 

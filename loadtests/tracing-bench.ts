@@ -18,8 +18,7 @@
 // Knobs (env): BENCH_RATE (req/s, default 200), BENCH_SECONDS (per slice, default 4), BENCH_REPS
 // (default 3), BENCH_WARM (warm-up requests per arm, default 30000), BENCH_SEED (default 1).
 // Output: a table on stdout and JSON in loadtests/out/.
-import { execFileSync, execSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,6 +26,7 @@ import { join } from 'node:path';
 import { fixedRate, median, once, quantile, shuffled, WARM_REQUESTS, warmUp, type Shape } from './lib/harness.js';
 import { cpuCount, cpuSeconds, pinSelf, REPO, startProc, type Proc } from './lib/procs.js';
 import { freePorts } from './lib/ports.js';
+import { noTracingTree } from './lib/notrace.js';
 import { runMain, tearDown } from './lib/run.js';
 import { SHAPES } from './lib/shapes.js';
 
@@ -39,33 +39,6 @@ const SEED = env('BENCH_SEED', 1);
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const traced = (s: Shape): Shape => ({ ...s, headers: { ...s.headers, traceparent: TRACEPARENT } });
 const MODES = { json: traced(SHAPES.json), stream: traced(SHAPES.stream) } as const;
-
-/**
- * A copy of this commit's tree with the sidecar's tracing code cut out, sharing node_modules by
- * hard links (workspace links are relative, so they resolve inside the copy). Throws when either
- * cut no longer matches the source (the bench must then be updated, not silently compare equals).
- */
-function noTracingTree(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'shadowplane-bench-notrace-'));
-  execSync(`git archive HEAD | tar -x -C ${JSON.stringify(dir)}`, {
-    cwd: REPO,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  execFileSync('cp', ['-al', join(REPO, 'node_modules'), join(dir, 'node_modules')]);
-  const cut = (rel: string, from: string, to: string) => {
-    const p = join(dir, rel);
-    const s = readFileSync(p, 'utf8');
-    if (!s.includes(from)) throw new Error(`${rel} no longer contains ${JSON.stringify(from)}: update the bench`);
-    writeFileSync(p, s.replace(from, to));
-  };
-  cut(
-    'services/sidecar/src/main.ts',
-    'const tracing = startTracing({',
-    'const tracing = { shutdown: async () => {} } ?? startTracing({',
-  );
-  cut('services/sidecar/src/sampling.ts', 'o.traceContext ?? tracingEnabled()', 'false');
-  return dir;
-}
 
 interface Arm {
   name: string;

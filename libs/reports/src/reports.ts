@@ -1,5 +1,6 @@
 import { DeliverPolicy, StorageType } from '@nats-io/jetstream';
 import type { ObjectStore } from '@nats-io/obj';
+import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 import type { Bus } from '@shadowplane/bus';
 import { getArtifact, type Keyring } from '@shadowplane/artifacts';
 import { CampaignProgress, DatasetCard, ObsMessage, Report, RunRecord, ShadowplaneError } from '@shadowplane/contracts';
@@ -280,17 +281,26 @@ const ReportReply = z.union([
 /**
  * Asks the verdict service to write a provisional report now (NATS request to
  * `names.verdictReportSubject` with `{campaign_id}`; reply `{report_id, run_record_id}`).
+ * `traceContext` (the caller's W3C trace context) goes in the request's `traceparent`/`tracestate`
+ * headers, so the verdict fold span joins the caller's trace.
  * Returns `{ reportId, runRecordId }` (runRecordId null from an older verdict service), or null
  * when no verdict service answers within `timeoutMs` or it answers with an error (e.g. report_empty).
  */
 export async function requestReport(
   bus: Bus,
   campaignId: string,
-  opts: { timeoutMs: number },
+  opts: { timeoutMs: number; traceContext?: { traceparent: string; tracestate?: string | null } | null },
 ): Promise<{ reportId: string; runRecordId: string | null } | null> {
   try {
+    let h: MsgHdrs | undefined;
+    if (opts.traceContext) {
+      h = natsHeaders();
+      h.set('traceparent', opts.traceContext.traceparent);
+      if (opts.traceContext.tracestate) h.set('tracestate', opts.traceContext.tracestate);
+    }
     const m = await bus.nc.request(bus.names.verdictReportSubject, JSON.stringify({ campaign_id: campaignId }), {
       timeout: opts.timeoutMs,
+      ...(h ? { headers: h } : {}),
     });
     const r = ReportReply.safeParse(m.json());
     if (!r.success || !('report_id' in r.data)) return null;

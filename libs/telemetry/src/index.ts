@@ -11,6 +11,7 @@ export {
   recordError,
   linkFromTraceContext,
   contextFromHeaders,
+  traceContextOf,
   TRACEPARENT_RE,
   ROOT_CONTEXT,
   SpanKind,

@@ -48,6 +48,20 @@ export function contextFromHeaders(headers: Record<string, string | string[] | u
 }
 
 /**
+ * The W3C trace context naming `span` as the parent (`traceparent` version 00, its `tracestate`
+ * or null), to carry across a hop OTel does not instrument (a NATS request's headers), or null for
+ * a span with an invalid context (tracing off: the API's no-op span).
+ * Source: W3C Trace Context (https://www.w3.org/TR/trace-context/#traceparent-header).
+ */
+export function traceContextOf(span: Span): TraceContextCarrier | null {
+  const sc = span.spanContext();
+  if (!isSpanContextValid(sc)) return null;
+  const flags = (sc.traceFlags & 0xff).toString(16).padStart(2, '0');
+  const ts = sc.traceState?.serialize();
+  return { traceparent: `00-${sc.traceId}-${sc.spanId}-${flags}`, tracestate: ts ? ts : null };
+}
+
+/**
  * Runs `fn` inside a new active span and ends it when `fn` settles: a thrown error is recorded
  * (`exception` event, status ERROR, `error.type` = its `code` or class name) and re-thrown.
  * `parent` picks the parent context (default: the active one; pass `ROOT_CONTEXT` for a new

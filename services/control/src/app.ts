@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { registerHttpTelemetry, requestId } from './http-telemetry.js';
+import { registerHttpTelemetry, requestId, requestTraceContext } from './http-telemetry.js';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -379,7 +379,10 @@ export async function buildControlApp(deps: ControlAppDeps): Promise<FastifyInst
       if (format !== 'json' && format !== 'html' && format !== 'bundle')
         throw invalidRequest([{ path: 'format', message: 'must be json, html or bundle' }]);
       if (queryFlag(req, 'provisional'))
-        await deps.reports.requestReport(deps.bus, id, { timeoutMs: deps.reportRequestTimeoutMs ?? 15_000 });
+        await deps.reports.requestReport(deps.bus, id, {
+          timeoutMs: deps.reportRequestTimeoutMs ?? 15_000,
+          traceContext: requestTraceContext(req),
+        });
       const latest = await deps.reports.readLatestReport(deps.bus, id);
       if (!latest)
         throw new ShadowplaneError('report_not_ready', `no report for ${id} yet`, { details: { campaign_id: id } });

@@ -5,8 +5,10 @@ import {
   SpanStatusCode,
   contextFromHeaders,
   getTracer,
+  traceContextOf,
   tracingEnabled,
   type Span,
+  type TraceContextCarrier,
 } from '@shadowplane/telemetry';
 
 /** A caller's `x-request-id` we keep: 1–128 visible ASCII characters; anything else is replaced. */
@@ -24,6 +26,15 @@ export function requestId(req: { headers: Record<string, string | string[] | und
 }
 
 const spans = new WeakMap<FastifyRequest, Span>();
+
+/**
+ * The W3C trace context naming this request's SERVER span, for work it asks of another role over
+ * NATS (a report request to the verdict service), or null while tracing is off.
+ */
+export function requestTraceContext(req: FastifyRequest): TraceContextCarrier | null {
+  const span = spans.get(req);
+  return span ? traceContextOf(span) : null;
+}
 
 /**
  * Echoes `x-request-id` on every response, and while tracing is on gives every request a SERVER

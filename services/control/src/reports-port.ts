@@ -31,7 +31,7 @@ export interface ReportsPort {
   requestReport(
     bus: Bus,
     campaignId: string,
-    opts: { timeoutMs: number },
+    opts: { timeoutMs: number; traceContext?: { traceparent: string; tracestate?: string | null } | null },
   ): Promise<{ reportId: string; runRecordId: string | null } | null>;
 }
 

@@ -96,7 +96,13 @@ export interface Fixture {
 
 /** Builds the app over a fresh random prefix on the shared nats-server. */
 export async function fixture(
-  opts: { bodyLimitBytes?: number; flag?: boolean; providers?: ProviderEntry[]; prefix?: string } = {},
+  opts: {
+    bodyLimitBytes?: number;
+    flag?: boolean;
+    providers?: ProviderEntry[];
+    prefix?: string;
+    reportRequestTimeoutMs?: number;
+  } = {},
 ): Promise<Fixture> {
   const bus = await connectBus({
     url: sharedNatsUrl(),
@@ -114,7 +120,7 @@ export async function fixture(
     logger,
     registry: createMetricsRegistry({ defaultMetrics: false }),
     ...(opts.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: opts.bodyLimitBytes }),
-    reportRequestTimeoutMs: 500,
+    reportRequestTimeoutMs: opts.reportRequestTimeoutMs ?? 500,
   });
   await app.ready();
   const flags = await openKv(bus, bus.names.buckets.flags);

@@ -20,6 +20,8 @@ import {
 
 const PROD_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PROD_SPAN = '00f067aa0ba902b7';
+const PROD_TRACE_2 = '5c0a3f2e9b1d4e7fa8b6c5d4e3f2a1b0';
+const PROD_SPAN_2 = '1a2b3c4d5e6f7081';
 const tag = (s: JaegerSpan, k: string) => s.tags.find((t) => t.key === k)?.value;
 /** The value of the sample `name{labels…}` in Prometheus text (label order free), or undefined. */
 function sample(text: string, name: string, labels: Record<string, string>): number | undefined {
@@ -100,6 +102,8 @@ describe('duplicator traces in Jaeger', () => {
     );
     const envs = gsm8kQuestions(3).map((q) => chatEnvelope('tr', 'qa', q));
     envs[0]!.trace_context = { traceparent: `00-${PROD_TRACE}-${PROD_SPAN}-01`, tracestate: 'router=1' };
+    // a second production request of its own trace; the third capture carries none
+    envs[1]!.trace_context = { traceparent: `00-${PROD_TRACE_2}-${PROD_SPAN_2}-01`, tracestate: null };
     await publishEnvelopes(rig.bus, envs);
     await waitFor('campaign completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 60_000);
     // its metrics, sliced by provider, model and arm, pass promtool (see test/deploy for the
@@ -156,13 +160,21 @@ describe('duplicator traces in Jaeger', () => {
     ]);
     expect(new Set(items.map((s) => tag(s, 'shadowplane.item.hash')))).toEqual(new Set(envs.map((e) => e.item_hash)));
 
-    // the linked item: a new trace whose only reference is a link (FOLLOWS_FROM) to the production span
-    const linked = items.find((s) => tag(s, 'shadowplane.envelope.id') === envs[0]!.envelope_id)!;
-    expect(linked.traceID).not.toBe(PROD_TRACE);
-    expect(linked.references).toEqual([
-      expect.objectContaining({ refType: 'FOLLOWS_FROM', traceID: PROD_TRACE, spanID: PROD_SPAN }),
-    ]);
-    for (const s of items.filter((x) => x !== linked)) expect(s.references).toEqual([]);
+    // each linked item: a new trace whose only reference is a link (FOLLOWS_FROM) to its own
+    // production request's span, never another item's
+    const itemOf = (i: number) => items.find((s) => tag(s, 'shadowplane.envelope.id') === envs[i]!.envelope_id)!;
+    for (const [i, trace, span] of [
+      [0, PROD_TRACE, PROD_SPAN],
+      [1, PROD_TRACE_2, PROD_SPAN_2],
+    ] as const) {
+      const linked = itemOf(i);
+      expect(linked.traceID).not.toBe(trace);
+      expect(linked.references).toEqual([
+        expect.objectContaining({ refType: 'FOLLOWS_FROM', traceID: trace, spanID: span }),
+      ]);
+    }
+    expect(itemOf(2).references).toEqual([]);
+    expect(new Set(items.map((s) => s.traceID)).size).toBe(3);
 
     // every chat span is a child of its item's span, and says what the observation says
     const obs = (await readObs(rig.bus, id)).filter((m): m is Observation => m.schema === 'shadow.observation/v1');

@@ -43,4 +43,13 @@ describe('Sampler trace context', () => {
     expect(s.headerNames.has('tracestate')).toBe(false);
     expect(s.decide(head({ traceparent: TP }))).not.toHaveProperty('traceContext');
   });
+
+  it('gives each sampled request its own trace context, none to a request without one', () => {
+    const s = new Sampler({ ...base, rate: 1, traceContext: true });
+    const tps = Array.from({ length: 5 }, (_, i) => `00-${String(i + 1).repeat(32)}-${String(i + 1).repeat(16)}-01`);
+    const decisions = tps.map((tp) => s.decide(head({ traceparent: tp })));
+    expect(decisions.map((d) => d.kind === 'sampled' && d.traceContext?.traceparent)).toEqual(tps);
+    expect(s.decide(head({}))).not.toHaveProperty('traceContext');
+    expect(decisions.map((d) => d.kind === 'sampled' && d.traceContext?.traceparent)).toEqual(tps);
+  });
 });
