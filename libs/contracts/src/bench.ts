@@ -17,7 +17,7 @@ export type BaselineRef = z.infer<typeof BaselineRef>;
  * The baseline as the control API resolved it at launch, pinned into the run spec so a report
  * never depends on what a suite's baseline points at later (honesty rule 11).
  */
-export const ResolvedBaseline = z
+const ResolvedBaseline = z
   .object({
     /** the baseline run (campaign id) whose retained arm observations and artifacts are paired */
     campaign_id: CampaignIdRef,
@@ -27,7 +27,6 @@ export const ResolvedBaseline = z
     report_id: z.string().regex(/^[0-9a-f]{64}$/),
   })
   .strict();
-export type ResolvedBaseline = z.infer<typeof ResolvedBaseline>;
 
 /**
  * `compare` in a campaign spec: run the candidate(s) alone and pair each item, by item_hash, with

@@ -111,7 +111,7 @@ export type ImportBuilderRecord = z.infer<typeof ImportBuilderRecord>;
  * (traffic classes admitted; `test` is always excluded as `test_traffic`) and `window`
  * (`since` ≤ captured_at < `until`, ISO 8601; either end open).
  */
-export const FromFilterBuilder = z
+const FromFilterBuilder = z
   .object({
     kind: z.literal('from_filter'),
     filter: z
@@ -133,7 +133,6 @@ export const FromFilterBuilder = z
       .default({}),
   })
   .strict();
-export type FromFilterBuilder = z.infer<typeof FromFilterBuilder>;
 
 /**
  * Body of `POST /v1/suites/{suite}/freeze`. `max_items` distinct items per call type (default 500,
@@ -153,8 +152,7 @@ export type FreezeRequest = z.infer<typeof FreezeRequest>;
 export type FreezeRequestInput = z.input<typeof FreezeRequest>;
 
 /** One reference into the CAPTURE stream. */
-export const CaptureRef = z.object({ seq: z.number().int().positive(), envelope_id: z.uuid() }).strict();
-export type CaptureRef = z.infer<typeof CaptureRef>;
+const CaptureRef = z.object({ seq: z.number().int().positive(), envelope_id: z.uuid() }).strict();
 
 /** One distinct item of a dataset: its weight is the number of captures referenced (`refs.length`). */
 export const DatasetItem = z

@@ -83,26 +83,17 @@ export {
   CallTypeReport,
   JudgeSummary,
   CampaignProgress,
-  RunWindow,
   RunSpend,
   RunArmTimes,
   RunRecord,
 } from './report.js';
 export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';
-export {
-  BaselineRef,
-  ResolvedBaseline,
-  CompareSpec,
-  Baseline,
-  BASELINE_ARTIFACT_MISSING,
-  NOT_IN_BASELINE,
-} from './bench.js';
+export { BaselineRef, CompareSpec, Baseline, BASELINE_ARTIFACT_MISSING, NOT_IN_BASELINE } from './bench.js';
 export {
   DATASET_EXCLUSION_REASONS,
   DATASET_BUILDER_KINDS,
   IMPLEMENTED_DATASET_BUILDERS,
   DatasetExclusionReason,
-  FromFilterBuilder,
   ImportBuilder,
   ImportBuilderRecord,
   FromFailuresBuilder,
@@ -110,7 +101,6 @@ export {
   ImportItem,
   IMPORT_ITEM_MAX_BYTES,
   FreezeRequest,
-  CaptureRef,
   DatasetItem,
   Dataset,
   SuiteFreezeRecord,

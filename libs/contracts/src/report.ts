@@ -462,10 +462,7 @@ export const Report = z
 export type Report = z.infer<typeof Report>;
 
 /** First and last instants of a run, from the observations' own timestamps (ISO 8601), never the clock. */
-export const RunWindow = z
-  .object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() })
-  .strict();
-export type RunWindow = z.infer<typeof RunWindow>;
+const RunWindow = z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict();
 
 /**
  * What one run measured about one arm on one call type: type-7 p50/p90 over its ok observations

@@ -27,7 +27,7 @@ export interface WireAdapter {
 }
 
 /** Anthropic's API version pin (docs.anthropic.com "Versions"); the Messages shape Shadowplane parses. */
-export const ANTHROPIC_VERSION = '2023-06-01';
+const ANTHROPIC_VERSION = '2023-06-01';
 
 const chat = (api: Api, publicPath: string, exampleBaseUrl: string): WireAdapter =>
   Object.freeze({

@@ -12,7 +12,6 @@ export type { SseDecoder, SseEvent } from './sse.js';
 export { detectApi, requestPromptText, requestModel, requestMaxOutputTokens, isStreamingRequest } from './request.js';
 export {
   WIRE_ADAPTERS,
-  ANTHROPIC_VERSION,
   adapterFor,
   baseUrlProblem,
   requestUrl,

@@ -13,7 +13,7 @@ function table<T extends object>(rows: readonly T[], columns: readonly (keyof T 
 }
 
 /** Column order of `calls.csv`. */
-export const CALL_COLUMNS: readonly (keyof CallRow)[] = Object.freeze([
+const CALL_COLUMNS: readonly (keyof CallRow)[] = Object.freeze([
   'started_at',
   'campaign_id',
   'call_type',
@@ -41,7 +41,7 @@ export const CALL_COLUMNS: readonly (keyof CallRow)[] = Object.freeze([
   'abandoned',
 ] as const);
 /** Column order of `arms.csv`. */
-export const ARM_COLUMNS: readonly (keyof ArmRollup)[] = Object.freeze([
+const ARM_COLUMNS: readonly (keyof ArmRollup)[] = Object.freeze([
   'arm_id',
   'role',
   'route',
@@ -68,7 +68,7 @@ export const ARM_COLUMNS: readonly (keyof ArmRollup)[] = Object.freeze([
   'p_holm',
 ] as const);
 /** Column order of `hosts.csv`. */
-export const HOST_COLUMNS: readonly (keyof HostRollup)[] = Object.freeze([
+const HOST_COLUMNS: readonly (keyof HostRollup)[] = Object.freeze([
   'arm_id',
   'role',
   'upstream',

@@ -19,4 +19,4 @@ export { renderReportHtml, niceTicks, usd, SKEW_WARNING_MS, PROJECTION_DAYS } fr
 export type { RenderOptions, RenderBundle } from './html.js';
 export { buildLedger, callRow, SEQUENTIAL_SKEW_MS } from './ledger.js';
 export type { Ledger, CallRow, ArmRollup, HostRollup, ConcurrencyCheck } from './ledger.js';
-export { ledgerCsv, CALL_COLUMNS, ARM_COLUMNS, HOST_COLUMNS } from './csv.js';
+export { ledgerCsv } from './csv.js';
