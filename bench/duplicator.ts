@@ -3,10 +3,12 @@
 // processes of the real binary. Reports per round, interleaving 1- and 2-worker arms:
 // - dispatch overhead: worker CPU (user+sys from /proc/<pid>/stat, startup excluded) per provider call
 // - throughput: items/s from publish to campaign completion
+// - NATS messages the workers write per item (bench/nats-count.mjs, preloaded into each worker)
 // and prints the ratio of each arm to the 1-worker baseline measured in the same run.
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { startNatsServer } from '@shadowplane/testkit';
 import {
   campaignState,
@@ -22,6 +24,7 @@ import {
 
 const ITEMS = Number(process.argv[2] ?? 200);
 const ROUNDS = Number(process.argv[3] ?? 2);
+const COUNTER = fileURLToPath(new URL('./nats-count.mjs', import.meta.url));
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
 function cpuMs(pid: number): number {
@@ -30,11 +33,27 @@ function cpuMs(pid: number): number {
   return (Number(rest[11]) + Number(rest[12])) * TICK_MS; // utime, stime (fields 14, 15)
 }
 
+/** Asks a worker for its NATS message count since the last ask (nats-count.mjs) and waits for the answer. */
+function natsMessages(child: ChildProcess): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error('worker did not report its NATS message count')), 30_000);
+    const on = (d: Buffer) => {
+      const m = /nats-count (\d+)/.exec(d.toString());
+      if (!m) return;
+      clearTimeout(t);
+      child.stderr!.off('data', on);
+      resolve(Number(m[1]));
+    };
+    child.stderr!.on('data', on);
+    child.kill('SIGUSR2');
+  });
+}
+
 async function runArm(
   natsUrl: string,
   workers: number,
   round: number,
-): Promise<{ workers: number; itemsPerS: number; cpuMsPerCall: number; calls: number }> {
+): Promise<{ workers: number; itemsPerS: number; cpuMsPerCall: number; calls: number; natsPerItem: number }> {
   const cfg = simConfig();
   const rig = await startRig(natsUrl, { ...cfg, latency_scale: 0 });
   const spawned = await Promise.all(
@@ -43,6 +62,7 @@ async function runArm(
         SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16',
         SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000',
         SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000',
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${COUNTER}`.trim(),
       }),
     ),
   );
@@ -77,14 +97,16 @@ async function runArm(
     const envs = Array.from({ length: ITEMS }, (_, i) =>
       chatEnvelope('bench', 'qa', `Bench item ${i} round ${round}: add ${i} and ${round}.`),
     );
+    await Promise.all(spawned.map((w) => natsMessages(w.child))); // start-up traffic is not counted
     const cpu0 = spawned.map((w) => cpuMs(w.child.pid!));
     const t0 = performance.now();
     await publishEnvelopes(rig.bus, envs);
     await waitFor('completed', async () => (await campaignState(rig.bus, id))?.state === 'completed', 600_000, 50);
     const wallS = (performance.now() - t0) / 1000;
     const cpu = spawned.reduce((a, w, i) => a + cpuMs(w.child.pid!) - cpu0[i]!, 0);
+    const msgs = (await Promise.all(spawned.map((w) => natsMessages(w.child)))).reduce((a, b) => a + b, 0);
     const calls = rig.sim.calls().length;
-    return { workers, itemsPerS: ITEMS / wallS, cpuMsPerCall: cpu / calls, calls };
+    return { workers, itemsPerS: ITEMS / wallS, cpuMsPerCall: cpu / calls, calls, natsPerItem: msgs / ITEMS };
   } finally {
     for (const w of spawned) w.child.kill('SIGKILL');
     await rig.close();
@@ -98,7 +120,7 @@ for (let r = 0; r < ROUNDS; r++) {
     const res = await runArm(nats.url, w, r);
     results.push(res);
     process.stderr.write(
-      `round ${r} workers ${w}: ${res.itemsPerS.toFixed(1)} items/s, ${res.cpuMsPerCall.toFixed(3)} CPU ms/call over ${res.calls} calls\n`,
+      `round ${r} workers ${w}: ${res.itemsPerS.toFixed(1)} items/s, ${res.cpuMsPerCall.toFixed(3)} CPU ms/call over ${res.calls} calls, ${res.natsPerItem.toFixed(1)} NATS messages/item\n`,
     );
   }
 }
@@ -113,15 +135,16 @@ console.log(
 );
 console.log(`node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), load average ${loadavg}\n`);
 console.log(
-  '| workers | items/s (mean, min–max) | × vs 1 worker | CPU ms per provider call (mean, min–max) | × vs 1 worker |',
+  '| workers | items/s (mean, min–max) | × vs 1 worker | CPU ms per provider call (mean, min–max) | × vs 1 worker | NATS messages per item |',
 );
-console.log('|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|');
 for (const w of [1, 2, 4]) {
   const rs = results.filter((r) => r.workers === w);
   const t = rs.map((r) => r.itemsPerS);
   const c = rs.map((r) => r.cpuMsPerCall);
+  const n = mean(rs.map((r) => r.natsPerItem));
   console.log(
-    `| ${w} | ${mean(t).toFixed(1)} (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${(mean(t) / baseTput).toFixed(2)} | ${mean(c).toFixed(3)} (${Math.min(...c).toFixed(3)}–${Math.max(...c).toFixed(3)}) | ${(mean(c) / baseCpu).toFixed(2)} |`,
+    `| ${w} | ${mean(t).toFixed(1)} (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${(mean(t) / baseTput).toFixed(2)} | ${mean(c).toFixed(3)} (${Math.min(...c).toFixed(3)}–${Math.max(...c).toFixed(3)}) | ${(mean(c) / baseCpu).toFixed(2)} | ${n.toFixed(1)} |`,
   );
 }
 process.exit(0);

@@ -158,6 +158,29 @@ describe('BudgetLedgerClient', () => {
     expect(granted).toBeGreaterThanOrEqual(Math.floor(10_000 / 97));
   });
 
+  it('applies concurrent operations of one client as one batch: exact totals, in arrival order, few writes', async () => {
+    await client.ledgers.put('g', newLedger(0.00003)); // 30 micro-USD
+    const rev0 = (await client.ledgers.get('g'))!.revision;
+    // 40 reserves of 1 issued together (30 fit), each settled at once with actual 0 or 1
+    const rs = await Promise.all(Array.from({ length: 40 }, (_, i) => client.reserve('g', { [`r${i}`]: 1 })));
+    expect(rs.map((r) => r.ok)).toEqual(Array.from({ length: 40 }, (_, i) => i < 30));
+    expect(rs[30]).toMatchObject({ ok: false, reason: 'budget_exhausted' });
+    const ss = await Promise.all(Array.from({ length: 30 }, (_, i) => client.settle('g', { ids: [`r${i}`] }, i % 2)));
+    expect(ss.every((s) => s.found && s.releasedMicroUsd === 1)).toBe(true);
+    // a settle and a re-reserve of the same id in one batch: the reserve sees the settlement
+    const [s, again] = await Promise.all([
+      client.settle('g', { ids: ['r0'] }, 0),
+      client.reserve('g', { r0: 1, fresh: 1 }),
+    ]);
+    expect(s.found).toBe(false); // settled above already
+    expect(again).toMatchObject({ ok: false, reason: 'already_settled', settledIds: ['r0'] });
+    const end = (await client.ledgers.get('g'))!;
+    expect(end.value).toEqual({ limit_micro_usd: 30, reserved_micro_usd: 0, settled_micro_usd: 15, exhausted: true });
+    // 70 changing operations, one writer: a handful of group commits, not one ledger write each
+    // (the revision is the bucket's sequence, which also counts the 30 settlement records)
+    expect(end.revision - rev0 - 30).toBeLessThan(10);
+  });
+
   it('compacts the settlement records of a finished campaign: none left, totals kept, nothing reservable again', async () => {
     const countRecords = async (c: string) => {
       let n = 0;

@@ -162,6 +162,9 @@ export class CampaignRunner {
   private lagTimer: NodeJS.Timeout | undefined;
   /** the dataset of a `frozen:<hash>` campaign (frozen.ts); null for live ones */
   private frozen: FrozenSource | null = null;
+  /** a post-item completion check is running / another was asked for meanwhile (completeSoon) */
+  private completing = false;
+  private completeAgain = false;
   lag = 0;
 
   constructor(
@@ -356,7 +359,29 @@ export class CampaignRunner {
       clearInterval(hb);
       this.localItems.delete(env.envelope_id);
     }
-    void this.maybeComplete().catch((e) => this.log.warn({ err: e }, 'completion check failed'));
+    this.completeSoon();
+  }
+
+  /**
+   * Runs a completion check after an item, coalesced: while one runs, the items that finish ask
+   * for a single further check that starts when it ends (it sees all of them), instead of one
+   * ledger and counter read each.
+   */
+  private completeSoon(): void {
+    if (this.completing) {
+      this.completeAgain = true;
+      return;
+    }
+    this.completing = true;
+    void this.maybeComplete()
+      .catch((e) => this.log.warn({ err: e }, 'completion check failed'))
+      .finally(() => {
+        this.completing = false;
+        if (this.completeAgain) {
+          this.completeAgain = false;
+          this.completeSoon();
+        }
+      });
   }
 
   // ------------------------------------------------------------------ item protocol
@@ -693,7 +718,7 @@ export class CampaignRunner {
     // reservation are written first, then all first calls are released together
     const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
     const results = await Promise.all(
-      todo.map((p, i) => (prepared[i] ? this.invokeArm(env, p, armKey(p)) : Promise.resolve(null))),
+      todo.map((p, i) => (prepared[i] !== null ? this.invokeArm(env, p, armKey(p)) : Promise.resolve(null))),
     );
     const starts = results.flatMap((r) => (r && r.attempts[0] ? [r.attempts[0].startedAtMs] : []));
     const firstStart = Math.min(...starts);
@@ -727,10 +752,8 @@ export class CampaignRunner {
           charged_micro_usd: r.chargedMicroUsd,
           observation: obs,
         };
-        const cur = await this.arms.get(armKey(p));
-        if (!cur || cur.value.state !== 'invoking' || cur.value.worker_id !== this.ctx.workerId)
-          throw new Error(`dispatch state of ${armKey(p)} changed under us`);
-        if ((await this.arms.update(armKey(p), done, cur.revision)) === null)
+        // written against the revision of our own `invoking` record: any other write since fails it
+        if ((await this.arms.update(armKey(p), done, prepared[i]!)) === null)
           throw new Error(`dispatch state of ${armKey(p)} changed under us`);
         await this.publishAndSettle(env, p, done);
         const last = r.attempts[r.attempts.length - 1]!;
@@ -847,16 +870,17 @@ export class CampaignRunner {
    */
   /**
    * Phase 1 of an arm: ensures its first attempt is reserved (idempotent; normally done at
-   * admission) and records `invoking` before any call. false = not startable now (budget refused).
+   * admission) and records `invoking` before any call. Returns the record's revision (the done
+   * record is written against it), or null = not startable now (budget refused).
    */
-  private async prepareArm(env: Envelope, p: ArmPlan, key: string): Promise<boolean> {
+  private async prepareArm(env: Envelope, p: ArmPlan, key: string): Promise<number | null> {
     const r = await this.ctx.ledger.reserve(this.id, {
       [reservationIds.arm(env.item_hash, p.slot.armId, 1)]: p.boundMicroUsd,
     });
     if (!r.ok) {
       this.ctx.metrics.reservations.inc({ result: 'refused' });
       if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
-      return false;
+      return null;
     }
     const base: DispatchState = {
       state: 'invoking',
@@ -865,8 +889,9 @@ export class CampaignRunner {
       at: new Date().toISOString(),
       attempts: 0,
     };
-    if ((await this.arms.create(key, base)) === null) throw new Error(`arm ${key} was claimed by another worker`);
-    return true;
+    const rev = await this.arms.create(key, base);
+    if (rev === null) throw new Error(`arm ${key} was claimed by another worker`);
+    return rev;
   }
 
   private async invokeArm(
