@@ -1,6 +1,6 @@
 // Private test kit: real processes and sockets for tests. Named exports only.
-export { startNatsServer, natsServerBinary, canConnect, MIN_NATS_SERVER_VERSION } from './nats-server.js';
-export type { NatsServerHandle, NatsClusterMemberOptions } from './nats-server.js';
+export { startNatsServer, natsServerBinary, canConnect, MIN_NATS_SERVER_VERSION } from '@shadowplane/stack';
+export type { NatsServerHandle, NatsClusterMemberOptions } from '@shadowplane/stack';
 export { startNatsCluster } from './nats-cluster.js';
 export type { NatsClusterHandle } from './nats-cluster.js';
 export { freePort } from './ports.js';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { connect } from '@nats-io/transport-node';
 import { jetstreamManager, StorageType } from '@nats-io/jetstream';
 import { freePort } from './ports.js';
-import { startNatsServer, type NatsServerHandle } from './nats-server.js';
+import { startNatsServer, type NatsServerHandle } from '@shadowplane/stack';
 
 /** A JetStream cluster of nats-servers on loopback, started for a test. */
 export interface NatsClusterHandle {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect as createConnection, createServer } from 'node:net';
 import { freePort } from './ports.js';
-import { startNatsServer } from './nats-server.js';
+import { startNatsServer } from '@shadowplane/stack';
 import { startRedisServer } from './redis-server.js';
 import { freezeProcess, thawProcess } from './freeze.js';
 

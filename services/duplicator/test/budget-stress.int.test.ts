@@ -187,12 +187,15 @@ describe('budget invariant under stress (4 worker processes)', () => {
     // the ledger's spend is exactly what the observations (and any lost calls) were charged
     expect(l.settled_micro_usd).toBe(obs.reduce((a, o) => a + o.charged_micro_usd, 0) + lostCharges);
 
-    // one observation per (item, arm); roughly half the items dispatched
+    // one observation per (item, arm); a share of the items dispatched: exhaustion is declared when
+    // a new item's worst case no longer fits beside the in-flight reservations (held at their bounds),
+    // so how many items get in depends on how many are in flight; that the budget was used is the
+    // settled > 0.6 × limit check above
     const perArm = new Map<string, number>();
     for (const o of obs) perArm.set(`${o.item_hash}.${o.arm_id}`, (perArm.get(`${o.item_hash}.${o.arm_id}`) ?? 0) + 1);
     expect([...perArm.entries()].filter(([, n]) => n !== 1)).toEqual([]);
     const dispatched = new Set(obs.map((o) => o.item_hash));
-    expect(dispatched.size).toBeGreaterThan(N * 0.25);
+    expect(dispatched.size).toBeGreaterThan(N * 0.15);
     expect(dispatched.size).toBeLessThan(N);
     expect(events.filter((e) => e.reason === 'budget_exhausted').length).toBeGreaterThan(0);
 

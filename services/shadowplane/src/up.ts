@@ -15,7 +15,7 @@ import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { CampaignSpec, type ProviderEntry } from '@shadowplane/contracts';
 import { ConfigError, loadProviderAllowlist } from '@shadowplane/config';
 import { ProcessGroup, STACK_ROOT } from '@shadowplane/stack';
-import { startNatsServer } from '@shadowplane/testkit';
+import { startNatsServer } from '@shadowplane/stack';
 
 const EX_USAGE = 64;
 const EX_CONFIG = 78;

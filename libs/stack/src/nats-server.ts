@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { compareVersions, CAS_SAFE_NATS_VERSION } from '@shadowplane/bus';
 import { connect } from 'node:net';
 
-/** A nats-server process started for tests or the demo. */
+/** A nats-server process started by `shadowplane up`, the demo or tests. */
 export interface NatsServerHandle {
   /** e.g. `nats://127.0.0.1:43123` */
   readonly url: string;
@@ -24,7 +24,7 @@ export interface NatsServerHandle {
 /** The oldest nats-server tests and the demo run against: 2.9.x has a KV CAS race on replicated buckets. */
 export const MIN_NATS_SERVER_VERSION = CAS_SAFE_NATS_VERSION;
 
-/** Repository root (this file is libs/testkit/src/nats-server.ts). */
+/** Repository root (this file is libs/stack/src/nats-server.ts). */
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 /**
