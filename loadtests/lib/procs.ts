@@ -99,7 +99,9 @@ export async function startProc(
 ): Promise<Proc> {
   const [c, a] = tasksetPrefix(o.cpu, cmd, args);
   const child = spawn(c, a, {
-    env: { ...process.env, ...o.env },
+    // sources, not a dist/ build: arms from other trees (base commits, the no-tracing copy) have
+    // no build, so every arm runs the same way (set SHADOWPLANE_RUN_FROM to override)
+    env: { SHADOWPLANE_RUN_FROM: 'src', ...process.env, ...o.env },
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd: o.cwd ?? REPO,
   });
