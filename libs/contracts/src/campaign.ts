@@ -126,8 +126,8 @@ export type ScorerSpec = z.infer<typeof ScorerSpec>;
  * The instruments a campaign spec may choose (docs/bench.md "Instruments"). `judged_dataset_run`
  * is produced by compare mode only (`compare:`), never chosen here.
  */
-export const CampaignInstrument = z.enum(['shadow_dual_run', 'replay']);
-export type CampaignInstrument = z.infer<typeof CampaignInstrument>;
+const CampaignInstrument = z.enum(['shadow_dual_run', 'replay']);
+type CampaignInstrument = z.infer<typeof CampaignInstrument>;
 
 /**
  * Why a `replay` spec cannot run as written, one issue per field (empty when it can). Replay calls

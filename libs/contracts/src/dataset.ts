@@ -60,7 +60,7 @@ export const FromFailuresBuilder = z
 export type FromFailuresBuilder = z.infer<typeof FromFailuresBuilder>;
 
 /** The `from_failures` builder as a dataset records it: the run, the arm, the threshold and how many items failed. */
-export const FromFailuresBuilderRecord = z
+const FromFailuresBuilderRecord = z
   .object({
     kind: z.literal('from_failures'),
     campaign_id: z.string(),
@@ -69,7 +69,7 @@ export const FromFailuresBuilderRecord = z
     failed_items: z.number().int().nonnegative(),
   })
   .strict();
-export type FromFailuresBuilderRecord = z.infer<typeof FromFailuresBuilderRecord>;
+type FromFailuresBuilderRecord = z.infer<typeof FromFailuresBuilderRecord>;
 
 /** Largest request body of one imported item, bytes of its JSON (it travels inline in an envelope). */
 export const IMPORT_ITEM_MAX_BYTES = 256 * 1024;
@@ -80,7 +80,7 @@ export const IMPORT_ITEM_MAX_BYTES = 256 * 1024;
  * one expectation or several (`{kind: 'numeric', value: 42}`, `{kind: 'exact', value: '…'}`, …),
  * scored like a capture's expectations.
  */
-export const ImportItem = z
+const ImportItem = z
   .object({
     call_type: SubjectToken,
     api: Api.default('openai.chat'),
@@ -88,7 +88,7 @@ export const ImportItem = z
     reference: z.union([Expectation, z.array(Expectation).min(1)]).optional(),
   })
   .strict();
-export type ImportItem = z.infer<typeof ImportItem>;
+type ImportItem = z.infer<typeof ImportItem>;
 
 /**
  * `import`: operator-supplied items (the lines of a JSONL file, as `items`). Each is published on the
@@ -101,10 +101,10 @@ export const ImportBuilder = z
 export type ImportBuilder = z.infer<typeof ImportBuilder>;
 
 /** The `import` builder as a dataset records it: how many items were imported, not the items. */
-export const ImportBuilderRecord = z
+const ImportBuilderRecord = z
   .object({ kind: z.literal('import'), imported_items: z.number().int().positive() })
   .strict();
-export type ImportBuilderRecord = z.infer<typeof ImportBuilderRecord>;
+type ImportBuilderRecord = z.infer<typeof ImportBuilderRecord>;
 
 /**
  * `from_filter`: every capture of the suite's call type in the stream, narrowed by `filter`

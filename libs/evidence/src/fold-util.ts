@@ -15,7 +15,7 @@ export interface ScoredObs {
   scores: ScoreResult[];
 }
 
-export const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
+const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
 
 /** Sorts by a string key (code-unit order), computing each key once. */
 export function byKey<T>(xs: readonly T[], key: (x: T) => string): T[] {

@@ -127,6 +127,16 @@ function logWealth(n: number, bets: Float64Array, inc: (i: number) => number): n
   return lw;
 }
 
+/** RangeError unless `looks` are increasing integers in 1..n (`fn` names the caller). */
+function checkLooks(fn: string, looks: readonly number[], n: number): void {
+  let prev = 0;
+  for (const k of looks) {
+    if (!Number.isInteger(k) || k <= prev || k > n)
+      throw new RangeError(`${fn}: looks must be increasing integers in 1..${n}, got ${k}`);
+    prev = k;
+  }
+}
+
 /**
  * The θ where a monotone log wealth crosses the threshold, by bisection on [lo, hi].
  * `rejected(θ)` must be monotone: true on one side of the crossing.
@@ -172,12 +182,7 @@ export function sequentialLooks(
     if (!(c.costIncumbentUsd >= 0 && c.costCandidateUsd >= 0))
       throw new RangeError(`sequentialLooks: cluster ${i} costs must be >= 0`);
   });
-  let prev = 0;
-  for (const n of looks) {
-    if (!Number.isInteger(n) || n <= prev || n > clusters.length)
-      throw new RangeError(`sequentialLooks: looks must be increasing integers in 1..${clusters.length}, got ${n}`);
-    prev = n;
-  }
+  checkLooks('sequentialLooks', looks, clusters.length);
   const minClusters = s.minClusters ?? 8;
   const margin = s.marginPp / 100;
   const thr = Math.log(1 / s.alpha);
@@ -290,12 +295,7 @@ export function sequentialSettling(
   if (s.hardFail === true) throw new RangeError('sequentialSettling: hardFail is not supported');
   if (!(s.alpha > 0 && s.alpha < 0.5))
     throw new RangeError(`sequentialSettling: alpha must be in (0, 0.5), got ${s.alpha}`);
-  let prev = 0;
-  for (const n of looks) {
-    if (!Number.isInteger(n) || n <= prev || n > clusters.length)
-      throw new RangeError(`sequentialSettling: looks must be increasing integers in 1..${clusters.length}, got ${n}`);
-    prev = n;
-  }
+  checkLooks('sequentialSettling', looks, clusters.length);
   const minClusters = s.minClusters ?? 8;
   const margin = s.marginPp / 100;
   const thr = Math.log(1 / s.alpha);

@@ -135,7 +135,7 @@ export const CallTypePower = z.object({
 });
 
 /** Expected paid items and dollars under `sequential` in one simulated scenario. */
-export const ScenarioSpend = z.object({
+const ScenarioSpend = z.object({
   scenario: z.enum(['clearly_worse', 'at_margin', 'equal']),
   delta_pp: z.number().describe("the candidates' assumed quality gap, pp (clearly worse = −4 × margin)"),
   expected_items: z.number().describe('mean paid items per call type over the simulated campaigns'),
@@ -147,7 +147,7 @@ export const ScenarioSpend = z.object({
 });
 
 /** Spend of one call type under both stopping rules (dry runs only). */
-export const StoppingSpend = z.object({
+const StoppingSpend = z.object({
   call_type: z.string(),
   rule: z.enum(['fixed', 'sequential']).describe("the spec's rule; the other is shown for comparison"),
   worst_case_items: z.number().int().describe('min(max_items, items_affordable): the most either rule pays for'),
