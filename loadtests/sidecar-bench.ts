@@ -576,11 +576,11 @@ async function main(): Promise<number> {
   }
 }
 
-/** Cumulative bucket counts (`le` → count, in the histogram's order) of a sidecar's added-latency histogram. */
+/** Cumulative bucket counts (`le` → count, in the histogram's order) of a sidecar's added-latency histogram; other labels (e.g. `role`) may sit beside `le`. */
 async function addedBuckets(opsUrl: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${opsUrl}/metrics`)).text();
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^shadowplane_sidecar_added_latency_seconds_bucket\{le="([^"]+)"\} (\d+)$/gm))
+  for (const m of text.matchAll(/^shadowplane_sidecar_added_latency_seconds_bucket\{(?:[^}]*,)?le="([^"]+)"[^}]*\} (\d+)$/gm))
     out.set(m[1]!, Number(m[2]));
   return out;
 }
