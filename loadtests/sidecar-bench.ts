@@ -580,7 +580,9 @@ async function main(): Promise<number> {
 async function addedBuckets(opsUrl: string): Promise<Map<string, number>> {
   const text = await (await fetch(`${opsUrl}/metrics`)).text();
   const out = new Map<string, number>();
-  for (const m of text.matchAll(/^shadowplane_sidecar_added_latency_seconds_bucket\{(?:[^}]*,)?le="([^"]+)"[^}]*\} (\d+)$/gm))
+  for (const m of text.matchAll(
+    /^shadowplane_sidecar_added_latency_seconds_bucket\{(?:[^}]*,)?le="([^"]+)"[^}]*\} (\d+)$/gm,
+  ))
     out.set(m[1]!, Number(m[2]));
   return out;
 }
