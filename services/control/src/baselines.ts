@@ -10,7 +10,8 @@ import {
   type Campaign,
 } from '@shadowplane/contracts';
 import { PinBaselineBody } from './bench-routes.js';
-import { TERMINAL_STATES, type CampaignService } from './campaigns.js';
+import { TERMINAL_STATES } from './campaign-ids.js';
+import type { CampaignService } from './campaigns.js';
 import { invalidRequest, parseOr400 } from './errors.js';
 import type { ReportsPort } from './reports-port.js';
 

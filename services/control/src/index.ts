@@ -7,7 +7,7 @@ export { ApiKeyStore, hashApiKey, generateApiKey, loadApiKeys, parseApiKeys, Sco
 export type { Principal } from './auth.js';
 export { ControlEnv, loadControlConfig } from './config.js';
 export { buildOpenApi } from './openapi.js';
-export { comparisonKey, limitMicroUsd, newCampaignId, TERMINAL_STATES } from './campaigns.js';
+export { comparisonKey, limitMicroUsd, newCampaignId, TERMINAL_STATES } from './campaign-ids.js';
 export { ROUTES } from './routes.js';
 export type { RouteDef } from './routes.js';
 export type { ReportsPort } from './reports-port.js';

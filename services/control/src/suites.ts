@@ -44,7 +44,8 @@ import {
   type UnparseableRecord,
 } from '@shadowplane/evidence';
 import { requestPromptText, WIRE_ADAPTERS } from '@shadowplane/providers';
-import { TERMINAL_STATES, type CampaignService } from './campaigns.js';
+import { TERMINAL_STATES } from './campaign-ids.js';
+import type { CampaignService } from './campaigns.js';
 import { invalidRequest, parseOr400 } from './errors.js';
 import type { ReportsPort } from './reports-port.js';
 
