@@ -1,72 +1,18 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { evaluateGate } from './gate.js';
-import { watchCampaign } from './watch.js';
 import { generateKey, hashKey, keysFileYaml, KEY_SCOPES } from './keys.js';
 import { registerSuiteCommands } from './suite.js';
+import { registerCampaignCommands } from './campaign-commands.js';
+import { baseUrl, id, intOption, parseDoc, readInput, writeOutput } from './cli-io.js';
 
 interface GlobalOpts {
   url: string;
   apiKey?: string;
   json: boolean;
   timeoutMs: string;
-}
-
-function readInput(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (e) {
-    throw new CliError(
-      EXIT.noInput,
-      `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-}
-
-function writeOutput(path: string, text: string): void {
-  try {
-    writeFileSync(path, text);
-  } catch (e) {
-    throw new CliError(
-      EXIT.cantCreate,
-      `cannot write ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
-  }
-}
-
-function parseDoc(path: string): unknown {
-  const text = readInput(path);
-  try {
-    return parseYaml(text);
-  } catch (e) {
-    throw new CliError(EXIT.dataError, `${path} is not valid YAML/JSON: ${(e as Error).message}`);
-  }
-}
-
-const id = (s: string) => encodeURIComponent(s);
-
-/** A whole-number option at least `min`, or a usage error (64) naming the option. */
-function intOption(name: string, v: string, min: number): number {
-  const n = /^\d{1,12}$/.test(v.trim()) ? Number(v) : NaN;
-  if (!Number.isSafeInteger(n) || n < min)
-    throw new CliError(EXIT.usage, `${name} must be a whole number ≥ ${min}, got '${v}'`);
-  return n;
-}
-
-/** The control API base URL: http(s) only, or a usage error (64) naming --url. */
-function baseUrl(v: string): string {
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:')
-    throw new CliError(EXIT.usage, `--url (SHADOWPLANE_URL) must be an http(s) URL, got '${v}'`);
-  return v;
 }
 
 /**
@@ -103,143 +49,7 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
   const print = (value: unknown, text: () => string) =>
     out.write(g().json ? `${JSON.stringify(value)}\n` : `${text()}\n`);
 
-  const campaign = p
-    .command('campaign')
-    .description('launch, list, watch, pause, resume and stop campaigns')
-    .exitOverride();
-  campaign
-    .command('create')
-    .description('launch a campaign from a spec file (YAML or JSON), or plan it with --dry-run')
-    .requiredOption('-f, --file <spec>', 'campaign spec, YAML or JSON')
-    .option('--dry-run', 'estimate cost, power plan and dispositions; nothing is written', false)
-    .option('--require-power', 'refuse if a call type cannot reach the margin at max_items', false)
-    .action(async (o: { file: string; dryRun: boolean; requirePower: boolean }) => {
-      const spec = parseDoc(o.file);
-      if (spec === null || typeof spec !== 'object' || Array.isArray(spec))
-        throw new CliError(EXIT.dataError, `${o.file} must hold a mapping (the campaign spec)`);
-      const body = {
-        ...(spec as Record<string, unknown>),
-        ...(o.dryRun ? { dry_run: true } : {}),
-        ...(o.requirePower ? { require_power: true } : {}),
-      };
-      const r = await client().post<Record<string, unknown>>('/v1/campaigns', body);
-      if (o.dryRun) {
-        const d = r as {
-          would_launch: boolean;
-          estimate: { worst_case_total_usd: number | null; max_cost_usd: number; items_affordable: number | null };
-          dispositions: { call_type: string; disposition: string; reasons: string[]; warnings: string[] }[];
-          power: {
-            call_type: string;
-            mde_pp: number | null;
-            margin_pp: number;
-            powered: boolean;
-            design_effect?: number;
-            design_effect_source?: string;
-          }[];
-          stopping?: {
-            call_type: string;
-            rule: string;
-            worst_case_usd: number | null;
-            sequential: { scenarios: { scenario: string; expected_items: number; expected_usd: number | null }[] };
-            worst_case_items: number;
-          }[];
-        };
-        const usd = (x: number | null): string => (x === null ? 'unknown' : `$${x.toFixed(4)}`);
-        print(r, () =>
-          [
-            `dry run: ${d.would_launch ? 'would launch' : 'would NOT launch'}`,
-            `worst case ${d.estimate.worst_case_total_usd === null ? 'unknown (an arm has no rate card)' : `$${d.estimate.worst_case_total_usd.toFixed(4)}`} (estimate) for budget $${d.estimate.max_cost_usd}; items affordable per call type: ${d.estimate.items_affordable ?? 'unknown'}`,
-            ...d.power.map(
-              (x) =>
-                `power ${x.call_type}: MDE ${x.mde_pp === null ? 'n/a' : `${x.mde_pp.toFixed(2)} pp`} vs margin ${x.margin_pp} pp → ${x.powered ? 'powered' : 'underpowered'}${x.design_effect_source ? ` (prior sd, design effect ${x.design_effect ?? 1} from ${x.design_effect_source})` : ''}`,
-            ),
-            ...(d.stopping ?? []).map(
-              (x) =>
-                `spend ${x.call_type} (${x.rule}): fixed pays ${x.worst_case_items} items, ${usd(x.worst_case_usd)} (worst case of both rules); sequential expected (simulated) ${x.sequential.scenarios.map((sc) => `${sc.scenario} ${sc.expected_items} items ${usd(sc.expected_usd)}`).join(', ')}`,
-            ),
-            ...d.dispositions.map(
-              (x) =>
-                `${x.call_type}: ${x.disposition}${x.reasons.length ? ` (${x.reasons.join(', ')})` : ''}${x.warnings.length ? ` warnings: ${x.warnings.join(', ')}` : ''}`,
-            ),
-          ].join('\n'),
-        );
-      } else {
-        const c = (r as { campaign: { id: string; run_index: number; state: string } }).campaign;
-        print(r, () => `${c.id} ${c.state} (run ${c.run_index}); watch with: shadowctl campaign watch ${c.id}`);
-      }
-    });
-  campaign
-    .command('list')
-    .description('list campaigns, newest first')
-    .option('--state <state>', 'only campaigns in this state')
-    .action(async (o: { state?: string }) => {
-      const r = await client().get<{
-        campaigns: {
-          id: string;
-          name: string;
-          state: string;
-          run_index: number;
-          created_at: string;
-          spend: { settled_usd: number; limit_usd: number } | null;
-        }[];
-      }>(`/v1/campaigns${o.state ? `?state=${id(o.state)}` : ''}`);
-      print(r, () =>
-        r.campaigns.length
-          ? r.campaigns
-              .map(
-                (c) =>
-                  `${c.id}  ${c.state.padEnd(16)} run ${c.run_index}  ${c.spend ? `$${c.spend.settled_usd.toFixed(4)}/$${c.spend.limit_usd}` : 'no ledger'}  ${c.created_at}  ${c.name}`,
-              )
-              .join('\n')
-          : 'no campaigns',
-      );
-    });
-  campaign
-    .command('get <id>')
-    .description('state, progress, spend and per-arm counts of a campaign')
-    .action(async (cid: string) => {
-      const r = await client().get<{
-        campaign: { id: string; state: string; spec: { name: string } };
-        spend: { settled_usd: number; reserved_usd: number; limit_usd: number } | null;
-        call_types: { call_type: string; items_dispatched: number; items_target: number; items_seen: number }[];
-        arms: { arm_id: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[];
-      }>(`/v1/campaigns/${id(cid)}`);
-      print(r, () =>
-        [
-          `${r.campaign.id} ${r.campaign.state}  ${r.campaign.spec.name}`,
-          `spend: ${r.spend ? `$${r.spend.settled_usd} settled + $${r.spend.reserved_usd} reserved of $${r.spend.limit_usd}` : 'no ledger'}`,
-          ...r.call_types.map(
-            (c) => `${c.call_type}: ${c.items_dispatched}/${c.items_target} dispatched, ${c.items_seen} seen`,
-          ),
-          ...r.arms.map(
-            (a) =>
-              `${a.arm_id}: ok ${a.calls_ok}, errors ${Object.values(a.calls_error).reduce((x, y) => x + y, 0)}, abandoned ${a.abandoned}`,
-          ),
-        ].join('\n'),
-      );
-    });
-  campaign
-    .command('watch <id>')
-    .description('live progress until the campaign ends and its final report is written')
-    .option('--interval-ms <ms>', 'poll period, ms', '1000')
-    .option('--report-timeout-s <s>', 'after the end, how long to wait for the report, s', '300')
-    .action(async (cid: string, o: { intervalMs: string; reportTimeoutS: string }) => {
-      const intervalMs = intOption('--interval-ms', o.intervalMs, 10);
-      const reportTimeoutS = intOption('--report-timeout-s', o.reportTimeoutS, 0);
-      state.code = await watchCampaign(client(), cid, { intervalMs, reportTimeoutS, json: g().json, out });
-    });
-  for (const action of ['pause', 'resume', 'stop'] as const) {
-    campaign
-      .command(`${action} <id>`)
-      .description(`${action} a campaign`)
-      .action(async (cid: string) => {
-        const r = await client().post<{ campaign: { id: string; state: string } }>(
-          `/v1/campaigns/${id(cid)}/${action}`,
-        );
-        print(r, () => `${r.campaign.id} ${r.campaign.state}`);
-      });
-  }
-
+  registerCampaignCommands(p, client, print, state, out, () => g().json);
   registerSuiteCommands(p, client, print);
 
   p.command('report <id>')
