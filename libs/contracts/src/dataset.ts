@@ -12,7 +12,8 @@ import { z } from 'zod';
 import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT, MIN_ARM_OBSERVATIONS } from './campaign.js';
 import { Expectation, Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
 import { Api } from './usage.js';
-import { DatasetCard, type FitEligibility, PowerPlanValue } from './report.js';
+import { DatasetCard, type FitEligibility } from './dataset-card.js';
+import { PowerPlanValue } from './report.js';
 
 /**
  * Why a capture is left out of a frozen dataset (closed list):

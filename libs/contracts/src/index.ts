@@ -62,10 +62,8 @@ export {
   Instrument,
   JudgeVerdict,
 } from './observation.js';
+export { DatasetCard, FitEligibility, FIT_INELIGIBLE_REASONS } from './dataset-card.js';
 export {
-  DatasetCard,
-  FitEligibility,
-  FIT_INELIGIBLE_REASONS,
   Report,
   IntervalValue,
   PowerPlanValue,
@@ -81,11 +79,8 @@ export {
   FrontierPoint,
   CallTypeReport,
   JudgeSummary,
-  CampaignProgress,
-  RunSpend,
-  RunArmTimes,
-  RunRecord,
 } from './report.js';
+export { CampaignProgress, RunSpend, RunArmTimes, RunRecord } from './run-record.js';
 export { simhash64, simhashDistance, normalizeForSimhash, SIMHASH_SHINGLE_WORDS } from './simhash.js';
 export { BaselineRef, CompareSpec, Baseline, BASELINE_ARTIFACT_MISSING, NOT_IN_BASELINE } from './bench.js';
 export {

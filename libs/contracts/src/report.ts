@@ -1,10 +1,12 @@
 import { z } from 'zod';
+import { DatasetCard } from './dataset-card.js';
 import { Instrument } from './observation.js';
 
 // Report contracts. Written by the verdict service (services/verdict, libs/evidence), read by
 // control, shadowctl and the demo through @shadowplane/reports. Additive changes only.
 
-const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+/** A lowercase sha256 hex digest (64 characters). */
+export const Hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 const NullableNumber = z.number().nullable();
 
 /** A point estimate with a two-sided percentile interval (quality on the 0–1 scale, savings as a fraction). */
@@ -47,77 +49,6 @@ export const PowerPlanValue = z
   })
   .strict();
 export type PowerPlanValue = z.infer<typeof PowerPlanValue>;
-
-/**
- * Why a dataset card is not fit to decide on (closed list):
- * - `census_not_production`: some item is not production traffic (imported, synthetic), or there are no items
- * - `below_min_items`: fewer than MIN_ARM_OBSERVATIONS (8) distinct items or near-duplicate clusters
- * - `underpowered`: the card's power plan does not reach its margin (clusters < clusters needed)
- * - `no_power_plan`: the card holds no readable power plan
- */
-export const FIT_INELIGIBLE_REASONS = [
-  'census_not_production',
-  'below_min_items',
-  'underpowered',
-  'no_power_plan',
-] as const;
-
-/**
- * `card.fit_eligibility`: whether the dataset can carry a decision, derived from the card's own
- * census, counts and power plan by `deriveFitEligibility` (dataset.ts) — never asserted: a dataset whose
- * card states anything else does not parse.
- */
-export const FitEligibility = z
-  .object({
-    eligible: z.boolean(),
-    /** empty exactly when eligible */
-    reasons: z.array(z.enum(FIT_INELIGIBLE_REASONS)),
-  })
-  .strict();
-export type FitEligibility = z.infer<typeof FitEligibility>;
-
-/**
- * Dataset card for one call type of a campaign: what the evidence is made of.
- * `dataset_hash` = contentHash of the sorted `[item_hash, weight]` pairs of the admitted items,
- * independent of envelope ids and arrival order. Near-duplicate clusters: 64-bit SimHash of the
- * normalised prompt (`prompt_simhash`), items within Hamming distance ≤ `near_duplicate_threshold`
- * bits joined transitively (union-find). Strata: items by their expectation kinds
- * (`numeric`, `exact+regex`, ... or `none`). Exclusions: one row per excluded item with its reason.
- * Source: docs/architecture.md "Contracts" (Report); issue 7 "Dataset card".
- */
-export const DatasetCard = z
-  .object({
-    schema: z.literal('shadow.dataset_card/v1'),
-    dataset_hash: z.string().regex(/^[0-9a-f]{64}$/),
-    /**
-     * The campaign the card was first written for. Optional: cards inside a report (and cards
-     * written since run records exist) omit it, so the card and the report are content-addressed
-     * by the evidence alone; the run record (`RunRecord.campaign_id`) names the campaign.
-     */
-    campaign_id: z.string().optional(),
-    call_type: z.string(),
-    /** distinct admitted items (after exclusions) */
-    unique_items: z.number().int().nonnegative(),
-    /** Σ weights: each item counts 1 + its duplicate events */
-    total_weight: z.number().int().nonnegative(),
-    /** items with at least one duplicate event */
-    duplicated_items: z.number().int().nonnegative().optional(),
-    near_duplicate_clusters: z.number().int().nonnegative(),
-    /** Hamming distance in bits (of 64) at or below which two prompts are near duplicates */
-    near_duplicate_threshold: z.number(),
-    near_duplicate_method: z.string().optional(),
-    strata: z.record(z.string(), z.number().int().nonnegative()),
-    traffic_classes: z.record(z.string(), z.number().int().nonnegative()),
-    exclusions: z.array(z.object({ item_hash: z.string(), reason: z.string() })),
-    /** per-reason counts of `exclusions` */
-    exclusion_counts: z.record(z.string(), z.number().int().nonnegative()).optional(),
-    /** power plan of the call type at the incumbent's admitted clusters (first candidate's α) */
-    power_plan: z.unknown(),
-    /** frozen dataset cards: whether the dataset can carry a decision, derived from this card */
-    fit_eligibility: FitEligibility.optional(),
-  })
-  .passthrough();
-export type DatasetCard = z.infer<typeof DatasetCard>;
 
 /** A mean over the values a provider reported; nulls are counted, never treated as zero. */
 export const ReportedMean = z
@@ -460,110 +391,3 @@ export const Report = z
   })
   .passthrough();
 export type Report = z.infer<typeof Report>;
-
-/** First and last instants of a run, from the observations' own timestamps (ISO 8601), never the clock. */
-const RunWindow = z.object({ first_started_at: z.string().nullable(), last_ended_at: z.string().nullable() }).strict();
-
-/**
- * What one run measured about one arm on one call type: type-7 p50/p90 over its ok observations
- * of `latency_ms` (request start → last byte), `ttft_ms` (→ first content token) and
- * `start_skew_ms` (this arm's start minus the earliest arm start for the same item), in ms; and
- * `retries` = Σ(attempts − 1) over all its observations (provider calls repeated by the duplicator).
- * A-A second calls of the incumbent get their own row (role `incumbent_aa`, their own arm id).
- */
-export const RunArmTimes = z
-  .object({
-    arm_id: z.string(),
-    role: z.enum(['incumbent', 'candidate', 'incumbent_aa']),
-    latency_ms: Percentiles,
-    ttft_ms: Percentiles,
-    start_skew_ms: Percentiles,
-    retries: z.number().int().nonnegative(),
-  })
-  .strict();
-export type RunArmTimes = z.infer<typeof RunArmTimes>;
-
-/**
- * What the calls of one run were charged by the budget ledger, in integer micro-USD (Σ
- * `charged_micro_usd` over the distinct observations handed to the fold, superseded ones included:
- * they were paid for). `arms_micro_usd` sums every arm call (incumbent, candidates, A-A second
- * calls); `by_arm` splits it by `<arm_id>` (A-A second calls under `<arm_id>:aa`). The LLM judge is
- * kept apart: `judge_micro_usd` is Σ `charged_micro_usd` over the judge verdicts (the judge's calls
- * reserve and settle on the same ledger; 0 when the spec configures no `llm_judge` scorer). Calls lost in flight are charged by the ledger without an observation,
- * so the ledger's settled total can exceed `arms_micro_usd`.
- */
-export const RunSpend = z
-  .object({
-    arms_micro_usd: z.number().int().nonnegative(),
-    by_arm: z.record(z.string(), z.number().int().nonnegative()),
-    judge_micro_usd: z.number().int().nonnegative(),
-  })
-  .strict();
-export type RunSpend = z.infer<typeof RunSpend>;
-
-/**
- * A run record (`shadow.run_record/v1`): what one run measured about time and identity, beside the
- * reproducible report it belongs to. Content-addressed: `run_record_id` = sha256 of the canonical
- * JSON (RFC 8785) of the record without `run_record_id`. It points at its report (`report_id`);
- * the report never points back, so the report's hash does not depend on it. Holds the campaign id
- * and state, the observation time window, per call type × arm latency/TTFT/start-skew percentiles
- * and retries, and delivery counts: `messages_in` = OBS messages handed to the fold (after the
- * verdict service's own de-duplication), `superseded_observations` = observations dropped because
- * an earlier-started one exists for the same call type, item, arm and role (redelivered or
- * re-dispatched work; the report uses the earliest).
- */
-export const RunRecord = z
-  .object({
-    schema: z.literal('shadow.run_record/v1'),
-    run_record_id: Hex64.optional(),
-    report_id: Hex64,
-    campaign_id: z.string(),
-    campaign_state: z.string().nullable(),
-    provisional: z.boolean(),
-    window: RunWindow,
-    counts: z
-      .object({ messages_in: z.number().int().nonnegative(), superseded_observations: z.number().int().nonnegative() })
-      .strict(),
-    call_types: z.array(z.object({ call_type: z.string(), arms: z.array(RunArmTimes) }).strict()),
-    /** what this run's calls were charged; absent in run records written before it existed */
-    spend: RunSpend.optional(),
-  })
-  .passthrough();
-export type RunRecord = z.infer<typeof RunRecord>;
-
-/**
- * Progress of a campaign as the verdict service sees it on the OBS stream (control's
- * GET /v1/campaigns/{id} shows it). Counts per call type and per arm; `updated_at` is wall-clock.
- */
-export const CampaignProgress = z
-  .object({
-    schema: z.literal('shadow.progress/v1'),
-    campaign_id: z.string(),
-    messages: z.number().int().nonnegative(),
-    call_types: z.record(
-      z.string(),
-      z
-        .object({
-          items_seen: z.number().int().nonnegative(),
-          items_unique: z.number().int().nonnegative(),
-          items_dispatched: z.number().int().nonnegative(),
-          items_excluded: z.record(z.string(), z.number().int().nonnegative()),
-          duplicates: z.number().int().nonnegative(),
-        })
-        .strict(),
-    ),
-    arms: z.record(
-      z.string(),
-      z
-        .object({
-          calls_ok: z.number().int().nonnegative(),
-          calls_error: z.record(z.string(), z.number().int().nonnegative()),
-          abandoned: z.number().int().nonnegative(),
-        })
-        .strict(),
-    ),
-    latest_report_id: z.string().nullable(),
-    updated_at: z.string(),
-  })
-  .strict();
-export type CampaignProgress = z.infer<typeof CampaignProgress>;
