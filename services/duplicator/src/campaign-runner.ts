@@ -1,16 +1,12 @@
-import { createHash } from 'node:crypto';
 import { AckPolicy, DeliverPolicy, type JsMsg, type ConsumerMessages } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import type { ObjectStore } from '@nats-io/obj';
 import { z } from 'zod';
-import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
-import { JsonKv, type Bus } from '@shadowplane/bus';
+import { JsonKv } from '@shadowplane/bus';
 import {
   type Campaign,
   DispatchState,
   Envelope,
-  NULL_USAGE,
   aaArmId,
   dispatchKeys,
   reservationIds,
@@ -20,51 +16,19 @@ import {
   type ArmRole,
   type ItemEvent,
   type Observation,
-  type ProviderEntry,
 } from '@shadowplane/contracts';
-import { type BudgetLedgerClient } from '@shadowplane/budget';
-import { createArmLimiter, type ArmLimiter } from '@shadowplane/ratelimit';
-import { putArtifact, type Keyring } from '@shadowplane/artifacts';
-import {
-  attemptUpperBoundMicroUsd,
-  prepareArmRequest,
-  promptTokensUpperBound,
-  rateCardCost,
-  requestHeaders,
-  requestMaxOutputTokens,
-  requestPromptText,
-  requestUrl,
-  resolveCost,
-} from '@shadowplane/providers';
-import { attemptCharge, callOnce, isRetryable, tpmWeight, usedTokens, type AttemptOutcome } from './invoke.js';
-import type { PaidDispatchGate, WorkerLeases } from './liveness.js';
+import { createArmLimiter } from '@shadowplane/ratelimit';
+import { rateCardCost, requestPromptText } from '@shadowplane/providers';
 import { JudgeRunner, type JudgedArm } from './judge-runner.js';
-import type { DuplicatorMetrics } from './metrics.js';
-import { itemSpan, observedCall, type CallMeta } from './observe.js';
+import { itemSpan } from './observe.js';
 import { FrozenSource } from './frozen.js';
+import type { RunnerContext } from './campaign/context.js';
+import { planArms, isAaItem, isSampled, type ArmPlan, type ArmSlot } from './campaign/plan.js';
+import { invokeArm, type ArmCallDeps } from './campaign/arm-call.js';
+import { buildObservation } from './campaign/observation.js';
 
-/** Everything a campaign runner shares with the rest of the worker. */
-export interface RunnerContext {
-  bus: Bus;
-  log: Logger;
-  metrics: DuplicatorMetrics;
-  workerId: string;
-  itemConcurrency: number;
-  ackWaitMs: number;
-  rateWindowMs: number;
-  retryBaseMs: number;
-  redisUrl: string | undefined;
-  dispatchKv: KV;
-  campaigns: JsonKv<typeof Campaign>;
-  ledger: BudgetLedgerClient;
-  artifacts: ObjectStore;
-  captureBodies: ObjectStore;
-  keyring: Keyring;
-  providers: ReadonlyMap<string, { entry: ProviderEntry; apiKey: string | null }>;
-  gate: PaidDispatchGate;
-  leases: WorkerLeases;
-  http: Dispatcher;
-}
+export type { RunnerContext } from './campaign/context.js';
+export { isAaItem, isSampled } from './campaign/plan.js';
 
 /** The item claim in `shadow_dispatch` under `<campaign>.<item_hash>` (first writer wins). */
 export const ItemClaim = z
@@ -88,55 +52,10 @@ export type ItemClaim = z.infer<typeof ItemClaim>;
 const Counter = z.object({ count: z.number().int().nonnegative(), recent: z.array(z.string()).optional() }).strict();
 const RECENT_ADMITTED = 256;
 
-/** One arm as dispatched for a campaign: the spec arm plus its role and resolved provider. */
-interface ArmSlot {
-  armId: string;
-  role: ArmRole;
-  arm: Arm;
-  provider: ProviderEntry;
-  apiKey: string | null;
-  limiter: ArmLimiter;
-}
-
-/** One arm's request for one item. */
-interface ArmPlan {
-  slot: ArmSlot;
-  api: Arm['api'] & string;
-  body: Record<string, unknown>;
-  stream: boolean;
-  boundMicroUsd: number;
-  weight: number;
-}
-
-/** The span/metric description of attempt `attempt` of plan `p`. */
-const callMeta = (p: ArmPlan, attempt: number): CallMeta => ({
-  providerId: p.slot.provider.id,
-  baseUrl: p.slot.provider.base_url,
-  api: p.api,
-  model: p.slot.arm.model,
-  armId: p.slot.armId,
-  armRole: p.slot.role,
-  stream: p.stream,
-  maxTokens: requestMaxOutputTokens(p.api, p.body) ?? p.slot.arm.max_output_tokens,
-  rateCard: p.slot.arm.rate_card,
-  attempt,
-});
-
 type Verdict = { ack: true } | { ack: false; delayMs: number };
 const ACK: Verdict = { ack: true };
 const later = (delayMs: number): Verdict => ({ ack: false, delayMs });
 
-const unit = (s: string) => parseInt(createHash('sha256').update(s).digest('hex').slice(0, 8), 16) / 2 ** 32;
-/** Deterministic sampling: every worker agrees whether an item is in the sample. */
-export const isSampled = (campaignId: string, item: string, rate: number) =>
-  rate >= 1 || unit(`sample:${campaignId}:${item}`) < rate;
-/**
- * Deterministic A-A selection (independent of sampling), keyed by the pinned spec's hash (the
- * runner passes `spec_hash`): every worker agrees, and two runs of the same spec on the same items
- * pick the same A-A items, so their reports (A-A noise floor, power plans) are reproducible.
- */
-export const isAaItem = (specKey: string, item: string, share: number) =>
-  share > 0 && (share >= 1 || unit(`aa:${specKey}:${item}`) < share);
 const iso = (ms: number) => new Date(ms).toISOString();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -159,6 +78,7 @@ export class CampaignRunner {
   private stopped = false;
   private readonly localItems = new Set<string>();
   private readonly log: Logger;
+  private readonly armCallDeps: ArmCallDeps;
   private lagTimer: NodeJS.Timeout | undefined;
   /** the dataset of a `frozen:<hash>` campaign (frozen.ts); null for live ones */
   private frozen: FrozenSource | null = null;
@@ -174,6 +94,12 @@ export class CampaignRunner {
     this.id = campaign.id;
     this.campaign = campaign;
     this.log = ctx.log.child({ campaignId: campaign.id });
+    this.armCallDeps = {
+      ctx,
+      campaignId: campaign.id,
+      log: this.log,
+      markBudgetExhausted: () => this.markBudgetExhausted(),
+    };
     this.claims = new JsonKv(ctx.dispatchKv, ItemClaim);
     this.arms = new JsonKv(ctx.dispatchKv, DispatchState);
     this.counters = new JsonKv(ctx.dispatchKv, Counter);
@@ -428,7 +354,7 @@ export class CampaignRunner {
     if (claim.value.state === 'excluded' || claim.value.state === 'finished') return ACK;
 
     const body = await this.resolveBody(env);
-    const plans = this.plan(env, body);
+    const plans = planArms(this.campaign, this.slots, env, body);
     if (!Array.isArray(plans)) return this.exclude(env, key, claim.revision, plans.reason);
     if (spec.instrument === 'replay') return this.replayItem(env, key, claim, plans, body);
 
@@ -460,7 +386,7 @@ export class CampaignRunner {
     )
       return paused ? later(2000) : ACK;
     const body = await this.resolveBody(env);
-    const plans = this.plan(env, body);
+    const plans = planArms(this.campaign, this.slots, env, body);
     if (!Array.isArray(plans)) return this.exclude(env, key, claim.revision, plans.reason); // nothing was reserved for it
     if (claim.value.state === 'claimed') {
       if (paused) return later(2000);
@@ -718,7 +644,9 @@ export class CampaignRunner {
     // reservation are written first, then all first calls are released together
     const prepared = await Promise.all(todo.map((p) => this.prepareArm(env, p, armKey(p))));
     const results = await Promise.all(
-      todo.map((p, i) => (prepared[i] !== null ? this.invokeArm(env, p, armKey(p)) : Promise.resolve(null))),
+      todo.map((p, i) =>
+        prepared[i] !== null ? invokeArm(this.armCallDeps, env, p, armKey(p)) : Promise.resolve(null),
+      ),
     );
     const starts = results.flatMap((r) => (r && r.attempts[0] ? [r.attempts[0].startedAtMs] : []));
     const firstStart = Math.min(...starts);
@@ -729,7 +657,9 @@ export class CampaignRunner {
       todo.map(async (p, i) => {
         const r = results[i];
         if (!r) return; // never called (paid_dispatch went off first): retried on redelivery
-        const obs = await this.observation(
+        const obs = await buildObservation(
+          this.ctx,
+          this.campaign,
           env,
           p,
           r.attempts,
@@ -863,12 +793,6 @@ export class CampaignRunner {
   }
 
   /**
-   * Calls one arm: `invoking` recorded (create) before the first call; each retry reserves its
-   * own attempt first (refused → no more retries); the paid_dispatch gate is checked inside the
-   * rate limiter immediately before every HTTP call. Returns null when the first call never
-   * started (gate off): the arm's record and reservation are withdrawn, nothing was spent.
-   */
-  /**
    * Phase 1 of an arm: ensures its first attempt is reserved (idempotent; normally done at
    * admission) and records `invoking` before any call. Returns the record's revision (the done
    * record is written against it), or null = not startable now (budget refused).
@@ -892,189 +816,6 @@ export class CampaignRunner {
     const rev = await this.arms.create(key, base);
     if (rev === null) throw new Error(`arm ${key} was claimed by another worker`);
     return rev;
-  }
-
-  private async invokeArm(
-    env: Envelope,
-    p: ArmPlan,
-    key: string,
-  ): Promise<{ attempts: AttemptOutcome[]; chargedMicroUsd: number; reservedMicroUsd: number } | null> {
-    const attempts: AttemptOutcome[] = [];
-    let charged = 0;
-    let reserved = 0;
-    const maxAttempts = p.slot.arm.limits.max_retries + 1;
-    for (let n = 1; n <= maxAttempts; n++) {
-      const rid = reservationIds.arm(env.item_hash, p.slot.armId, n);
-      const r = n === 1 ? { ok: true as const } : await this.ctx.ledger.reserve(this.id, { [rid]: p.boundMicroUsd });
-      if (!r.ok) {
-        this.ctx.metrics.reservations.inc({ result: 'refused' });
-        if (r.reason === 'budget_exhausted') await this.markBudgetExhausted();
-        if (n === 1) {
-          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
-          return null;
-        }
-        break;
-      }
-      if (n > 1) this.ctx.metrics.reservations.inc({ result: 'granted' });
-      reserved += p.boundMicroUsd;
-      let started = false;
-      let out: AttemptOutcome | null;
-      try {
-        out = await p.slot.limiter.schedule(
-          p.weight,
-          async () => {
-            if (!this.ctx.gate.enabled()) return null;
-            started = true;
-            return observedCall(this.ctx.metrics.providerCalls, callMeta(p, n), () =>
-              callOnce({
-                url: requestUrl(p.api, p.slot.provider.base_url),
-                api: p.api,
-                headers: requestHeaders(p.api, { apiKey: p.slot.apiKey, stream: p.stream }),
-                body: p.body,
-                firstByteTimeoutMs: p.slot.arm.limits.first_byte_timeout_ms,
-                stallTimeoutMs: p.slot.arm.limits.stall_timeout_ms,
-                dispatcher: this.ctx.http,
-              }),
-            );
-          },
-          usedTokens,
-        );
-      } catch (e) {
-        // callOnce never throws, so the limiter failed before any call: nothing was sent, which
-        // is handled like a closed gate below
-        if (started) throw e;
-        this.log.warn({ err: e, armId: p.slot.armId }, 'rate limiter failed before the call; attempt withdrawn');
-        out = null;
-      }
-      if (out === null) {
-        if (n === 1) {
-          // paid_dispatch went off (or the limiter failed) before the first call: nothing was
-          // sent; the record is withdrawn and the item retried later, its other arms recorded.
-          // The first attempt's reservation stays (the item is admitted), so completion waits for it.
-          await this.ctx.dispatchKv.delete(key).catch(() => undefined);
-          return null;
-        }
-        await this.ctx.ledger.settle(this.id, { ids: [rid] }, 0);
-        reserved -= p.boundMicroUsd;
-        break;
-      }
-      attempts.push(out);
-      this.ctx.metrics.attempts.inc({ arm_role: p.slot.role, result: out.errorClass ?? 'ok' });
-      const c = attemptCharge(out, p.slot.arm.rate_card);
-      charged += c === 'reserved' ? p.boundMicroUsd : Math.min(c, p.boundMicroUsd);
-      const afterMs = out.retryAfterS !== null ? out.retryAfterS * 1000 : 0;
-      const capMs = p.slot.arm.limits.max_retry_after_ms;
-      // the provider limited this arm (its provider and model): pause its limiter, never longer than the cap
-      if (afterMs > 0) p.slot.limiter.pauseFor(Math.min(afterMs, capMs));
-      // asked to wait longer than the cap: the attempt ends as it is (rate_limited) and the arm
-      // settles now, releasing its reservations, instead of parking the item for that long
-      if (!isRetryable(out.errorClass) || n === maxAttempts || afterMs > capMs) break;
-      const backoff = this.ctx.retryBaseMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
-      await sleep(Math.max(backoff, afterMs));
-    }
-    return { attempts, chargedMicroUsd: charged, reservedMicroUsd: reserved };
-  }
-
-  private async observation(
-    env: Envelope,
-    p: ArmPlan,
-    attempts: AttemptOutcome[],
-    charged: number,
-    skewMs: number,
-    simhash: string,
-  ): Promise<Observation> {
-    const last = attempts[attempts.length - 1]!;
-    const parsed = last.parsed;
-    const is2xx = last.status !== null && last.status >= 200 && last.status < 300;
-    // a failed call whose body reported usage was billed: its cost is recorded like a 2xx's
-    const cost =
-      parsed && (is2xx || parsed.usage.raw !== null)
-        ? resolveCost(parsed, p.slot.arm.rate_card)
-        : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
-    let artifactRef: string | null = null;
-    let digest: string | null = null;
-    if (is2xx && parsed) {
-      digest = sha256Hex(parsed.outputText);
-      const spec = this.campaign.spec;
-      artifactRef = await putArtifact(
-        this.ctx.artifacts,
-        this.ctx.keyring,
-        {
-          output_text: parsed.outputText,
-          tool_calls: parsed.toolCalls,
-          ...(last.rawText !== null ? { response_raw: last.rawText } : {}),
-        },
-        {
-          campaign_id: this.id,
-          arm_id: p.slot.armId,
-          item_hash: env.item_hash,
-          purpose: spec.retention.purpose,
-          ttl_days: spec.retention.ttl_days,
-        },
-      );
-    }
-    const pin = p.slot.arm.pin;
-    return {
-      schema: 'shadow.observation/v1',
-      campaign_id: this.id,
-      item_hash: env.item_hash,
-      call_type: env.call_type,
-      arm_id: p.slot.armId,
-      role: p.slot.role,
-      instrument: 'shadow_dual_run',
-      envelope_id: env.envelope_id,
-      provider: p.slot.provider.id,
-      model: p.slot.arm.model,
-      started_at: iso(attempts[0]!.startedAtMs),
-      ended_at: iso(last.endedAtMs),
-      start_skew_ms: Math.max(0, Math.round(skewMs * 1000) / 1000),
-      attempts: attempts.length,
-      status: last.errorClass === null ? 'ok' : 'error',
-      http_status: last.status,
-      error_class: last.errorClass,
-      latency_ms: Math.round(last.latencyMs * 1000) / 1000,
-      ttft_ms: last.ttftMs === null ? null : Math.round(last.ttftMs * 1000) / 1000,
-      usage: parsed ? parsed.usage : { ...NULL_USAGE },
-      cost,
-      charged_micro_usd: charged,
-      upstream: parsed?.upstream ?? null,
-      model_echo: parsed?.model ?? null,
-      pin_honored: pin && parsed?.upstream ? pin.upstreams.includes(parsed.upstream) : null,
-      abandoned: is2xx && parsed !== null && parsed.abandoned,
-      finish_reason: parsed?.finishReason ?? null,
-      artifact_ref: artifactRef,
-      output_digest: digest,
-      tool_calls: parsed?.toolCalls ?? [],
-      prompt_simhash: simhash,
-      traffic_class: env.traffic_class,
-      expectations: env.expectations,
-    };
-  }
-
-  private plan(env: Envelope, body: unknown): ArmPlan[] | { reason: string } {
-    const aa = isAaItem(this.campaign.spec_hash, env.item_hash, this.campaign.spec.aa_share);
-    const out: ArmPlan[] = [];
-    for (const slot of this.slots) {
-      if (slot.role === 'incumbent_aa' && !aa) continue;
-      const api = slot.arm.api ?? slot.provider.api;
-      const prep = prepareArmRequest(env.api, body, {
-        api,
-        model: slot.arm.model,
-        maxOutputTokens: slot.arm.max_output_tokens,
-        pinUpstreams: slot.arm.pin?.upstreams,
-      });
-      if (!prep.ok) return { reason: prep.reason };
-      const maxOut = requestMaxOutputTokens(api, prep.body) ?? slot.arm.max_output_tokens;
-      out.push({
-        slot,
-        api,
-        body: prep.body,
-        stream: prep.stream,
-        boundMicroUsd: attemptUpperBoundMicroUsd(promptTokensUpperBound(prep.body), maxOut, slot.arm.rate_card!),
-        weight: tpmWeight(prep.body, maxOut),
-      });
-    }
-    return out;
   }
 
   private async resolveBody(env: Envelope): Promise<unknown> {
