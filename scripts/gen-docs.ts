@@ -13,7 +13,7 @@ import { z } from 'zod';
 import { CampaignSpec } from '@shadowplane/contracts';
 import { CommonEnv } from '@shadowplane/config';
 import { REPO_ROOT } from './lib/processes.js';
-import { SidecarEnv } from '../services/sidecar/src/config.js';
+import { SidecarEnv } from '../services/sidecar/src/config-schema.js';
 import { DuplicatorEnv } from '../services/duplicator/src/config.js';
 import { ControlEnv } from '../services/control/src/config.js';
 import { VerdictEnv } from '../services/verdict/src/config.js';

@@ -1,7 +1,8 @@
 // The public surface of the sidecar package (for the binary, tests and benchmarks). Named exports only.
 export { startSidecar, SIDECAR_VERSION } from './sidecar.js';
 export type { SidecarHandle, StartSidecarOptions } from './sidecar.js';
-export { loadConfig, SidecarEnv, SidecarFile, RouteSpec, SamplingRuleSpec, parseHostPort } from './config.js';
+export { loadConfig, parseHostPort } from './config.js';
+export { SidecarEnv, SidecarFile, RouteSpec, SamplingRuleSpec } from './config-schema.js';
 export type { SidecarConfig, LoadConfigResult } from './config.js';
 export { Sampler, modelMatches, SHADOW_HEADERS } from './sampling.js';
 export type { SampleDecision, RequestHead, SkipReason, SamplerOptions } from './sampling.js';

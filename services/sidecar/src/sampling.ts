@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { Expectation, isSubjectToken, type TrafficClass, type Api } from '@shadowplane/contracts';
 import { detectApi } from '@shadowplane/providers';
 import { TRACEPARENT_RE, tracingEnabled } from '@shadowplane/telemetry';
-import type { SamplingRuleSpec } from './config.js';
+import type { SamplingRuleSpec } from './config-schema.js';
 
 /** The request facts sampling looks at: all known before the body is read. */
 export interface RequestHead {
