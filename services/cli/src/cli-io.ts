@@ -4,6 +4,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { CliError, EXIT } from './exit-codes.js';
 
+/** The UTF-8 text of file `path`; unreadable → CliError exit 66 (EX_NOINPUT) naming the file and errno. */
 export function readInput(path: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -15,6 +16,7 @@ export function readInput(path: string): string {
   }
 }
 
+/** Writes `text` to file `path`; unwritable → CliError exit 73 (EX_CANTCREAT) naming the file and errno. */
 export function writeOutput(path: string, text: string): void {
   try {
     writeFileSync(path, text);
@@ -26,6 +28,7 @@ export function writeOutput(path: string, text: string): void {
   }
 }
 
+/** File `path` parsed as YAML (JSON is YAML): unreadable → exit 66, unparseable → exit 65 (EX_DATAERR). */
 export function parseDoc(path: string): unknown {
   const text = readInput(path);
   try {
@@ -35,6 +38,7 @@ export function parseDoc(path: string): unknown {
   }
 }
 
+/** A path segment for the control API URL (percent-encoded). */
 export const id = (s: string) => encodeURIComponent(s);
 
 /** A whole-number option at least `min`, or a usage error (64) naming the option. */
