@@ -37,6 +37,16 @@ describe('request readers', () => {
     expect(requestModel('openai.chat', body)).toBe('gpt-x');
   });
 
+  it('reads a request with 300,000 content parts or tool results nested 100,000 deep without overflowing the stack', () => {
+    // both fit in a few MB of JSON; `push(...parts)` or recursion per level would throw RangeError
+    const many = { system: Array.from({ length: 300_000 }, () => 'a'), messages: [] };
+    expect(requestPromptText('anthropic.messages', many).length).toBe(2 * 300_000 - 1);
+    let nested: unknown = 'deep';
+    for (let i = 0; i < 100_000; i++) nested = [{ type: 'tool_result', content: nested }];
+    const body = { messages: [{ role: 'user', content: [{ type: 'text', text: 'top' }, ...(nested as unknown[])] }] };
+    expect(requestPromptText('anthropic.messages', body)).toBe('top\ndeep');
+  });
+
   it('collects Responses instructions and input items', () => {
     expect(requestPromptText('openai.responses', { instructions: 'Sys', input: 'Q' })).toBe('Sys\nQ');
     expect(

@@ -36,20 +36,33 @@ function endsWithSegment(p: string, tail: string): boolean {
   return p === tail || (p.endsWith(tail) && p.charCodeAt(p.length - tail.length - 1) === 0x2f);
 }
 
-/** Text of a message `content`: a string, or the `text` of text-like parts of an array. */
-function contentText(content: unknown): string[] {
-  if (typeof content === 'string') return [content];
-  if (!Array.isArray(content)) return [];
-  const out: string[] = [];
-  for (const part of content) {
+/**
+ * Appends the text of a message `content` to `out`: a string, or the `text` of text-like parts of
+ * an array, tool results' content inline. Iterative with an explicit stack, and appending one by
+ * one (never `push(...list)`), so no request — however many parts, however deeply nested — can
+ * overflow the call stack.
+ */
+function contentText(content: unknown, out: string[]): void {
+  const stack: { parts: unknown[]; i: number }[] = [];
+  const enter = (c: unknown) => {
+    if (typeof c === 'string') out.push(c);
+    else if (Array.isArray(c)) stack.push({ parts: c, i: 0 });
+  };
+  enter(content);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1]!;
+    if (top.i >= top.parts.length) {
+      stack.pop();
+      continue;
+    }
+    const part = top.parts[top.i++];
     if (typeof part === 'string') out.push(part);
     else if (isObj(part)) {
       if (typeof part['text'] === 'string') out.push(part['text']);
-      else if (part['type'] === 'tool_result') out.push(...contentText(part['content']));
+      else if (part['type'] === 'tool_result') enter(part['content']);
       else if (typeof part['output'] === 'string') out.push(part['output']);
     }
   }
-  return out;
 }
 
 /**
@@ -65,9 +78,9 @@ export function requestPromptText(api: Api, body: unknown): string {
   if (!isObj(body)) return '';
   const parts: string[] = [];
   if (api === 'anthropic.messages') {
-    parts.push(...contentText(body['system']));
+    contentText(body['system'], parts);
     for (const m of Array.isArray(body['messages']) ? body['messages'] : [])
-      if (isObj(m)) parts.push(...contentText(m['content']));
+      if (isObj(m)) contentText(m['content'], parts);
   } else if (api === 'openai.responses') {
     if (typeof body['instructions'] === 'string') parts.push(body['instructions']);
     const input = body['input'];
@@ -76,14 +89,14 @@ export function requestPromptText(api: Api, body: unknown): string {
       for (const it of input) {
         if (typeof it === 'string') parts.push(it);
         else if (isObj(it)) {
-          if (it['content'] !== undefined) parts.push(...contentText(it['content']));
+          if (it['content'] !== undefined) contentText(it['content'], parts);
           else if (typeof it['output'] === 'string') parts.push(it['output']);
         }
       }
     }
   } else {
     for (const m of Array.isArray(body['messages']) ? body['messages'] : [])
-      if (isObj(m)) parts.push(...contentText(m['content']));
+      if (isObj(m)) contentText(m['content'], parts);
   }
   return parts.join('\n');
 }
