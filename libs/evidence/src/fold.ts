@@ -50,7 +50,7 @@ import { admitItems } from './fold-items.js';
 import { pairCandidate } from './fold-pairs.js';
 import { partitionMessages } from './fold-partition.js';
 import { scoreCallType } from './fold-score.js';
-import { inc, sortRecord } from './fold-util.js';
+import { appendAll, inc, sortRecord } from './fold-util.js';
 
 export { judgeKey, observationId } from './fold-ids.js';
 
@@ -167,7 +167,7 @@ export function foldReport(input: FoldInput): FoldResult {
     const sc = scoreCallType({ ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight });
     const { scored, instrumentOf, agreement } = sc;
     if (sc.anyScored) anyScored = true;
-    agreementRows.push(...sc.agreementRows);
+    appendAll(agreementRows, sc.agreementRows);
     aaParts.push({ call_type: ct, diffs: sc.aaDiffs, sd: sc.aaSd });
     const planSettings = {
       alpha_one_sided: alphaAdjusted,
@@ -178,7 +178,7 @@ export function foldReport(input: FoldInput): FoldResult {
     // 5. arm views; measured times of this run go into the run record, never the report
     const av = armViews({ ct, spec, admitted, outcomesFor, scored, armObs: sc.armObs, aaCalls: sc.aaCalls });
     const arms = av.arms;
-    costEvidence.push(...av.costEvidence);
+    appendAll(costEvidence, av.costEvidence);
     runTimes.push(av.runTimes);
 
     // 6. comparisons
@@ -202,8 +202,8 @@ export function foldReport(input: FoldInput): FoldResult {
         ji,
         verdictsCount: verdicts.length,
       });
-      agreement.push(...pairs.agreement);
-      agreementRows.push(...pairs.agreementRows);
+      appendAll(agreement, pairs.agreement);
+      appendAll(agreementRows, pairs.agreementRows);
       if (Object.keys(pairs.excluded).length > 0) anyRefused = true;
       const c = compareCandidate({
         ct,
@@ -224,7 +224,7 @@ export function foldReport(input: FoldInput): FoldResult {
     }
     const ctVerdicts = verdicts.filter((v) => v.call_type === ct);
     const ctJudge = judgeSummary(spec, ctVerdicts, agreement);
-    agreementAll.push(...agreement);
+    appendAll(agreementAll, agreement);
     for (const cmp of comparisons) pendingText.push({ ct, cmp, judge: ctJudge });
 
     // 7. frontier, dataset card

@@ -16,6 +16,8 @@ export type { EvidenceBundle, BundleParts, CostEvidenceRow, StatsPart } from './
 export { verifyBundle } from './verify.js';
 export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
+export { obsInterner } from './obs-intern.js';
+export type { ObsInterner } from './obs-intern.js';
 export { fastCanonicalJson, fastContentHash, writeCanonicalJson } from './canonical-fast.js';
 export { compareModeMessages } from './compare-mode.js';
 export type { CompareModeInput, CompareModeResult } from './compare-mode.js';

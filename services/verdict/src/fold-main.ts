@@ -3,7 +3,7 @@ import { createInterface } from 'node:readline';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { Campaign, CampaignSpec, ObsMessage, type Observation } from '@shadowplane/contracts';
-import { foldReport, writeCanonicalJson } from '@shadowplane/evidence';
+import { foldReport, obsInterner, writeCanonicalJson, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml } from '@shadowplane/reports';
 
 /**
@@ -44,11 +44,13 @@ export type ReadObsResult = { ok: true; messages: ObsMessage[] } | { ok: false; 
 /**
  * Reads an exported observations file as a stream, one line at a time (the file is never one
  * string), validating each non-blank line as an OBS message with the contracts schema (the same
- * strictness as the verdict service). Stops at the first bad line: `FILE:LINE: not JSON: ...` or
+ * strictness as the verdict service), sharing repeated values among the messages read (obsInterner). Stops at the first bad line: `FILE:LINE: not JSON: ...` or
  * `FILE:LINE: not an OBS message: <first 3 issues>` (exit code 65); `cannot read FILE` (66).
  */
 export async function readObsFile(file: string): Promise<ReadObsResult> {
   const messages: ObsMessage[] = [];
+  // lines repeat ids, names and timestamps: hold each distinct value once (libs/evidence obs-intern.ts)
+  const intern = obsInterner();
   let lineNo = 0;
   try {
     const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
@@ -72,7 +74,7 @@ export async function readObsFile(file: string): Promise<ReadObsResult> {
           .join('; ');
         return { ok: false, exitCode: 65, error: `${file}:${lineNo}: not an OBS message: ${issues}` };
       }
-      messages.push(r.data);
+      messages.push(intern(r.data));
     }
   } catch (e) {
     return { ok: false, exitCode: 66, error: `cannot read ${file}: ${(e as Error).message}` };
@@ -134,6 +136,34 @@ export async function main(argv: string[]): Promise<number> {
     bundle?: string;
   }>();
   const file = program.args[0]!;
+  // the messages live only inside readAndFold: they are garbage before the bundle is written
+  const r = await readAndFold(file, o);
+  if (typeof r === 'number') return r;
+  if (o.html) writeFileSync(o.html, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }));
+  if (o.bundle) writeJsonFile(o.bundle, r.bundle);
+  if (o.json && o.json !== '-') writeFileSync(o.json, r.reportJson);
+  if (o.runRecord && o.runRecord !== '-') writeFileSync(o.runRecord, r.runRecordJson);
+  if (o.json === '-' || (!o.json && !o.runRecord && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);
+  if (o.runRecord === '-') process.stdout.write(`${r.runRecordJson}\n`);
+  process.stderr.write(
+    `report ${r.reportId}\nrun record ${r.runRecordId}\n${(r.report.verdict_text ?? []).join('\n')}\n`,
+  );
+  return 0;
+}
+
+/** Options of `shadowplane fold` that {@link readAndFold} reads. */
+interface FoldOptions {
+  spec?: string;
+  campaignId?: string;
+  runIndex?: string;
+  provisional: boolean;
+}
+
+/**
+ * Reads `file`, resolves the spec, campaign id and run index from `o`, and folds. Returns the fold
+ * result, or the exit code after writing the error to stderr (64 usage, 65 bad data, 66 unreadable).
+ */
+async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | number> {
   const read = await readObsFile(file);
   if (!read.ok) {
     process.stderr.write(`shadowplane fold: ${read.error}\n`);
@@ -168,9 +198,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write('shadowplane fold: --run-index must be an integer >= 1\n');
     return 64;
   }
-  let r;
   try {
-    r = foldReport({
+    return foldReport({
       campaign: { campaign_id: campaignId, spec, run_index: runIndex ?? 1, state },
       messages,
       provisional: o.provisional,
@@ -179,14 +208,4 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`shadowplane fold: ${(e as Error).message}\n`);
     return 65;
   }
-  if (o.html) writeFileSync(o.html, renderReportHtml(r.report, r.runRecord, { bundle: r.bundle }));
-  if (o.bundle) writeJsonFile(o.bundle, r.bundle);
-  if (o.json && o.json !== '-') writeFileSync(o.json, r.reportJson);
-  if (o.runRecord && o.runRecord !== '-') writeFileSync(o.runRecord, r.runRecordJson);
-  if (o.json === '-' || (!o.json && !o.runRecord && !o.html && !o.bundle)) process.stdout.write(`${r.reportJson}\n`);
-  if (o.runRecord === '-') process.stdout.write(`${r.runRecordJson}\n`);
-  process.stderr.write(
-    `report ${r.reportId}\nrun record ${r.runRecordId}\n${(r.report.verdict_text ?? []).join('\n')}\n`,
-  );
-  return 0;
 }

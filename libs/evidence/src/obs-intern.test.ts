@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { ObsMessage, type Observation } from '@shadowplane/contracts';
+import { synthCampaign, synthSpec } from '@shadowplane/testkit';
+import { foldReport, observationId } from './fold.js';
+import { appendAll } from './fold-util.js';
+import { obsInterner } from './obs-intern.js';
+
+/** Each message as if read from its own line: a fresh parse, no value shared with another. */
+const reparsed = (msgs: readonly ObsMessage[]): ObsMessage[] =>
+  msgs.map((m) => ObsMessage.parse(JSON.parse(JSON.stringify(m))));
+
+describe('obsInterner', () => {
+  const cid = 'cmp_interninterninte01';
+  const msgs = synthCampaign(cid, 40, 0.9, { a: 'same', b: 0.7 });
+
+  it('shares repeated strings and expectation lists among messages, leaving each message equal value for value', () => {
+    const plain = reparsed(msgs);
+    const intern = obsInterner();
+    const shared = reparsed(msgs).map((m) => intern(m));
+    expect(shared).toEqual(plain);
+    const obs = shared.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
+    const [x, y] = obs.filter((o) => o.item_hash === obs[0]!.item_hash);
+    // the arms of one item now hold one instance of its hash and of its expectations
+    expect(Object.is(x!.expectations, y!.expectations)).toBe(true);
+    expect(Object.isFrozen(x!.expectations)).toBe(true);
+    expect(() => (x!.expectations as unknown[]).push({})).toThrow(TypeError);
+    expect(obs.map((o) => observationId(o))).toEqual(
+      plain.filter((m): m is Observation => m.schema === 'shadow.observation/v1').map((o) => observationId(o)),
+    );
+  });
+
+  it('leaves the fold unchanged: same report bytes and report id as the messages without interning', () => {
+    const spec = synthSpec(['a', 'b']);
+    const campaign = { campaign_id: cid, spec, run_index: 1 };
+    const before = foldReport({ campaign, messages: reparsed(msgs), provisional: false });
+    const intern = obsInterner();
+    const after = foldReport({ campaign, messages: reparsed(msgs).map((m) => intern(m)), provisional: false });
+    expect(after.reportJson).toBe(before.reportJson);
+    expect(after.bundle.bundle_hash).toBe(before.bundle.bundle_hash);
+  });
+});
+
+describe('appendAll', () => {
+  it('appends 300,000 rows in order where push(...rows) overflows the call stack', () => {
+    const rows = Array.from({ length: 300_000 }, (_, i) => i);
+    expect(() => [].push(...(rows as never[]))).toThrow(RangeError);
+    const out = [-1];
+    appendAll(out, rows);
+    expect(out.length).toBe(300_001);
+    expect(out[300_000]).toBe(299_999);
+  });
+});
