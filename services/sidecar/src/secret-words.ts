@@ -13,7 +13,7 @@ export interface FindMatcher {
  * A leftmost-first matcher for `(?i)(?:w1|w2|…)TAIL` on V8, with RE2's semantics: the leftmost
  * match, and at its start the first word (in order) that leads to a match — what a backtracking
  * engine picks too. Linear in the string although V8 backtracks: the words are fixed strings with
- * single optional characters, and the tails (the secret-name rules in redact.ts) are
+ * single optional characters, and the tails (the secret-name rules in redact-rules.ts) are
  * deterministic — every optional part is told apart by its next character and each run stops at
  * a character the next part needs — so an attempt at a position reads at most the runs that
  * follow a word there, and runs that follow different words do not overlap (a value run is
