@@ -1,13 +1,15 @@
 // The public surface of @shadowplane/provider-sim. Named exports only.
 import { DEFAULT_SIM_CONFIG, parseSimConfig, type SimConfig, type SimConfigInput } from './config.js';
 import { DEFAULT_DATASET_PATH, KnownAnswers } from './dataset.js';
-import { SimServer, type SimCall, type SimLogger } from './server.js';
+import type { SimCall } from './call.js';
+import { SimServer, type SimLogger } from './server.js';
 
 export { DEFAULT_SIM_CONFIG, FAULT_KINDS, parseSimConfig, SimConfig as SimConfigSchema } from './config.js';
 export type { FaultKind, SimConfig, SimConfigInput, SimModel } from './config.js';
 export { DEFAULT_DATASET_PATH } from './dataset.js';
 export { rateCardCost } from './engine.js';
-export type { SimCall, SimLogger } from './server.js';
+export type { SimCall } from './call.js';
+export type { SimLogger } from './server.js';
 
 /** Options of {@link startProviderSim}. */
 export interface ProviderSimOptions {

@@ -1,44 +1,20 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { itemHash, type Api } from '@shadowplane/contracts';
 import { WIRE_ADAPTERS } from '@shadowplane/providers';
+import { RequestLife, sleep, type SimCall } from './call.js';
 import type { FaultKind, SimConfig } from './config.js';
 import { FAULT_KINDS } from './config.js';
 import type { KnownAnswers } from './dataset.js';
-import { SimEngine, type Plan } from './engine.js';
-import { openaiDuration, type SlidingWindowLimiter } from './limits.js';
+import { SimEngine } from './engine.js';
+import { readBody, sendJson, TooLarge, withHeaders } from './http-util.js';
 import { SimMetrics } from './metrics.js';
 import { isRequestError, parseRequest } from './prompt.js';
-import { errorResponse, type ErrorKind, type WireResponse } from './provider-errors.js';
+import { errorResponse, type ErrorKind } from './provider-errors.js';
+import { writeNonStream, writeStream, writeWire } from './respond.js';
 import { hashAlnum } from './rng.js';
+import { addIdHeaders, limitHeaders } from './sim-headers.js';
 import { Lru } from './tokens.js';
-import { renderJson, renderStream } from './wire.js';
-
-/**
- * One API call as the sim saw it, for `GET /sim/calls` and `calls()`.
- * - `seq`: 1-based arrival order (reset by `reset()`)
- * - `model`: the model name as requested ('' when the body had none)
- * - `api`: `openai.chat` | `openai.responses` | `anthropic.messages` | `openrouter.chat`
- * - `requestHash`: contracts `itemHash(api, path, body)` of the request ('' when not JSON)
- * - `startedAtMs` / `endedAtMs`: wall clock (epoch ms); `endedAtMs` null while in flight
- * - `status`: HTTP status sent; 0 when none was sent (e.g. a hang the client gave up on)
- * - `fault`: the injected or enforced fault (`rate_limit` also for an enforced RPM/TPM 429)
- * - `authPresent`: an `Authorization` or `x-api-key` header was present (values never kept)
- */
-export interface SimCall {
-  seq: number;
-  model: string;
-  api: string;
-  path: string;
-  requestHash: string;
-  startedAtMs: number;
-  endedAtMs: number | null;
-  status: number;
-  fault: string | null;
-  stream: boolean;
-  authPresent: boolean;
-}
 
 /** Minimal logger surface (pino-compatible). */
 export interface SimLogger {
@@ -52,64 +28,6 @@ export interface SimLogger {
 const API_ROUTES: Readonly<Record<string, Api>> = Object.fromEntries(
   Object.values(WIRE_ADAPTERS).map((a) => [a.publicPath, a.api]),
 );
-
-class TooLarge extends Error {}
-
-function readBody(req: IncomingMessage, max: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let n = 0;
-    req.on('data', (c: Buffer) => {
-      n += c.length;
-      if (n > max) {
-        reject(new TooLarge());
-        req.removeAllListeners('data');
-        req.resume();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
-/**
- * The life of one request: ended when the client goes away or the server closes. The
- * AbortController is made only when something actually sleeps (most requests never do).
- */
-class RequestLife {
-  ended = false;
-  constructor(readonly call: SimCall) {}
-  private ac: AbortController | null = null;
-  get signal(): AbortSignal {
-    this.ac ??= new AbortController();
-    if (this.ended) this.ac.abort();
-    return this.ac.signal;
-  }
-  end(): void {
-    this.ended = true;
-    this.ac?.abort();
-  }
-}
-
-/** Sleeps `ms` unless the request ends first; resolves false when it ended. */
-async function sleep(ms: number, life: RequestLife): Promise<boolean> {
-  if (life.ended) return false;
-  if (ms <= 0) return true;
-  try {
-    await sleepTimer(ms, undefined, { signal: life.signal });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 /**
  * The HTTP side of the sim: routing, the call log, metrics, latency and fault execution.
@@ -290,7 +208,7 @@ export class SimServer {
       );
     });
     const requestId = `req_${hashAlnum(24, this.config.seed, 'reqid', seq)}`;
-    const fail = (e: ErrorKind) => this.writeWire(res, ac, errorResponse(api, e, requestId));
+    const fail = (e: ErrorKind) => writeWire(res, ac, errorResponse(api, e, requestId));
 
     let raw: Buffer;
     try {
@@ -362,11 +280,7 @@ export class SimServer {
         limitValue: lim.limit === 'requests' ? limiter.rpm : limiter.tpm,
         retryAfterMs: lim.retryAfterMs,
       };
-      return this.writeWire(
-        res,
-        ac,
-        withHeaders(errorResponse(api, e, requestId), this.limitHeaders(api, limiter, now)),
-      );
+      return writeWire(res, ac, withHeaders(errorResponse(api, e, requestId), limitHeaders(api, limiter, now)));
     }
     if (input > cfg.context_window) {
       return fail({
@@ -400,13 +314,10 @@ export class SimServer {
         fault === 'rate_limit'
           ? { kind: 'rate_limit', model: parsed.model, limit: 'requests', limitValue: limiter.rpm, retryAfterMs: 1000 }
           : { kind: fault };
-      return this.writeWire(
+      return writeWire(
         res,
         ac,
-        withHeaders(
-          errorResponse(api, e, requestId),
-          fault === 'rate_limit' ? this.limitHeaders(api, limiter, now) : {},
-        ),
+        withHeaders(errorResponse(api, e, requestId), fault === 'rate_limit' ? limitHeaders(api, limiter, now) : {}),
       );
     }
 
@@ -416,186 +327,10 @@ export class SimServer {
     this.metrics.countTokens(model, plan.completion.usage);
 
     if (fault === 'hang' && !(await sleep(afterMs ?? this.config.hang_ms, ac))) return;
-    const headers = this.limitHeaders(api, limiter, now);
-    this.addIdHeaders(headers, api, requestId, plan);
+    const headers = limitHeaders(api, limiter, now);
+    addIdHeaders(headers, api, requestId, plan);
     headers['x-sim-call-seq'] = String(seq);
-    if (parsed.stream) await this.writeStream(res, plan, headers, fault, afterMs, ac);
-    else await this.writeNonStream(res, plan, headers, fault, afterMs, ac);
+    if (parsed.stream) await writeStream(res, plan, headers, fault, afterMs, this.config.stall_ms, ac);
+    else await writeNonStream(res, plan, headers, fault, afterMs, this.config.stall_ms, ac);
   }
-
-  private addIdHeaders(h: Record<string, string>, api: Api, requestId: string, plan: Plan): void {
-    if (api === 'anthropic.messages') h['request-id'] = requestId;
-    else if (api !== 'openrouter.chat') {
-      h['x-request-id'] = requestId;
-      h['openai-processing-ms'] = String(Math.round(plan.ttftMs + plan.generationMs));
-      h['openai-version'] = '2020-10-01';
-    }
-  }
-
-  /** Rate-limit headers in the provider's naming (none for OpenRouter, as recorded). */
-  private limitHeaders(api: Api, l: SlidingWindowLimiter, nowMs: number): Record<string, string> {
-    const s = l.state(nowMs);
-    if (api === 'openrouter.chat') return {};
-    if (api === 'anthropic.messages') {
-      const at = (ms: number) => isoSeconds(Math.ceil((nowMs + ms) / 1000));
-      return {
-        'anthropic-ratelimit-requests-limit': String(l.rpm),
-        'anthropic-ratelimit-requests-remaining': String(s.remainingRequests),
-        'anthropic-ratelimit-requests-reset': at(s.resetRequestsMs),
-        'anthropic-ratelimit-tokens-limit': String(l.tpm),
-        'anthropic-ratelimit-tokens-remaining': String(s.remainingTokens),
-        'anthropic-ratelimit-tokens-reset': at(s.resetTokensMs),
-      };
-    }
-    return {
-      'x-ratelimit-limit-requests': String(l.rpm),
-      'x-ratelimit-limit-tokens': String(l.tpm),
-      'x-ratelimit-remaining-requests': String(s.remainingRequests),
-      'x-ratelimit-remaining-tokens': String(s.remainingTokens),
-      'x-ratelimit-reset-requests': openaiDuration(s.resetRequestsMs),
-      'x-ratelimit-reset-tokens': openaiDuration(s.resetTokensMs),
-    };
-  }
-
-  private writeWire(res: ServerResponse, life: RequestLife, w: WireResponse): void {
-    head(res, life, w.status, { ...w.headers, 'content-length': String(Buffer.byteLength(w.body)) });
-    end(res, life, w.body);
-  }
-
-  private async writeNonStream(
-    res: ServerResponse,
-    plan: Plan,
-    headers: Record<string, string>,
-    fault: FaultKind | null,
-    afterMs: number | null,
-    signal: RequestLife,
-  ): Promise<void> {
-    const text = renderJson(plan.completion);
-    if (!(await sleep(plan.ttftMs + plan.generationMs, signal))) return;
-    const h = headers;
-    h['content-type'] = 'application/json';
-    if (fault === null || fault === 'hang') {
-      // a string body lets node send headers and body in one write
-      h['content-length'] = String(Buffer.byteLength(text));
-      head(res, signal, 200, h);
-      end(res, signal, text);
-      return;
-    }
-    const body = Buffer.from(text, 'utf8');
-    if (fault === 'malformed') {
-      // a 2xx whose JSON is cut short: valid framing, unparseable body
-      const bad = body.subarray(0, Math.max(1, Math.floor(body.length * 0.6)));
-      head(res, signal, 200, { ...h, 'content-length': bad.length });
-      end(res, signal, bad);
-      return;
-    }
-    if (fault === 'stall' || fault === 'cut') {
-      head(res, signal, 200, { ...h, 'content-length': body.length });
-      await flushWrite(res, body.subarray(0, Math.floor(body.length / 2)));
-      if (fault === 'cut') {
-        if (afterMs !== null && !(await sleep(afterMs, signal))) return;
-        res.destroy();
-        return;
-      }
-      if (!(await sleep(afterMs ?? this.config.stall_ms, signal))) return;
-      end(res, signal, body.subarray(Math.floor(body.length / 2)));
-      return;
-    }
-    head(res, signal, 200, { ...h, 'content-length': body.length });
-    end(res, signal, body);
-  }
-
-  private async writeStream(
-    res: ServerResponse,
-    plan: Plan,
-    headers: Record<string, string>,
-    fault: FaultKind | null,
-    afterMs: number | null,
-    signal: RequestLife,
-  ): Promise<void> {
-    const { frames, deltaStart, deltaEnd } = renderStream(plan.completion);
-    const nDeltas = deltaEnd - deltaStart;
-    // the fault point: the middle content delta (or the first frame after the prelude)
-    const mid = deltaStart + Math.floor(nDeltas / 2);
-    if (fault === 'malformed') {
-      const f = frames[mid]!;
-      frames[mid] = f.slice(0, Math.max(8, Math.floor(f.length / 2))) + '\n\n';
-    }
-    if (!(await sleep(plan.ttftMs, signal))) return;
-    head(res, signal, 200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-    });
-    const instant = plan.generationMs === 0 && fault !== 'stall' && fault !== 'cut';
-    if (instant) {
-      end(res, signal, frames.join(''));
-      return;
-    }
-    // frame i (a content delta) is due at ttft + generation · (i − deltaStart + 1) / nDeltas
-    const due = (i: number) =>
-      i < deltaStart
-        ? 0
-        : nDeltas === 0
-          ? plan.generationMs
-          : (plan.generationMs * Math.min(nDeltas, i - deltaStart + 1)) / nDeltas;
-    let start = performance.now();
-    let i = 0;
-    while (i < frames.length) {
-      if ((fault === 'stall' || fault === 'cut') && i === mid) {
-        if (fault === 'cut') {
-          if (afterMs !== null && !(await sleep(afterMs, signal))) return;
-          res.destroy();
-          return;
-        }
-        const stallStart = performance.now();
-        if (!(await sleep(afterMs ?? this.config.stall_ms, signal))) return;
-        start += performance.now() - stallStart; // resume at the normal pace, not in a burst
-        fault = null; // continue normally after the stall
-      }
-      const elapsed = performance.now() - start;
-      let chunk = '';
-      const stopAt =
-        fault === 'stall' || fault === 'cut' ? Math.min(frames.length, i < mid ? mid : frames.length) : frames.length;
-      while (i < stopAt && due(i) <= elapsed) chunk += frames[i++]!;
-      // before a cut or stall, make sure what precedes it has reached the socket
-      if (chunk) {
-        if (i === mid && (fault === 'stall' || fault === 'cut')) await flushWrite(res, chunk);
-        else res.write(chunk);
-      }
-      if (i >= frames.length) break;
-      if (i === mid && (fault === 'stall' || fault === 'cut')) continue;
-      if (!(await sleep(Math.max(1, due(i) - (performance.now() - start)), signal))) return;
-    }
-    end(res, signal);
-  }
-}
-
-/** Writes and resolves once the data is handed to the OS (so a following destroy cannot drop it). */
-function flushWrite(res: ServerResponse, chunk: string | Uint8Array): Promise<void> {
-  return new Promise((resolve) => res.write(chunk, () => resolve()));
-}
-
-let isoCache = { s: -1, text: '' };
-/** RFC 3339 UTC timestamp of epoch second `s` (cached: most headers in a second share it). */
-function isoSeconds(s: number): string {
-  if (isoCache.s !== s) isoCache = { s, text: new Date(s * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') };
-  return isoCache.text;
-}
-
-/** Writes the status line and headers and records the status in the call log right away. */
-function head(res: ServerResponse, life: RequestLife, status: number, headers: Record<string, string | number>): void {
-  res.writeHead(status, headers);
-  life.call.status = status;
-}
-
-/** Ends the response and records the end time in the call log right away. */
-function end(res: ServerResponse, life: RequestLife, data?: string | Uint8Array): void {
-  if (data === undefined) res.end();
-  else res.end(data);
-  life.call.endedAtMs = Date.now();
-}
-
-function withHeaders(w: WireResponse, h: Record<string, string>): WireResponse {
-  return { ...w, headers: { ...w.headers, ...h } };
 }
