@@ -20,5 +20,7 @@ export {
   attemptUpperBoundMicroUsd,
 } from './adapters.js';
 export type { WireAdapter } from './adapters.js';
-export { prepareArmRequest, chatToMessages, messagesToChat } from './translate.js';
+export { prepareArmRequest } from './translate.js';
+export { chatToMessages } from './chat-to-messages.js';
+export { messagesToChat } from './messages-to-chat.js';
 export type { PreparedRequest, ArmTarget } from './translate.js';
