@@ -29,13 +29,16 @@ export {
   SubjectToken,
   Sha256Hex,
 } from './envelope.js';
+export { Arm, ArmLimits, ScorerSpec, LlmJudgeSpec, AA_ARM_SUFFIX, aaArmId } from './campaign-arm.js';
 export {
-  Arm,
-  ArmLimits,
-  ScorerSpec,
-  LlmJudgeSpec,
   CampaignSpec,
   replayConflicts,
+  MAX_ITEMS_CEILING,
+  SEQUENTIAL_BATCH_DEFAULT,
+  MAX_ITEMS_DEFAULT,
+  MIN_ARM_OBSERVATIONS,
+} from './campaign.js';
+export {
   CampaignState,
   Campaign,
   BudgetLedger,
@@ -43,14 +46,8 @@ export {
   ProviderAllowlist,
   Outcome,
   PaidDispatchFlag,
-  MAX_ITEMS_CEILING,
-  SEQUENTIAL_BATCH_DEFAULT,
   TERMINAL_CAMPAIGN_STATES,
-  MAX_ITEMS_DEFAULT,
-  MIN_ARM_OBSERVATIONS,
-  AA_ARM_SUFFIX,
-  aaArmId,
-} from './campaign.js';
+} from './campaign-records.js';
 export type { CampaignSpecInput } from './campaign.js';
 export {
   Observation,
