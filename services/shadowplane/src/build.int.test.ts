@@ -34,7 +34,7 @@ function run(bin: string, args: string[], env: Record<string, string> = {}): Run
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
-/** A tree with the bins at their places and `dist/` built from this checkout. */
+/** A tree with the bins (and their loader) at their places and `dist/` built from this checkout. */
 function binsIn(tree: string): { shadowplane: string; shadowctl: string } {
   const shadowplane = join(tree, 'services/shadowplane/bin/shadowplane.mjs');
   const shadowctl = join(tree, 'services/cli/bin/shadowctl.mjs');
@@ -42,6 +42,9 @@ function binsIn(tree: string): { shadowplane: string; shadowctl: string } {
   mkdirSync(join(tree, 'services/cli/bin'), { recursive: true });
   copyFileSync(join(ROOT, 'services/shadowplane/bin/shadowplane.mjs'), shadowplane);
   copyFileSync(join(ROOT, 'services/cli/bin/shadowctl.mjs'), shadowctl);
+  // the loader both bins import by path (dist or sources)
+  mkdirSync(join(tree, 'libs/stack/bin'), { recursive: true });
+  copyFileSync(join(ROOT, 'libs/stack/bin/entry.mjs'), join(tree, 'libs/stack/bin/entry.mjs'));
   return { shadowplane, shadowctl };
 }
 
