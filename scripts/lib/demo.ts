@@ -4,19 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import pLimit from 'p-limit';
-import { request } from 'undici';
-import {
-  canonicalJson,
-  ObsMessage,
-  TERMINAL_CAMPAIGN_STATES,
-  type CampaignSpecInput,
-  type Observation,
-} from '@shadowplane/contracts';
+import { canonicalJson, ObsMessage, TERMINAL_CAMPAIGN_STATES, type Observation } from '@shadowplane/contracts';
 import { buildLedger, ledgerCsv } from '@shadowplane/reports';
 import { startNatsServer } from '@shadowplane/testkit';
 import { DEFAULT_SIM_CONFIG } from '@shadowplane/provider-sim';
-import { ProcessGroup, REPO_ROOT } from './processes.js';
-import { demoTraffic, type ReplayRequest } from './traffic.js';
+import { DEMO_ACCURACY, DEMO_ANSWER_NOISE, demoModels, demoSpec } from './demo-config.js';
+import { controlApi, progressLine, replayOne, runShadowctl, summariseDryRun, totalDispatched } from './demo-io.js';
+import { ProcessGroup } from './processes.js';
+import { demoTraffic } from './traffic.js';
 import { walkLifecycle, type Lifecycle } from './lifecycle.js';
 
 /** Knobs of one demo run. */
@@ -71,48 +66,6 @@ export interface DemoResult {
   lifecycle: Lifecycle;
   pids: number[];
 }
-
-/**
- * The demo tiers' true GSM8K accuracy, chosen so each outcome a user will meet shows by the tiers'
- * true quality: sim-medium is truly better than the incumbent (a cheaper tier that earns BEAT),
- * sim-small far worse (fails); chat, judged on 60 prompts, stays honestly inconclusive.
- */
-const DEMO_ACCURACY = { 'sim-large': 0.92, 'sim-medium': 0.96, 'sim-small': 0.55 } as const;
-/**
- * Temperature-like per-call noise of the candidate tiers: a call's correctness is redrawn with this
- * probability. Not on the incumbent: its production call, shadow call and A-A call carry the same
- * body, and the sim's noise draw follows their arrival order, which is racy, so noise there would
- * break "the same seed gives the same report id".
- */
-const DEMO_ANSWER_NOISE = 0.1;
-
-/** The sim's models for the demo: the built-in tiers at {@link DEMO_ACCURACY}, candidates with noise, plus sim-judge. */
-function demoModels(): Record<string, unknown> {
-  const models: Record<string, unknown> = { ...DEFAULT_SIM_CONFIG.models, 'sim-judge': SIM_JUDGE };
-  for (const [name, accuracy] of Object.entries(DEMO_ACCURACY))
-    models[name] = {
-      ...DEFAULT_SIM_CONFIG.models[name],
-      accuracy,
-      answer_noise: name === 'sim-large' ? 0 : DEMO_ANSWER_NOISE,
-    };
-  return models;
-}
-
-/** sim-judge: a cheap judge model from its own provider family, with known accuracy and no bias. */
-const JUDGE_PRICES = { input: 0.2, output: 0.8 } as const;
-const SIM_JUDGE = {
-  accuracy: 0.5,
-  prices: { ...JUDGE_PRICES, cached_input: 0.05 },
-  max_output_tokens: 256,
-  latency: { ttft_ms: { median: 10, sigma: 0.3 }, output_tokens_per_s: 4000, jitter: 0.1 },
-  judge: { accuracy: 0.9 },
-} as const;
-
-const ARM_PRICES = {
-  'sim-large': { input: 2.5, cached_input: 1.25, output: 10 },
-  'sim-medium': { input: 0.4, cached_input: 0.1, output: 1.6 },
-  'sim-small': { input: 0.1, cached_input: 0.025, output: 0.4 },
-} as const;
 
 /**
  * Runs the whole pipeline locally: nats-server, provider-sim, sidecar, two duplicators, control
@@ -250,86 +203,14 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     const controlUrl = String(control.ready.url);
     say(`▶ verdict service; control API ${controlUrl}`);
 
-    const api = async (
-      method: 'GET' | 'POST' | 'PUT',
-      path: string,
-      body?: unknown,
-    ): Promise<{ status: number; json: any; text: string }> => {
-      const res = await request(`${controlUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${adminKey}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.body.text();
-      let json: any = null;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        /* html or ndjson */
-      }
-      return { status: res.statusCode, json, text };
-    };
+    const api = controlApi(controlUrl, adminKey);
 
     // The kill switch is off until an operator turns it on (fail closed).
     const flag = await api('PUT', '/v1/admin/flags/paid_dispatch', { enabled: true, reason: 'demo' });
     if (flag.status !== 200) throw new Error(`turning paid_dispatch on failed: ${flag.status} ${flag.text}`);
 
     const traffic = demoTraffic({ gsm8k: o.gsm8k, chat: o.chat, dupEvery: o.dupEvery });
-    const spec: CampaignSpecInput = {
-      name: 'demo: can a cheaper tier answer GSM8K and chat as well as sim-large?',
-      suite: 'demo',
-      call_types: ['gsm8k', 'chat'],
-      incumbent: {
-        id: 'large',
-        provider: 'sim',
-        model: 'sim-large',
-        rate_card: ARM_PRICES['sim-large'],
-        max_output_tokens: 512,
-      },
-      candidates: [
-        {
-          id: 'medium',
-          provider: 'sim',
-          model: 'sim-medium',
-          rate_card: ARM_PRICES['sim-medium'],
-          max_output_tokens: 512,
-        },
-        {
-          id: 'small',
-          provider: 'sim',
-          model: 'sim-small',
-          rate_card: ARM_PRICES['sim-small'],
-          max_output_tokens: 512,
-        },
-      ],
-      max_items: Math.max(o.gsm8k, o.chat),
-      max_cost_usd: o.maxCostUsd,
-      margins: { noninferiority_pp: 5, min_savings: 0.2 },
-      // the judge grades every output; on GSM8K the expectations outweigh it (trust class B) and
-      // calibrate it (kappa); chat has only the judge (trust class C)
-      scorers: [
-        { kind: 'expectations' },
-        {
-          kind: 'llm_judge',
-          provider: 'simjudge',
-          model: 'sim-judge',
-          mode: 'pointwise',
-          weight: 0.5,
-          rate_card: JUDGE_PRICES,
-          max_output_tokens: 64,
-        },
-      ],
-      aa_share: 0.1,
-      bootstrap: { resamples: 2000, seed: o.seed },
-      traffic_classes: ['production'],
-      // look after every 25 paired items; stop (decided) once every candidate is settled
-      ...((o.stopping ?? 'sequential') === 'sequential'
-        ? { stopping: 'sequential' as const, stopping_batch_items: 25 }
-        : { stopping: 'fixed' as const }),
-    };
+    const spec = demoSpec(o);
     const dry = await api('POST', '/v1/campaigns', { ...spec, dry_run: true });
     if (dry.status !== 200) throw new Error(`dry run failed: ${dry.status} ${dry.text}`);
     say(`▶ dry run: ${summariseDryRun(dry.json)}`);
@@ -469,72 +350,4 @@ async function runDemoInner(o: DemoOptions, pidsSeen: number[]): Promise<DemoRes
     pidsSeen.push(...group.pids());
     await group.stopAll();
   }
-}
-
-async function replayOne(client: OpenAI, r: ReplayRequest): Promise<void> {
-  const messages = [
-    ...(r.system ? [{ role: 'system' as const, content: r.system }] : []),
-    { role: 'user' as const, content: r.user },
-  ];
-  const headers = {
-    'x-shadow-call-type': r.callType,
-    ...(r.expectations.length ? { 'x-shadow-expect': JSON.stringify(r.expectations) } : {}),
-  };
-  if (r.stream) {
-    const stream = await client.chat.completions.create(
-      { model: 'sim-large', messages, max_tokens: r.maxTokens, stream: true, stream_options: { include_usage: true } },
-      { headers },
-    );
-    for await (const _chunk of stream) {
-      /* a router would forward these to its client */
-    }
-  } else {
-    await client.chat.completions.create({ model: 'sim-large', messages, max_tokens: r.maxTokens }, { headers });
-  }
-}
-
-function summariseDryRun(j: any): string {
-  const est = j?.estimate?.worst_case_total_usd;
-  const disp = (j?.dispositions ?? []).map((d: any) => `${d.call_type} ${d.disposition}`).join(', ');
-  const power = (j?.power ?? []).map((p: any) => `${p.call_type} MDE ${Number(p.mde_pp).toFixed(1)} pp`).join(', ');
-  const jw = j?.judge?.judge_worst_case_usd;
-  const judge = j?.judge
-    ? `; judge worst case ${jw === null || jw === undefined ? 'unknown' : `$${Number(jw).toFixed(2)}`} (apart, not summed)`
-    : '';
-  // spend under both stopping rules (simulated expectation for sequential, per scenario)
-  const stopping = (j?.stopping ?? [])
-    .map(
-      (x: any) =>
-        `${x.call_type}: fixed ${x.worst_case_items} items, sequential expected ${(x.sequential?.scenarios ?? [])
-          .map((sc: any) => `${String(sc.scenario).replace('_', ' ')} ${Math.round(Number(sc.expected_items))}`)
-          .join(' / ')}`,
-    )
-    .join('; ');
-  return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate)${judge}; ${disp}; ${power}${stopping ? `; items by rule (simulated) ${stopping}` : ''}`;
-}
-
-function totalDispatched(view: any): number {
-  const ct: any[] = view?.call_types ?? [];
-  return ct.reduce((s: number, c: any) => s + Number(c?.items_dispatched ?? 0), 0);
-}
-
-function progressLine(view: any): string {
-  const state = view?.campaign?.state ?? '?';
-  const ct: any[] = view?.call_types ?? [];
-  const items = ct.map((c: any) => `${c.call_type} ${c.items_dispatched}/${c.items_target}`).join(', ');
-  const s = view?.spend ?? {};
-  return `[${state}] items ${items || '0'} | spend $${Number(s.settled_usd ?? 0).toFixed(4)} settled + $${Number(s.reserved_usd ?? 0).toFixed(4)} reserved of $${Number(s.limit_usd ?? 0).toFixed(2)}`;
-}
-
-async function runShadowctl(args: string[]): Promise<{ code: number; output: string }> {
-  const { spawn } = await import('node:child_process');
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(REPO_ROOT, 'services', 'cli', 'bin', 'shadowctl.mjs'), ...args], {
-      cwd: REPO_ROOT,
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    child.on('exit', (code) => resolve({ code: code ?? 1, output }));
-  });
 }
