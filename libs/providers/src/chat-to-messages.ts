@@ -67,7 +67,8 @@ export function chatToMessages(b: Obj): Obj {
     } else if (role === 'assistant') {
       const blocks: Obj[] = [];
       if (typeof mm['content'] === 'string' && mm['content'] !== '') blocks.push({ type: 'text', text: mm['content'] });
-      else if (Array.isArray(mm['content'])) blocks.push(...textBlocks(mm['content']));
+      // one by one: push(...blocks) throws RangeError past ~100k parts
+      else if (Array.isArray(mm['content'])) for (const b of textBlocks(mm['content'])) blocks.push(b);
       for (const tc of Array.isArray(mm['tool_calls']) ? mm['tool_calls'] : []) {
         if (!isObj(tc) || tc['type'] !== 'function' || !isObj(tc['function'])) fail('untranslatable:tool_calls');
         const fn = (tc as Obj)['function'] as Obj;

@@ -5,6 +5,25 @@ const anthropic = { api: 'anthropic.messages' as const, model: 'claude-x', maxOu
 const chat = { api: 'openai.chat' as const, model: 'gpt-x', maxOutputTokens: 1024 };
 
 describe('prepareArmRequest: OpenAI chat → Anthropic messages', () => {
+  it('translates an assistant turn of 300,000 text parts (push(...parts) would throw and mark the request invalid)', () => {
+    const parts = Array.from({ length: 300_000 }, () => ({ type: 'text', text: 'a' }));
+    const r = prepareArmRequest(
+      'openai.chat',
+      {
+        model: 'gpt-4o',
+        messages: [
+          { role: 'user', content: 'Q' },
+          { role: 'assistant', content: parts },
+        ],
+      },
+      anthropic,
+    );
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    const msgs = r.body['messages'] as { content: unknown[] }[];
+    expect(msgs[1]!.content).toHaveLength(300_000);
+  });
+
   it('moves system prompts, maps stop, caps max tokens and translates tools and tool_choice', () => {
     const r = prepareArmRequest(
       'openai.chat',
