@@ -1,0 +1,76 @@
+// claimed → reserved: an item's first-attempt reservations and its max_items slot.
+import { dispatchKeys, reservationIds, type Envelope } from '@shadowplane/contracts';
+import type { ArmPlan } from './plan.js';
+import { RECENT_ADMITTED, later, type Verdict } from './records.js';
+import { markBudgetExhausted, type CampaignState } from './state.js';
+import { exclude } from './claim.js';
+
+/** claimed → reserved: reserve every arm's first attempt, then take a max_items slot. */
+export async function admit(
+  s: CampaignState,
+  env: Envelope,
+  key: string,
+  revision: number,
+  plans: ArmPlan[],
+): Promise<'admitted' | Verdict> {
+  const spec = s.campaign.spec;
+  const counterKey = dispatchKeys.admitted(s.id, env.call_type);
+  const count = (await s.counters.get(counterKey))?.value.count ?? 0;
+  if (count >= spec.max_items) return exclude(s, env, key, revision, 'over_max_items');
+  const parts: Record<string, number> = {};
+  for (const p of plans) parts[reservationIds.arm(env.item_hash, p.slot.armId, 1)] = p.boundMicroUsd;
+  const r = await s.ctx.ledger.reserve(s.id, parts);
+  if (!r.ok) {
+    if (r.reason === 'no_ledger') {
+      s.log.warn({}, 'campaign has no budget ledger yet; item retried later');
+      return later(2000);
+    }
+    if (r.reason === 'already_settled') {
+      // only an admission refused for max_items releases first attempts before the claim
+      // records it (a crash in between): finish that exclusion
+      return exclude(s, env, key, revision, 'over_max_items');
+    }
+    s.ctx.metrics.reservations.inc({ result: 'refused' });
+    await markBudgetExhausted(s);
+    return exclude(s, env, key, revision, 'budget_exhausted');
+  }
+  s.ctx.metrics.reservations.inc({ result: 'granted' });
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  s.ctx.metrics.reservedUsd.inc(total / 1e6);
+  const admitted = await takeSlot(s, env);
+  if (!admitted) {
+    await s.ctx.ledger.settle(s.id, { ids: Object.keys(parts) }, 0);
+    s.ctx.metrics.reservedUsd.dec(total / 1e6);
+    return exclude(s, env, key, revision, 'over_max_items');
+  }
+  const cur = await s.claims.get(key);
+  if (!cur) return later(500);
+  if (cur.value.state === 'claimed') {
+    const ok = await s.claims.update(
+      key,
+      { ...cur.value, state: 'reserved', at: new Date().toISOString() },
+      cur.revision,
+    );
+    if (ok === null) return later(500);
+  }
+  s.ctx.metrics.reservedUsd.dec(total / 1e6);
+  return 'admitted';
+}
+
+/** Takes one of the call type's max_items slots for the item (by CAS); false when they are all taken. */
+export async function takeSlot(s: CampaignState, env: Envelope): Promise<boolean> {
+  const max = s.campaign.spec.max_items;
+  let admitted = false;
+  const tag = env.item_hash.slice(0, 16);
+  await s.counters.mutate(dispatchKeys.admitted(s.id, env.call_type), (cur) => {
+    const c = cur?.count ?? 0;
+    const recent = cur?.recent ?? [];
+    if (recent.includes(tag)) {
+      admitted = true; // counted before a crash: do not count again
+      return undefined;
+    }
+    admitted = c < max;
+    return admitted ? { count: c + 1, recent: [...recent.slice(-(RECENT_ADMITTED - 1)), tag] } : undefined;
+  });
+  return admitted;
+}
