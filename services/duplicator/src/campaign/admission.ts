@@ -3,7 +3,7 @@ import { dispatchKeys, reservationIds, type Envelope } from '@shadowplane/contra
 import type { ArmPlan } from './plan.js';
 import { RECENT_ADMITTED, later, type Verdict } from './records.js';
 import { markBudgetExhausted, type CampaignState } from './state.js';
-import { exclude } from './claim.js';
+import { exclude, recordReserved } from './claim.js';
 
 /** claimed → reserved: reserve every arm's first attempt, then take a max_items slot. */
 export async function admit(
@@ -43,16 +43,8 @@ export async function admit(
     s.ctx.metrics.reservedUsd.dec(total / 1e6);
     return exclude(s, env, key, revision, 'over_max_items');
   }
-  const cur = await s.claims.get(key);
-  if (!cur) return later(500);
-  if (cur.value.state === 'claimed') {
-    const ok = await s.claims.update(
-      key,
-      { ...cur.value, state: 'reserved', at: new Date().toISOString() },
-      cur.revision,
-    );
-    if (ok === null) return later(500);
-  }
+  const unrecorded = await recordReserved(s, key);
+  if (unrecorded) return unrecorded;
   s.ctx.metrics.reservedUsd.dec(total / 1e6);
   return 'admitted';
 }

@@ -1,6 +1,6 @@
-// An item's claim transitions to its end states (finished, excluded) and its item events.
+// An item's claim transitions (reserved, finished, excluded) and its item events.
 import type { Envelope, ItemEvent } from '@shadowplane/contracts';
-import { ACK, type Verdict } from './records.js';
+import { ACK, later, type Verdict } from './records.js';
 import type { CampaignState } from './state.js';
 
 /** Publishes an item event; `msgID` (JetStream de-duplication) must contain the campaign id, as OBS is shared by every campaign. */
@@ -49,4 +49,22 @@ export async function finishClaim(s: CampaignState, key: string): Promise<void> 
   await s.claims.mutate(key, (cur) =>
     cur && cur.state !== 'finished' ? { ...cur, state: 'finished', at: new Date().toISOString() } : undefined,
   );
+}
+
+/**
+ * Records the item's claim `reserved` if it is still `claimed` (by CAS). Returns null when the
+ * claim is recorded, or the verdict `later(500)` when the claim vanished or changed meanwhile.
+ */
+export async function recordReserved(s: CampaignState, key: string): Promise<Verdict | null> {
+  const cur = await s.claims.get(key);
+  if (!cur) return later(500);
+  if (cur.value.state === 'claimed') {
+    const ok = await s.claims.update(
+      key,
+      { ...cur.value, state: 'reserved', at: new Date().toISOString() },
+      cur.revision,
+    );
+    if (ok === null) return later(500);
+  }
+  return null;
 }

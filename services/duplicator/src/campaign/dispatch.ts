@@ -8,7 +8,7 @@ import { buildObservation } from './observation.js';
 import { ACK, later, type Verdict } from './records.js';
 import { markBudgetExhausted, type CampaignState } from './state.js';
 import { event, finishClaim } from './claim.js';
-import { judgedEarlier, publishAndSettle, recoverArm } from './recovery.js';
+import { heldByLiveWorker, judgedEarlier, publishAndSettle, recoverArm } from './recovery.js';
 
 /** reserved → finished: invoke arms not yet invoked, recover lost ones, publish, settle. */
 export async function dispatch(
@@ -21,16 +21,7 @@ export async function dispatch(
   const armKey = (p: ArmPlan) => dispatchKeys.arm(s.id, env.item_hash, p.slot.armId);
   const states = await Promise.all(plans.map((p) => s.arms.get(armKey(p))));
   // an arm still being invoked by a live worker: leave the item to it and look again later
-  for (let i = 0; i < plans.length; i++) {
-    const st = states[i];
-    if (
-      st &&
-      st.value.state === 'invoking' &&
-      st.value.worker_id !== s.ctx.workerId &&
-      (await s.ctx.leases.alive(st.value.worker_id))
-    )
-      return later(s.ctx.leases.ttlMs);
-  }
+  if (await heldByLiveWorker(s, states)) return later(s.ctx.leases.ttlMs);
   const lostNow = states.some((st) => st && (st.value.state === 'lost' || st.value.state === 'invoking'));
   if (lostNow) {
     for (let i = 0; i < plans.length; i++) await recoverArm(s, env, plans[i]!, armKey(plans[i]!), states[i] ?? null);

@@ -8,7 +8,7 @@ import { event, exclude, finishClaim } from './claim.js';
 import { admit } from './admission.js';
 import { replayItem } from './replay.js';
 import { dispatch } from './dispatch.js';
-import { judgedEarlier, publishAndSettle, recoverArm } from './recovery.js';
+import { heldByLiveWorker, judgedEarlier, publishAndSettle, recoverArm } from './recovery.js';
 
 /**
  * One delivery of capture `env` for the campaign: filters (deadline, traffic class, sampling,
@@ -110,15 +110,7 @@ async function processInactive(s: CampaignState, env: Envelope, state: Campaign[
   const states = await Promise.all(plans.map((p) => s.arms.get(armKey(p))));
   // as when running: only another live worker's call defers the item (one of this worker's own
   // is an orphan of a handling that failed: this process handles one delivery of it at a time)
-  for (const st of states) {
-    if (
-      st &&
-      st.value.state === 'invoking' &&
-      st.value.worker_id !== s.ctx.workerId &&
-      (await s.ctx.leases.alive(st.value.worker_id))
-    )
-      return later(s.ctx.leases.ttlMs);
-  }
+  if (await heldByLiveWorker(s, states)) return later(s.ctx.leases.ttlMs);
   const anyLost = states.some((st) => st && (st.value.state === 'lost' || st.value.state === 'invoking'));
   if (paused && !anyLost) return later(2000);
   if (states.every((st) => st?.value.state === 'done')) {

@@ -89,3 +89,23 @@ export function judgedEarlier(
     }),
   );
 }
+
+/**
+ * True when another worker, still alive (its lease), has one of the item's arms `invoking` (the
+ * arms' records in plan order; each owner's lease is looked up in turn, up to the first live one).
+ */
+export async function heldByLiveWorker(
+  s: CampaignState,
+  states: readonly ({ value: DispatchState } | null)[],
+): Promise<boolean> {
+  for (const st of states) {
+    if (
+      st &&
+      st.value.state === 'invoking' &&
+      st.value.worker_id !== s.ctx.workerId &&
+      (await s.ctx.leases.alive(st.value.worker_id))
+    )
+      return true;
+  }
+  return false;
+}

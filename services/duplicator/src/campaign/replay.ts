@@ -2,10 +2,10 @@
 import { dispatchKeys, simhash64, type Envelope, type Observation } from '@shadowplane/contracts';
 import { rateCardCost, requestPromptText } from '@shadowplane/providers';
 import type { ArmPlan } from './plan.js';
-import { ACK, later, type ItemClaim, type Verdict } from './records.js';
+import { ACK, type ItemClaim, type Verdict } from './records.js';
 import type { CampaignState } from './state.js';
 import { takeSlot } from './admission.js';
-import { exclude, finishClaim } from './claim.js';
+import { exclude, finishClaim, recordReserved } from './claim.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -33,16 +33,8 @@ export async function replayItem(
     return exclude(s, env, key, claim.revision, 'replay_no_served_usage');
   if (claim.value.state === 'claimed') {
     if (!(await takeSlot(s, env))) return exclude(s, env, key, claim.revision, 'over_max_items');
-    const cur = await s.claims.get(key);
-    if (!cur) return later(500);
-    if (cur.value.state === 'claimed') {
-      const ok = await s.claims.update(
-        key,
-        { ...cur.value, state: 'reserved', at: new Date().toISOString() },
-        cur.revision,
-      );
-      if (ok === null) return later(500);
-    }
+    const unrecorded = await recordReserved(s, key);
+    if (unrecorded) return unrecorded;
   }
   const simhash = simhash64(requestPromptText(env.api, body));
   const startMs = Date.parse(env.captured_at);
