@@ -10,58 +10,27 @@
  * the suite index (KV `shadow_suites`, `<suite>.<call_type>`) at it.
  * Source: issue 17 items 1–3; docs/architecture.md "State".
  */
-import { DeliverPolicy } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import { openKv, openObjectStore, type Bus } from '@shadowplane/bus';
 import {
-  CaptureSkipMarker,
-  DATASET_BUILDER_KINDS,
   Dataset,
   deriveFitEligibility,
-  Envelope,
   FreezeRequest,
-  IMPLEMENTED_DATASET_BUILDERS,
-  IMPORT_ITEM_MAX_BYTES,
-  itemHash,
-  type ImportBuilder,
   isSubjectToken,
-  sha256Hex,
   ShadowplaneError,
-  simhash64,
   SuiteFreezeRecord,
-  type Campaign,
   type CampaignSpec,
-  type FromFailuresBuilder,
-  isShadowplaneError,
   type DatasetCard,
 } from '@shadowplane/contracts';
-import {
-  bodyProblem,
-  buildDatasets,
-  type PairRow,
-  type CaptureRecord,
-  type SkipRecord,
-  type UnparseableRecord,
-} from '@shadowplane/evidence';
-import { requestPromptText, WIRE_ADAPTERS } from '@shadowplane/providers';
-import { TERMINAL_STATES } from './campaign-ids.js';
-import type { CampaignService } from './campaigns.js';
+import { buildDatasets } from '@shadowplane/evidence';
 import { invalidRequest, parseOr400 } from './errors.js';
-import type { ReportsPort } from './reports-port.js';
+import { checkBuilderImplemented, failedItems, importItems, type RunsDeps } from './suite-builders.js';
+import { readSuiteCaptures, type ObjectStore, type SuiteCaptures } from './suite-captures.js';
 
-type ObjectStore = Awaited<ReturnType<typeof openObjectStore>>;
+export type { RunsDeps } from './suite-builders.js';
 
 const dec = new TextDecoder();
 const enc = new TextEncoder();
-
-/** What the stream holds for one suite, reduced for the builder. */
-interface SuiteCaptures {
-  captures: CaptureRecord[];
-  unparseable: UnparseableRecord[];
-  skips: SkipRecord[];
-  /** confirmed (stored) envelopes and skip markers per call type, from the stream's subject counts */
-  counts: Map<string, { envelopes: number; skip_markers: number }>;
-}
 
 /** One call type of a freeze answer. */
 export interface FrozenCallType {
@@ -72,11 +41,8 @@ export interface FrozenCallType {
   card: DatasetCard;
 }
 
-/** What the `from_failures` builder reads: the campaigns and the reports' read side. */
-export interface RunsDeps {
-  campaigns: CampaignService;
-  reports: ReportsPort;
-}
+/** The from_failures builder's restriction of the build: the failed items and the arm they failed on. */
+type Failures = { items: Set<string>; arm_id: string };
 
 /** Suite operations over the bus (one per control process). */
 export class SuiteService {
@@ -175,44 +141,17 @@ export class SuiteService {
   }
 
   /**
-   * Freezes a suite: one dataset per call type of what the stream holds now.
+   * Freezes a suite: one dataset per call type of what the stream holds now. Stages: reject an
+   * unimplemented builder, parse the request, gather the builder's captures, build the datasets,
+   * then store each dataset and point the suite index at it.
    * @throws ShadowplaneError 400 invalid_request (fields named), 400 builder_unsupported,
    *   404 not_found (nothing captured for the suite / the filter's call types)
    */
   async freeze(suite: string, body: unknown): Promise<{ suite: string; datasets: FrozenCallType[] }> {
     checkSuite(suite);
-    const kind = (body as { builder?: { kind?: unknown } } | undefined)?.builder?.kind;
-    if (
-      typeof kind === 'string' &&
-      (DATASET_BUILDER_KINDS as readonly string[]).includes(kind) &&
-      !(IMPLEMENTED_DATASET_BUILDERS as readonly string[]).includes(kind)
-    )
-      throw invalidRequest(
-        [
-          {
-            path: 'builder.kind',
-            message: `${kind} is not implemented; use ${IMPLEMENTED_DATASET_BUILDERS.join(' or ')}`,
-          },
-        ],
-        'builder_unsupported',
-        `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(' and ')} are`,
-      );
+    checkBuilderImplemented(body);
     const req = parseOr400(FreezeRequest, body ?? {});
-    let failures: { items: Set<string>; arm_id: string } | undefined;
-    let caps: SuiteCaptures;
-    if (req.builder.kind === 'import') caps = await this.importItems(suite, req.builder);
-    else if (req.builder.kind === 'from_failures') {
-      const r = await this.failedItems(suite, req.builder);
-      failures = { items: r.items, arm_id: r.arm_id };
-      const all = await this.readSuite(suite);
-      // only the failed items' captures of the run's call types; no markers or unparseable counts
-      caps = {
-        captures: all.captures.filter((c) => r.items.has(c.item_hash) && r.call_types.includes(c.call_type)),
-        unparseable: [],
-        skips: [],
-        counts: all.counts,
-      };
-    } else caps = await this.readSuite(suite);
+    const { caps, failures } = await this.builderCaptures(suite, req);
     const built = buildDatasets({
       suite,
       stream: this.bus.names.streams.capture,
@@ -226,144 +165,57 @@ export class SuiteService {
       });
     const out: FrozenCallType[] = [];
     for (const ds of built) {
-      const existing = await this.datasets.info(ds.dataset_hash);
-      let created = false;
-      if (!existing) {
-        await this.datasets.putBlob(
-          { name: ds.dataset_hash, description: `${suite}/${ds.call_type}` },
-          enc.encode(JSON.stringify(Dataset.parse(ds))),
-        );
-        created = true;
-      }
-      const key = `${suite}.${ds.call_type}`;
-      const cur = await this.index.get(key);
-      const had = cur && cur.operation === 'PUT' ? SuiteFreezeRecord.safeParse(cur.json()) : null;
-      if (!had?.success || had.data.dataset_hash !== ds.dataset_hash) {
-        const rec: SuiteFreezeRecord = {
-          dataset_hash: ds.dataset_hash,
-          frozen_at: new Date().toISOString(),
-          unique_items: ds.items.length,
-        };
-        await this.index.put(key, JSON.stringify(rec));
-      }
+      const created = await this.storeDataset(suite, ds);
+      await this.pointIndex(suite, ds);
       const stored = created ? ds : ((await this.readDataset(ds.dataset_hash)) ?? ds);
       out.push({ call_type: ds.call_type, dataset_hash: ds.dataset_hash, created, card: stored.card });
     }
     return { suite, datasets: out };
   }
 
-  /**
-   * The items an ended run observed failing on one arm (the `from_failures` builder): error
-   * observations of the arm, and paired rows of the final report's evidence where the arm's
-   * quality is below `below`.
-   * @throws ShadowplaneError 404 not_found (no such campaign, `builder.campaign_id`), 400
-   *   invalid_request (`builder.campaign_id` of another suite, `builder.arm_id` not called by the
-   *   run), 409 conflict (the run has not ended or its final report is not written yet)
-   */
-  private async failedItems(
+  /** Freeze stage: the captures the request's builder reads (and, for from_failures, the failures). */
+  private async builderCaptures(
     suite: string,
-    b: FromFailuresBuilder,
-  ): Promise<{ items: Set<string>; arm_id: string; call_types: string[] }> {
-    if (!this.runs) throw new ShadowplaneError('internal', 'the from_failures builder is not wired in this process');
-    const id = b.campaign_id;
-    let c: Campaign;
-    try {
-      c = await this.runs.campaigns.get(id);
-    } catch (e) {
-      if (isShadowplaneError(e) && e.code === 'not_found')
-        throw new ShadowplaneError('not_found', `no campaign ${id}`, {
-          details: { issues: [{ path: 'builder.campaign_id', message: 'no such campaign' }] },
-        });
-      throw e;
+    req: FreezeRequest,
+  ): Promise<{ caps: SuiteCaptures; failures?: Failures }> {
+    if (req.builder.kind === 'import') return { caps: await importItems(this.bus, this.bodies, suite, req.builder) };
+    if (req.builder.kind === 'from_failures') {
+      const r = await failedItems(this.bus, this.runs, suite, req.builder);
+      const all = await this.readSuite(suite);
+      // only the failed items' captures of the run's call types; no markers or unparseable counts
+      const caps: SuiteCaptures = {
+        captures: all.captures.filter((c) => r.items.has(c.item_hash) && r.call_types.includes(c.call_type)),
+        unparseable: [],
+        skips: [],
+        counts: all.counts,
+      };
+      return { caps, failures: { items: r.items, arm_id: r.arm_id } };
     }
-    if (c.spec.suite !== suite)
-      throw invalidRequest([{ path: 'builder.campaign_id', message: `campaign ${id} ran on suite ${c.spec.suite}` }]);
-    const called = [...(c.spec.compare ? [] : [c.spec.incumbent.id]), ...c.spec.candidates.map((a) => a.id)];
-    const arm = b.arm_id ?? c.spec.candidates[0]!.id;
-    if (!called.includes(arm))
-      throw invalidRequest([
-        { path: 'builder.arm_id', message: `campaign ${id} called no arm ${arm} (its arms: ${called.join(', ')})` },
-      ]);
-    const notYet = (why: string) =>
-      new ShadowplaneError('conflict', `campaign ${id} has no failures to freeze yet: ${why}`, {
-        details: { campaign_id: id, state: c.state },
-      });
-    if (!TERMINAL_STATES.has(c.state)) throw notYet(`it is ${c.state}`);
-    const latest = await this.runs.reports.readLatestReport(this.bus, id);
-    if (!latest || latest.provisional) throw notYet('its final report is not written yet');
-    const items = new Set<string>();
-    const paired =
-      (latest.bundle as { parts?: { paired?: { candidate_arm_id: string; rows: PairRow[] }[] } } | null)?.parts
-        ?.paired ?? [];
-    for (const p of paired)
-      for (const r of p.rows) {
-        if (p.candidate_arm_id === arm && r.q_cand < b.below) items.add(r.item_hash);
-        if (arm === c.spec.incumbent.id && !c.spec.compare && r.q_inc < b.below) items.add(r.item_hash);
-      }
-    for await (const m of this.runs.reports.exportObservations(this.bus, id, {}))
-      if (m.schema === 'shadow.observation/v1' && m.arm_id === arm && m.role !== 'incumbent_aa' && m.status === 'error')
-        items.add(m.item_hash);
-    return { items, arm_id: arm, call_types: c.spec.call_types };
+    return { caps: await this.readSuite(suite) };
   }
 
-  /**
-   * The `import` builder's captures: each item becomes a `shadow.envelope/v1` of traffic class
-   * `import` on `shadow.capture.<suite>.<call_type>` (request inline, no served summary, nothing
-   * redacted — the operator supplied it), published with a message id derived from the suite, the
-   * item hash and its occurrence in the import, so a retried import within the stream's
-   * de-duplication window publishes nothing twice. Returns the captures as the builder reads them.
-   * @throws ShadowplaneError 400 invalid_request naming `builder.items.<i>.request` (larger than
-   *   IMPORT_ITEM_MAX_BYTES)
-   */
-  private async importItems(suite: string, b: ImportBuilder): Promise<SuiteCaptures> {
-    const now = new Date().toISOString();
-    b.items.forEach((it, i) => {
-      const bytes = enc.encode(JSON.stringify(it.request)).length;
-      if (bytes > IMPORT_ITEM_MAX_BYTES)
-        throw invalidRequest([
-          {
-            path: `builder.items.${i}.request`,
-            message: `${bytes} bytes; an imported request holds at most ${IMPORT_ITEM_MAX_BYTES}`,
-          },
-        ]);
-    });
-    const seen = new Map<string, number>();
-    const captures: CaptureRecord[] = [];
-    for (const it of b.items) {
-      const path = WIRE_ADAPTERS[it.api].publicPath;
-      const hash = itemHash(it.api, path, it.request);
-      const k = seen.get(hash) ?? 0;
-      seen.set(hash, k + 1);
-      const id = sha256Hex(enc.encode(`import|${suite}|${it.call_type}|${hash}|${k}`));
-      // a UUID (version 4 layout) from the hash: the same item and occurrence always gets the same id
-      const envelopeId = `${id.slice(0, 8)}-${id.slice(8, 12)}-4${id.slice(13, 16)}-${'89ab'[parseInt(id[16]!, 16) % 4]}${id.slice(17, 20)}-${id.slice(20, 32)}`;
-      const expectations =
-        it.reference === undefined ? [] : Array.isArray(it.reference) ? it.reference : [it.reference];
-      const json = JSON.stringify(it.request);
-      const env: Envelope = {
-        schema: 'shadow.envelope/v1',
-        envelope_id: envelopeId,
-        captured_at: now,
-        suite,
-        call_type: it.call_type,
-        api: it.api,
-        method: 'POST',
-        path,
-        request: { body: it.request, body_ref: null, bytes: enc.encode(json).length, content_type: 'application/json' },
-        item_hash: hash,
-        served: null,
-        traffic_class: 'import',
-        retention: { consent: true },
-        expectations,
-        redactions: [],
-        source: { placement: 'ingress', sidecar_id: 'import', sticky_key_hash: null },
-      };
-      const ack = await this.bus.js.publish(this.bus.names.captureSubject(suite, it.call_type), JSON.stringify(env), {
-        msgID: envelopeId,
-      });
-      captures.push(await this.record(ack.seq, env));
-    }
-    return { captures, unparseable: [], skips: [], counts: new Map() };
+  /** Freeze stage: writes the dataset under its hash unless present (datasets are immutable); true when written. */
+  private async storeDataset(suite: string, ds: Dataset): Promise<boolean> {
+    if (await this.datasets.info(ds.dataset_hash)) return false;
+    await this.datasets.putBlob(
+      { name: ds.dataset_hash, description: `${suite}/${ds.call_type}` },
+      enc.encode(JSON.stringify(Dataset.parse(ds))),
+    );
+    return true;
+  }
+
+  /** Freeze stage: points `<suite>.<call_type>` of the suite index at the dataset, unless it already does. */
+  private async pointIndex(suite: string, ds: Dataset): Promise<void> {
+    const key = `${suite}.${ds.call_type}`;
+    const cur = await this.index.get(key);
+    const had = cur && cur.operation === 'PUT' ? SuiteFreezeRecord.safeParse(cur.json()) : null;
+    if (had?.success && had.data.dataset_hash === ds.dataset_hash) return;
+    const rec: SuiteFreezeRecord = {
+      dataset_hash: ds.dataset_hash,
+      frozen_at: new Date().toISOString(),
+      unique_items: ds.items.length,
+    };
+    await this.index.put(key, JSON.stringify(rec));
   }
 
   /**
@@ -426,81 +278,8 @@ export class SuiteService {
   }
 
   /** Reads every message the CAPTURE stream holds for the suite (ordered consumer; ends when caught up). */
-  private async readSuite(suite: string): Promise<SuiteCaptures> {
-    const n = this.bus.names;
-    const filter = n.captureSuiteAll(suite);
-    const info = await this.bus.jsm.streams.info(n.streams.capture, { subjects_filter: filter });
-    const counts = new Map<string, { envelopes: number; skip_markers: number }>();
-    const base = n.captureFilter(suite).slice(0, -1); // `…shadow.capture.<suite>.`
-    let total = 0;
-    for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
-      const rest = subject.slice(base.length).split('.');
-      const ct = rest[0]!;
-      const c = counts.get(ct) ?? { envelopes: 0, skip_markers: 0 };
-      if (rest.length === 1) c.envelopes += count;
-      else if (rest[1] === 'skipped') c.skip_markers += count;
-      counts.set(ct, c);
-      total += count;
-    }
-    const out: SuiteCaptures = { captures: [], unparseable: [], skips: [], counts };
-    if (total === 0) return out;
-    const consumer = await this.bus.js.consumers.get(n.streams.capture, {
-      filter_subjects: filter,
-      deliver_policy: DeliverPolicy.All,
-    });
-    // fetch in batches until caught up: a batch that comes back empty (messages aged out since
-    // the count) ends the read instead of waiting for messages that will never come
-    try {
-      for (;;) {
-        const batch = await consumer.fetch({ max_messages: 1000, expires: 2000 });
-        let got = 0;
-        let pending = 1;
-        for await (const m of batch) {
-          got++;
-          pending = m.info.pending;
-          const rest = m.subject.slice(base.length).split('.');
-          const ct = rest[0]!;
-          const json = safeJson(m.data);
-          if (rest.length === 2 && rest[1] === 'skipped') {
-            const s = CaptureSkipMarker.safeParse(json);
-            if (s.success) out.skips.push({ call_type: ct, at: s.data.at, reason: s.data.reason });
-          } else if (rest.length === 1) {
-            const e = Envelope.safeParse(json);
-            if (!e.success) out.unparseable.push({ seq: m.seq, call_type: ct });
-            else out.captures.push(await this.record(m.seq, e.data));
-          }
-          if (pending === 0) break;
-        }
-        if (got === 0 || pending === 0) break;
-      }
-    } finally {
-      await consumer.delete().catch(() => undefined);
-    }
-    return out;
-  }
-
-  private async record(seq: number, env: Envelope): Promise<CaptureRecord> {
-    const r: CaptureRecord = {
-      seq,
-      envelope_id: env.envelope_id,
-      item_hash: env.item_hash,
-      call_type: env.call_type,
-      traffic_class: env.traffic_class,
-      captured_at: env.captured_at,
-      prompt_simhash: null,
-      expectation_kinds: [...new Set(env.expectations.map((x) => x.kind))].sort(),
-      problem: null,
-    };
-    let body: unknown = env.request.body;
-    if (env.request.body_ref) {
-      const bytes = await this.bodies.getBlob(env.request.body_ref.name).catch(() => null);
-      if (!bytes || sha256Hex(bytes) !== env.request.body_ref.sha256) return { ...r, problem: 'body_missing' };
-      body = safeJson(bytes);
-    }
-    const problem = bodyProblem(env.api, body);
-    if (problem) return { ...r, problem };
-    // the same prompt text and SimHash the duplicator writes on observations, so clusters agree
-    return { ...r, prompt_simhash: simhash64(requestPromptText(env.api, body)) };
+  private readSuite(suite: string): Promise<SuiteCaptures> {
+    return readSuiteCaptures(this.bus, this.bodies, suite);
   }
 }
 
@@ -516,12 +295,4 @@ function numericQuery(q: Record<string, unknown>): Record<string, unknown> {
     out[k] = (k === 'max_items' || k === 'margin_pp' || k === 'alpha') && !Number.isNaN(num) ? num : v;
   }
   return out;
-}
-
-function safeJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(dec.decode(data));
-  } catch {
-    return undefined;
-  }
 }
