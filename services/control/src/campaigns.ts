@@ -1,44 +1,33 @@
+/**
+ * The campaign lifecycle service over NATS KV. Spec validation lives in campaign-validate.ts, the
+ * launch refusals in launch-checks.ts, the dry-run plan in campaign-plan.ts.
+ */
 import type { KV } from '@nats-io/kv';
 import { JsonKv, type Bus } from '@shadowplane/bus';
 import {
   BudgetLedger,
   Campaign,
-  CampaignSpec,
   contentHash,
   ShadowplaneError,
+  type CampaignSpec,
   type CampaignState,
   type ProviderEntry,
 } from '@shadowplane/contracts';
-import { intervalLevel } from '@shadowplane/stats';
 import { comparisonKey, limitMicroUsd, newCampaignId, TERMINAL_STATES } from './campaign-ids.js';
 import { planCampaign } from './campaign-plan.js';
-import { dryRunPower, priorDesignEffect } from './dry-run-power.js';
-import { invalidRequest, parseOr400, type FieldIssue } from './errors.js';
+import { validateCampaignSpec } from './campaign-validate.js';
 import { readPaidDispatch } from './flags.js';
+import {
+  requireArmRateCards,
+  requireJudgeAffordable,
+  requireJudgeRateCard,
+  requirePaidDispatch,
+  requirePowered,
+} from './launch-checks.js';
 import type { ProgressLike } from './reports-port.js';
 import type { CampaignStatus, DryRunResult, Spend } from './views.js';
-import { catalogueRateCard, priceCatalogue } from '@shadowplane/prices';
 
-/**
- * Gives every arm submitted without a `rate_card` the catalogue's card for its model (exact id or
- * alias), pinned with `rate_card_from` (catalogue version, entry, source, date). An arm whose model
- * the catalogue does not list keeps no card and is refused at launch as before.
- */
-export function withCatalogueRateCards(spec: CampaignSpec): CampaignSpec {
-  const fill = (a: CampaignSpec['incumbent']): CampaignSpec['incumbent'] => {
-    if (a.rate_card !== undefined) return a;
-    const hit = catalogueRateCard(a.model);
-    return hit ? { ...a, rate_card: hit.card, rate_card_from: hit.from } : a;
-  };
-  return { ...spec, incumbent: fill(spec.incumbent), candidates: spec.candidates.map(fill) };
-}
-
-/** How to turn the kill switch on, named in every paid_dispatch_disabled refusal (admin scope). */
-const PAID_DISPATCH_HINT =
-  'An operator with the admin scope turns it on with `shadowctl flags paid-dispatch on --reason \'<why>\'` (PUT /v1/admin/flags/paid_dispatch {"enabled": true, "reason": "<why>"}).';
-
-/** Largest rate-card price a launch accepts, USD per million tokens ($1 per token). */
-export const MAX_PRICE_USD_PER_MTOK = 1_000_000;
+export { MAX_PRICE_USD_PER_MTOK, withCatalogueRateCards } from './campaign-validate.js';
 
 /** Options of POST /v1/campaigns that are not part of the pinned spec. */
 export interface LaunchOptions {
@@ -98,55 +87,7 @@ export class CampaignService {
    * @throws ShadowplaneError invalid_request (400) or unknown_provider (400) with details.issues
    */
   validateSpec(input: unknown): CampaignSpec {
-    const spec = parseOr400(CampaignSpec, input);
-    // Checks the schema cannot express: a call type listed twice (it would be counted, budgeted
-    // and reported twice) and a regex scorer that does not compile (it would score every item null,
-    // spending the budget for nothing).
-    const bad: FieldIssue[] = [];
-    spec.call_types.forEach((ct, i) => {
-      if (spec.call_types.indexOf(ct) !== i)
-        bad.push({ path: `call_types.${i}`, message: `duplicate call type ${JSON.stringify(ct)}` });
-    });
-    spec.scorers.forEach((s, i) => {
-      if (s.kind !== 'regex') return;
-      try {
-        new RegExp(s.pattern);
-      } catch (e) {
-        bad.push({
-          path: `scorers.${i}.pattern`,
-          message: `not a valid JavaScript regular expression: ${(e as Error).message}`,
-        });
-      }
-    });
-    // A price above $1 per token is a typo (a per-token price entered per million, a wrong unit),
-    // and at 1e300 the worst-case reservation is not even a finite number.
-    const arms = [
-      ['incumbent', spec.incumbent] as const,
-      ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const),
-    ];
-    for (const [path, arm] of arms) {
-      for (const [k, v] of Object.entries(arm.rate_card ?? {})) {
-        if (typeof v === 'number' && v > MAX_PRICE_USD_PER_MTOK)
-          bad.push({
-            path: `${path}.rate_card.${k}`,
-            message: `must be at most ${MAX_PRICE_USD_PER_MTOK} USD per million tokens`,
-          });
-      }
-    }
-    if (bad.length) throw invalidRequest(bad);
-    const issues: FieldIssue[] = [];
-    const check = (path: string, id: string) => {
-      if (!this.providerIds.has(id))
-        issues.push({ path, message: `provider ${JSON.stringify(id)} is not on the operator allowlist` });
-    };
-    check('incumbent.provider', spec.incumbent.provider);
-    spec.candidates.forEach((c, i) => check(`candidates.${i}.provider`, c.provider));
-    spec.scorers.forEach((s, i) => {
-      if (s.kind === 'llm_judge') check(`scorers.${i}.provider`, s.provider);
-    });
-    if (issues.length)
-      throw invalidRequest(issues, 'unknown_provider', `unknown provider id: ${issues.map((i) => i.path).join(', ')}`);
-    return withCatalogueRateCards(spec);
+    return validateCampaignSpec(input, this.providerIds);
   }
 
   /** Every stored campaign (unparsable entries are skipped), newest first. */
@@ -255,108 +196,14 @@ export class CampaignService {
   }
 
   private async launchNow(spec: CampaignSpec, opts: LaunchOptions): Promise<Campaign> {
-    // The duplicator reserves each arm's worst case at its rate card before any call; an arm
-    // without one cannot be bounded, would never be dispatched, and would silently be missing
-    // from the report. Refuse it here, naming the arm, before anything is written.
-    const unpriced = [
-      ['incumbent', spec.incumbent] as const,
-      ...spec.candidates.map((c, i) => [`candidates.${i}`, c] as const),
-    ].filter(([, a]) => a.rate_card === undefined);
-    if (unpriced.length > 0) {
-      throw new ShadowplaneError(
-        'invalid_request',
-        `every arm needs a rate_card to bound its spend: ${unpriced.map(([p, a]) => `${p}.rate_card (model ${a.model} is not in price catalogue ${priceCatalogue().version})`).join(', ')}`,
-        {
-          details: {
-            issues: unpriced.map(([p, a]) => ({
-              path: `${p}.rate_card`,
-              message: `required for a live launch: the budget reserves each call at its rate card, and model ${JSON.stringify(a.model)} is not in price catalogue ${priceCatalogue().version}`,
-            })),
-          },
-        },
-      );
-    }
-    const judgeSpec = spec.scorers.findIndex((s) => s.kind === 'llm_judge');
-    if (
-      judgeSpec >= 0 &&
-      spec.scorers[judgeSpec]!.kind === 'llm_judge' &&
-      (spec.scorers[judgeSpec] as { rate_card?: unknown }).rate_card === undefined
-    ) {
-      throw new ShadowplaneError(
-        'invalid_request',
-        `the llm_judge scorer needs a rate_card to bound its spend: scorers.${judgeSpec}.rate_card`,
-        {
-          details: {
-            issues: [
-              {
-                path: `scorers.${judgeSpec}.rate_card`,
-                message: 'required for a live launch: the budget reserves each judge call at its rate card',
-              },
-            ],
-          },
-        },
-      );
-    }
-    if (judgeSpec >= 0) {
-      // the cap must cover an item's arms and its judge phase together, before any arm spends
-      const dry = await this.plan(spec, opts);
-      const short = dry.dispositions.filter((d) => d.reasons.includes('judge_phase_unaffordable'));
-      if (short.length > 0) {
-        throw new ShadowplaneError(
-          'judge_phase_unaffordable',
-          `max_cost_usd ${spec.max_cost_usd} cannot cover one item's arms and judge calls at their worst case (judge per item ${dry.judge?.per_item_worst_case_usd} USD)`,
-          {
-            details: {
-              call_types: short.map((d) => d.call_type),
-              max_cost_usd: spec.max_cost_usd,
-              judge_per_item_worst_case_usd: dry.judge?.per_item_worst_case_usd ?? null,
-              arm_per_item_worst_case_usd: dry.estimate.call_types
-                .filter((e) => short.some((d) => d.call_type === e.call_type))
-                .map((e) => e.per_item_worst_case_usd),
-            },
-          },
-        );
-      }
-    }
+    // refuse an arm or judge that cannot be bounded, naming it, before anything is written
+    requireArmRateCards(spec);
+    // the cap must cover an item's arms and its judge phase together, before any arm spends
+    if (requireJudgeRateCard(spec) >= 0) requireJudgeAffordable(spec, await this.plan(spec, opts));
     const key = comparisonKey(spec);
     const runIndex = await this.nextRunIndex(key);
-    if (opts.requirePower) {
-      const { alphaAdjusted } = intervalLevel({
-        alphaOneSided: spec.alpha,
-        candidates: spec.candidates.length,
-        runIndex,
-      });
-      const power = dryRunPower(spec, alphaAdjusted, await priorDesignEffect(spec, this.deps.readDatasetCard));
-      const under = power.filter((p) => !p.powered);
-      if (under.length > 0) {
-        throw new ShadowplaneError(
-          'underpowered',
-          `call types ${under.map((p) => p.call_type).join(', ')} cannot reach a ${spec.margins.noninferiority_pp} pp margin with max_items ${spec.max_items}`,
-          {
-            details: {
-              call_types: under.map((p) => ({
-                call_type: p.call_type,
-                mde_pp: p.mde_pp,
-                margin_pp: p.margin_pp,
-                clusters: p.clusters,
-                clusters_needed_for_margin: p.clusters_needed_for_margin,
-                sd_source: p.sd_source,
-                design_effect: p.design_effect,
-                design_effect_source: p.design_effect_source,
-              })),
-            },
-          },
-        );
-      }
-    }
-    const flag = await readPaidDispatch(this.deps.flagsKv);
-    if (!flag.enabled) {
-      throw new ShadowplaneError(
-        'paid_dispatch_disabled',
-        `paid_dispatch is ${flag.state}: no campaign may launch. ${PAID_DISPATCH_HINT}`,
-        { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } },
-      );
-    }
+    if (opts.requirePower) await requirePowered(spec, runIndex, this.deps.readDatasetCard);
+    requirePaidDispatch(await readPaidDispatch(this.deps.flagsKv), 'no campaign may launch');
     const id = newCampaignId();
     const now = new Date().toISOString();
     const ledger: BudgetLedger = {
@@ -394,15 +241,7 @@ export class CampaignService {
    */
   async transition(id: string, action: 'pause' | 'resume' | 'stop', by: string): Promise<Campaign> {
     await this.get(id);
-    if (action === 'resume') {
-      const flag = await readPaidDispatch(this.deps.flagsKv);
-      if (!flag.enabled)
-        throw new ShadowplaneError(
-          'paid_dispatch_disabled',
-          `paid_dispatch is ${flag.state}: a campaign cannot resume. ${PAID_DISPATCH_HINT}`,
-          { details: { flag: 'paid_dispatch', state: flag.state, hint: PAID_DISPATCH_HINT } },
-        );
-    }
+    if (action === 'resume') requirePaidDispatch(await readPaidDispatch(this.deps.flagsKv), 'a campaign cannot resume');
     const target: CampaignState = action === 'pause' ? 'paused' : action === 'resume' ? 'running' : 'stopped';
     let refused: CampaignState | null = null;
     const r = await this.campaigns.mutate(id, (cur) => {
