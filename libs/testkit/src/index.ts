@@ -17,3 +17,7 @@ export type { OtlpReceiverHandle, OtlpSpan } from './otlp-receiver.js';
 export type { JaegerHandle, JaegerSpan } from './jaeger.js';
 export { GSM8K, uuidFrom, synthSpec, synthObservation, synthEvent, seededRandom, synthCampaign } from './synth.js';
 export type { ArmAnswer } from './synth.js';
+export { startOtlpTracing } from './otlp-tracing.js';
+export type { OtlpTracingHandle } from './otlp-tracing.js';
+export { waitFor } from './wait.js';
+export { testDuplicatorConfig, testVerdictConfig } from './stack-configs.js';

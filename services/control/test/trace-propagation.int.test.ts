@@ -3,14 +3,14 @@
 // same trace. Spans exported over OTLP/HTTP (JSON) to a loopback receiver; real NATS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Campaign, contentHash } from '@shadowplane/contracts';
-import { startTracing, type TracingHandle } from '@shadowplane/telemetry';
 import {
   randomPrefix,
   sharedNatsUrl,
-  startOtlpReceiver,
+  startOtlpTracing,
+  waitFor,
   synthCampaign,
   synthSpec,
-  type OtlpReceiverHandle,
+  type OtlpTracingHandle,
 } from '@shadowplane/testkit';
 import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 import { auth, fixture, KEYS, type Fixture } from '../testing/helpers.js';
@@ -19,22 +19,8 @@ const CID = 'cmp_7ace7ace7ace7ac1';
 const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319d';
 const CALLER_SPAN = 'b7ad6b7169203332';
 
-async function until<T>(fn: () => Promise<T | null | undefined>, timeoutMs = 60_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const OTEL_KEYS = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY'];
-const saved = Object.fromEntries(OTEL_KEYS.map((k) => [k, process.env[k]]));
-
 describe('control → verdict trace propagation', () => {
-  let otlp: OtlpReceiverHandle;
-  let tracing: TracingHandle;
+  let t: OtlpTracingHandle;
   let f: Fixture;
   let verdict: VerdictHandle | null = null;
   const spec = synthSpec(['same']);
@@ -52,11 +38,7 @@ describe('control → verdict trace propagation', () => {
   });
 
   beforeAll(async () => {
-    otlp = await startOtlpReceiver();
-    process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] = otlp.url;
-    process.env['OTEL_EXPORTER_OTLP_PROTOCOL'] = 'http/json';
-    process.env['OTEL_BSP_SCHEDULE_DELAY'] = '100';
-    tracing = startTracing({ serviceName: 'control-verdict-test', role: 'control' });
+    t = await startOtlpTracing('control-verdict-test', 'control');
     const prefix = randomPrefix('ctltr');
     // a fold under a loaded machine can take seconds: the control waits for the verdict's reply
     f = await fixture({ prefix, reportRequestTimeoutMs: 30_000 });
@@ -75,18 +57,13 @@ describe('control → verdict trace propagation', () => {
   afterAll(async () => {
     await verdict?.close();
     await f?.close();
-    await tracing?.shutdown();
-    await otlp?.close();
-    for (const k of OTEL_KEYS) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
+    await t?.close();
   });
 
   it('GET …/report?provisional=true carries its span in the NATS request: the verdict fold is its child', async () => {
-    expect(tracing.enabled).toBe(true);
+    expect(t.tracing.enabled).toBe(true);
     // until the verdict service has read the campaign's observations, it may answer not_found
-    const res = await until(async () => {
+    const res = await waitFor('the provisional report', async () => {
       const r = await f.app.inject({
         method: 'GET',
         url: `/v1/campaigns/${CID}/report?provisional=true`,
@@ -96,8 +73,8 @@ describe('control → verdict trace propagation', () => {
     });
     const reportId = res.json().report_id as string;
     // the server span ends after the fold (on the response): wait for both
-    const spans = await until(async () => {
-      const s = otlp.spans();
+    const spans = await waitFor('the fold and server spans', async () => {
+      const s = t.otlp.spans();
       const fold = s.find(
         (x) => x.name === 'shadowplane.verdict.fold' && x.attributes['shadowplane.report.id'] === reportId,
       );

@@ -1,10 +1,16 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey, loadKeyring } from '@shadowplane/artifacts';
 import type { Envelope, ProviderEntry } from '@shadowplane/contracts';
 import { auth, fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
 import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
-import { chatEnvelope, randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
+import {
+  chatEnvelope,
+  randomPrefix,
+  sharedNatsUrl,
+  testDuplicatorConfig,
+  testVerdictConfig,
+  waitFor,
+} from '@shadowplane/testkit';
 import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 
 // Instrument replay end to end over a real nats-server, the control API, a duplicator worker and
@@ -45,19 +51,8 @@ function item(i: number, served: 'ok' | 'none' | 'no_output_tokens' = 'ok'): Env
   };
 }
 
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | null | undefined | false>,
-  timeoutMs = 90_000,
-): Promise<Exclude<T, false>> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== null && v !== undefined && v !== false) return v as Exclude<T, false>;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) =>
+  waitFor(what, fn, { timeoutMs, intervalMs: 200 });
 
 describe('instrument replay on a frozen dataset', () => {
   let f: Fixture;
@@ -78,35 +73,8 @@ describe('instrument replay on a frozen dataset', () => {
     ];
     const prefix = randomPrefix('replay');
     f = await fixture({ flag: true, providers, prefix });
-    worker = await startDuplicator(
-      {
-        natsUrl: sharedNatsUrl(),
-        natsPrefix: prefix,
-        logLevel: 'error',
-        providersFile: '',
-        redisUrl: undefined,
-        workerId: `replay-${randomUUID().slice(0, 8)}`,
-        opsHost: '127.0.0.1',
-        opsPort: 0,
-        itemConcurrency: 8,
-        ackWaitMs: 10_000,
-        leaseTtlMs: 5000,
-        rateWindowMs: 60_000,
-        retryBaseMs: 20,
-        flagPollMs: 500,
-        provision: false,
-        storage: 'memory',
-      },
-      { providers, env },
-    );
-    verdict = await startVerdict({
-      natsUrl: sharedNatsUrl(),
-      prefix,
-      keyring: loadKeyring(env),
-      tickMs: 200,
-      progressIntervalMs: 500,
-      storage: 'memory',
-    });
+    worker = await startDuplicator(testDuplicatorConfig(sharedNatsUrl(), prefix, 'replay'), { providers, env });
+    verdict = await startVerdict(testVerdictConfig(sharedNatsUrl(), prefix, loadKeyring(env)));
   });
   afterAll(async () => {
     await worker?.close();

@@ -5,14 +5,14 @@ import { headers as natsHeaders } from '@nats-io/transport-node';
 import { connectBus, provision, type Bus } from '@shadowplane/bus';
 import { Campaign, contentHash } from '@shadowplane/contracts';
 import { readFinalReport } from '@shadowplane/reports';
-import { startTracing, type TracingHandle } from '@shadowplane/telemetry';
 import {
   randomPrefix,
   sharedNatsUrl,
-  startOtlpReceiver,
+  startOtlpTracing,
+  waitFor,
   synthCampaign,
   synthSpec,
-  type OtlpReceiverHandle,
+  type OtlpTracingHandle,
 } from '@shadowplane/testkit';
 import { startVerdict, type VerdictHandle } from './index.js';
 
@@ -20,22 +20,8 @@ const CID = 'cmp_7ace7ace7ace7ace';
 const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 
-async function until<T>(fn: () => Promise<T | null | undefined>, timeoutMs = 30_000): Promise<T> {
-  const t0 = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v !== null && v !== undefined) return v;
-    if (Date.now() - t0 > timeoutMs) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const OTEL_KEYS = ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_PROTOCOL', 'OTEL_BSP_SCHEDULE_DELAY'];
-const saved = Object.fromEntries(OTEL_KEYS.map((k) => [k, process.env[k]]));
-
 describe('verdict spans', () => {
-  let otlp: OtlpReceiverHandle;
-  let tracing: TracingHandle;
+  let t: OtlpTracingHandle;
   let bus: Bus;
   let svc: VerdictHandle | null = null;
   const spec = synthSpec(['same']);
@@ -53,11 +39,7 @@ describe('verdict spans', () => {
   });
 
   beforeAll(async () => {
-    otlp = await startOtlpReceiver();
-    process.env['OTEL_EXPORTER_OTLP_ENDPOINT'] = otlp.url;
-    process.env['OTEL_EXPORTER_OTLP_PROTOCOL'] = 'http/json';
-    process.env['OTEL_BSP_SCHEDULE_DELAY'] = '100';
-    tracing = startTracing({ serviceName: 'verdict-test', role: 'verdict' });
+    t = await startOtlpTracing('verdict-test', 'verdict');
     const prefix = randomPrefix('vt');
     bus = await connectBus({ url: sharedNatsUrl(), name: 'verdict-tracing-test', prefix });
     await provision(bus, { storage: 'memory' });
@@ -71,19 +53,14 @@ describe('verdict spans', () => {
   afterAll(async () => {
     await svc?.close();
     await bus?.close();
-    await tracing?.shutdown();
-    await otlp?.close();
-    for (const k of OTEL_KEYS) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
+    await t?.close();
   });
 
   it('a provisional request continues the caller trace; the final report gets a trace of its own', async () => {
-    expect(tracing.enabled).toBe(true);
+    expect(t.tracing.enabled).toBe(true);
     const h = natsHeaders();
     h.set('traceparent', `00-${CALLER_TRACE}-${CALLER_SPAN}-01`);
-    const reply = await until(async () => {
+    const reply = await waitFor('the provisional report', async () => {
       try {
         const m = await bus.nc.request(bus.names.verdictReportSubject, JSON.stringify({ campaign_id: CID }), {
           timeout: 5000,
@@ -98,9 +75,9 @@ describe('verdict spans', () => {
     await bus.kvm
       .open(bus.names.buckets.campaigns)
       .then((kv) => kv.put(CID, JSON.stringify({ ...campaign, state: 'completed' })));
-    const fin = await until(() => readFinalReport(bus, CID));
-    const spans = await until(async () => {
-      const s = otlp.spans();
+    const fin = await waitFor('the final report', () => readFinalReport(bus, CID), { timeoutMs: 30_000 });
+    const spans = await waitFor('both report write spans', async () => {
+      const s = t.otlp.spans();
       return s.filter((x) => x.name === 'shadowplane.verdict.report.write').length >= 2 ? s : null;
     });
     const folds = spans.filter((s) => s.name === 'shadowplane.verdict.fold');
