@@ -21,3 +21,4 @@ export { startOtlpTracing } from './otlp-tracing.js';
 export type { OtlpTracingHandle } from './otlp-tracing.js';
 export { waitFor } from './wait.js';
 export { testDuplicatorConfig, testVerdictConfig } from './stack-configs.js';
+export { runningCampaign } from './campaign-record.js';

@@ -2,9 +2,9 @@
 // caller's traceparent, and the verdict fold it leads to (over a NATS request) is its child in the
 // same trace. Spans exported over OTLP/HTTP (JSON) to a loopback receiver; real NATS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Campaign, contentHash } from '@shadowplane/contracts';
 import {
   randomPrefix,
+  runningCampaign,
   sharedNatsUrl,
   startOtlpTracing,
   waitFor,
@@ -24,18 +24,7 @@ describe('control → verdict trace propagation', () => {
   let f: Fixture;
   let verdict: VerdictHandle | null = null;
   const spec = synthSpec(['same']);
-  const campaign = Campaign.parse({
-    schema: 'shadow.campaign/v1',
-    id: CID,
-    spec,
-    spec_hash: contentHash(spec),
-    comparison_key: 'gsm8k:math:inc:same',
-    run_index: 1,
-    state: 'running',
-    state_reason: null,
-    created_at: '2026-11-01T11:00:00.000Z',
-    updated_at: '2026-11-01T11:00:00.000Z',
-  });
+  const campaign = runningCampaign(CID, spec);
 
   beforeAll(async () => {
     t = await startOtlpTracing('control-verdict-test', 'control');

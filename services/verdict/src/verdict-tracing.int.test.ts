@@ -3,10 +3,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { headers as natsHeaders } from '@nats-io/transport-node';
 import { connectBus, provision, type Bus } from '@shadowplane/bus';
-import { Campaign, contentHash } from '@shadowplane/contracts';
 import { readFinalReport } from '@shadowplane/reports';
 import {
   randomPrefix,
+  runningCampaign,
   sharedNatsUrl,
   startOtlpTracing,
   waitFor,
@@ -25,18 +25,7 @@ describe('verdict spans', () => {
   let bus: Bus;
   let svc: VerdictHandle | null = null;
   const spec = synthSpec(['same']);
-  const campaign = Campaign.parse({
-    schema: 'shadow.campaign/v1',
-    id: CID,
-    spec,
-    spec_hash: contentHash(spec),
-    comparison_key: 'gsm8k:math:inc:same',
-    run_index: 1,
-    state: 'running',
-    state_reason: null,
-    created_at: '2026-11-01T11:00:00.000Z',
-    updated_at: '2026-11-01T11:00:00.000Z',
-  });
+  const campaign = runningCampaign(CID, spec);
 
   beforeAll(async () => {
     t = await startOtlpTracing('verdict-test', 'verdict');
