@@ -4,7 +4,7 @@
  * reports written and sequential looks taken.
  */
 import { TERMINAL_CAMPAIGN_STATES, type Campaign as CampaignT, type ObsMessage } from '@shadowplane/contracts';
-import { observationId } from '@shadowplane/evidence';
+import { obsInterner, observationId, type ObsInterner } from '@shadowplane/evidence';
 
 /** The terminal campaign states (completed, stopped, budget_exhausted, decided). */
 export const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_CAMPAIGN_STATES);
@@ -12,6 +12,8 @@ export const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_CAMPAIGN_STATES);
 /** One campaign's state in this process. */
 export interface CampaignSlot {
   messages: Map<string, ObsMessage>;
+  /** shares repeated ids, names and timestamps among the campaign's messages (held until it is dropped) */
+  intern: ObsInterner;
   campaign: CampaignT | null;
   dirty: boolean;
   /** message count when the final report was last written */
@@ -30,6 +32,7 @@ export interface CampaignSlot {
 export function newSlot(): CampaignSlot {
   return {
     messages: new Map(),
+    intern: obsInterner(),
     campaign: null,
     dirty: true,
     finalAt: -1,

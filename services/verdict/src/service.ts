@@ -115,7 +115,7 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
       const s = slot(om.campaign_id!);
       const k = messageKey(om);
       if (!s.messages.has(k)) {
-        s.messages.set(k, om);
+        s.messages.set(k, s.intern(om));
         s.dirty = true;
         if (om.schema === 'shadow.observation/v1') s.items.add(`${om.call_type}|${om.item_hash}`);
       }
