@@ -150,14 +150,31 @@ export function scoreJsonValid(output: string | null): ScoreResult {
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
   ajv: Ajv,
 ) => Ajv;
-const ajv = addFormats(new Ajv({ allErrors: false, strict: false }));
+/** Distinct schemas kept compiled; past it the cache starts afresh (schemas come from requests). */
+const MAX_COMPILED_SCHEMAS = 256;
 const compiled = new Map<string, ValidateFunction | Error>();
+
+/**
+ * Compiles `schema` in an Ajv instance of its own: one shared instance would refuse a second
+ * schema with the same `$id` ("already exists") and make a score depend on what was compiled
+ * before. Async schemas (`$async`) are refused: their validator returns a Promise, not a verdict.
+ */
+function compileSchema(schema: Record<string, unknown>): ValidateFunction | Error {
+  try {
+    const v = addFormats(new Ajv({ allErrors: false, strict: false })).compile(schema);
+    if ((v as { $async?: boolean }).$async === true) return new Error('async schemas ($async) are not supported');
+    return v;
+  } catch (e) {
+    return e as Error;
+  }
+}
 
 /**
  * JSON-Schema validity: 1 when the output parses as JSON and validates against `schema`
  * (JSON Schema draft-07 via ajv, formats from ajv-formats), 0 when it does not parse or is
- * invalid (detail names the first error), null without output or when the schema does not compile.
- * Compiled schemas are cached by their canonical JSON.
+ * invalid (detail names the first error), null without output, when the schema does not compile
+ * or is async, or when validation itself fails (e.g. a schema that refers to itself without end).
+ * Compiled schemas are cached by their canonical JSON (at most 256).
  */
 export function scoreJsonSchema(output: string | null, schema: Record<string, unknown>): ScoreResult {
   if (output === null)
@@ -165,11 +182,8 @@ export function scoreJsonSchema(output: string | null, schema: Record<string, un
   const key = canonicalJson(schema);
   let v = compiled.get(key);
   if (v === undefined) {
-    try {
-      v = ajv.compile(schema);
-    } catch (e) {
-      v = e as Error;
-    }
+    v = compileSchema(schema);
+    if (compiled.size >= MAX_COMPILED_SCHEMAS) compiled.clear();
     compiled.set(key, v);
   }
   if (v instanceof Error)
@@ -181,7 +195,17 @@ export function scoreJsonSchema(output: string | null, schema: Record<string, un
     };
   const parsed = parseJsonOutput(output);
   if (!parsed.ok) return { score: 0, scorer: 'expect:json_schema', detail: 'not JSON', source: 'programmatic' };
-  const ok = v(parsed.value);
+  let ok: boolean;
+  try {
+    ok = v(parsed.value) === true;
+  } catch (e) {
+    return {
+      score: null,
+      scorer: 'expect:json_schema',
+      detail: `validation failed: ${(e as Error).message.slice(0, 120)}`,
+      source: 'programmatic',
+    };
+  }
   if (ok) return { score: 1, scorer: 'expect:json_schema', detail: 'valid', source: 'programmatic' };
   const err = v.errors?.[0];
   return {

@@ -68,6 +68,20 @@ describe('other programmatic scorers', () => {
         .score,
     ).toBe(0);
   });
+  it('JSON Schema from a request can neither crash, loop, pass by default nor depend on other schemas', () => {
+    // an async validator returns a Promise (truthy) and rejects it unhandled: refused, no score
+    const async = scoreJsonSchema('{"a":1}', { $async: true, type: 'string' });
+    expect(async.score).toBeNull();
+    expect(async.detail).toContain('$async');
+    // a schema that refers to itself without end overflows the stack while validating: no score
+    const loop = scoreJsonSchema('{"a":1}', { anyOf: [{ type: 'string' }, { $ref: '#' }] });
+    expect(loop.score).toBeNull();
+    expect(loop.detail).toContain('validation failed');
+    // two different schemas under one $id are each compiled on their own
+    const id = 'https://example.com/s';
+    expect(scoreJsonSchema('"x"', { $id: id, type: 'string' }).score).toBe(1);
+    expect(scoreJsonSchema('"x"', { $id: id, type: 'number' }).score).toBe(0);
+  });
   it('detects refusals from the documented phrase list only', () => {
     expect(detectRefusal('I’m sorry, but I can’t help with that request.')).toEqual({
       refused: true,
