@@ -29,6 +29,18 @@ describe('obsInterner', () => {
     );
   });
 
+  it('leaves long expectation lists unshared: their JSON key would cost as much as the list', () => {
+    const intern = obsInterner();
+    const long = [{ kind: 'must_include' as const, value: ['x'.repeat(2000)] }];
+    const [x, y] = reparsed(msgs)
+      .filter((m): m is Observation => m.schema === 'shadow.observation/v1')
+      .slice(0, 2)
+      .map((o) => intern({ ...o, expectations: structuredClone(long) }));
+    expect(x!.expectations).toEqual(y!.expectations);
+    expect(Object.is(x!.expectations, y!.expectations)).toBe(false);
+    expect(Object.isFrozen(x!.expectations)).toBe(false);
+  });
+
   it('leaves the fold unchanged: same report bytes and report id as the messages without interning', () => {
     const spec = synthSpec(['a', 'b']);
     const campaign = { campaign_id: cid, spec, run_index: 1 };

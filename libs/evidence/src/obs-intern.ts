@@ -13,6 +13,8 @@ import type { ObsMessage } from '@shadowplane/contracts';
 
 /** Strings longer than this are left alone: outputs and other long text rarely repeat. */
 const MAX_INTERNED_STRING = 256;
+/** Expectation lists whose JSON is longer are left alone: their key would cost as much as the list. */
+const MAX_INTERNED_LIST_JSON = 1024;
 const EMPTY_LIST: readonly never[] = Object.freeze([]);
 
 /** An interner: call it on each message as it is read; it returns the same message, its values shared. */
@@ -21,8 +23,8 @@ export type ObsInterner = <M extends ObsMessage>(m: M) => M;
 /**
  * Makes an interner whose tables live as long as it does (drop it after reading). Interns every
  * top-level string field except `output_text`, the string fields of `cost`, `expectations` (by
- * value, JSON-equal lists share one frozen copy) and empty `tool_calls` lists. Cost: one Map
- * lookup per string field, ~40 bytes per distinct value.
+ * value, JSON-equal lists of up to 1 KB of JSON share one frozen copy) and empty `tool_calls` lists. Cost: one Map
+ * lookup per string field, ~40 bytes per distinct string and the JSON key of each distinct list.
  */
 export function obsInterner(): ObsInterner {
   const strings = new Map<string, string>();
@@ -48,9 +50,11 @@ export function obsInterner(): ObsInterner {
     if (Array.isArray(o.tool_calls) && o.tool_calls.length === 0) o.tool_calls = EMPTY_LIST;
     if (Array.isArray(o.expectations)) {
       const key = JSON.stringify(o.expectations);
-      const hit = lists.get(key);
-      if (hit !== undefined) o.expectations = hit;
-      else lists.set(key, deepFreeze(o.expectations));
+      if (key.length <= MAX_INTERNED_LIST_JSON) {
+        const hit = lists.get(key);
+        if (hit !== undefined) o.expectations = hit;
+        else lists.set(key, deepFreeze(o.expectations));
+      }
     }
     return m;
   };
