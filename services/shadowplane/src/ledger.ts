@@ -5,7 +5,8 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
+import { EX_USAGE, parseArgs } from './cli-args.js';
 import { ObsMessage, type Observation } from '@shadowplane/contracts';
 import {
   buildLedger,
@@ -16,7 +17,6 @@ import {
   type Ledger,
 } from '@shadowplane/reports';
 
-const EX_USAGE = 64;
 const EX_DATAERR = 65;
 const EX_NOINPUT = 66;
 
@@ -177,26 +177,14 @@ export function readObservations(file: string): Observation[] {
  * Exit codes: 0 ok, 64 usage, 65 bad data (a line that is not an OBS message, or no observation), 66 file missing.
  */
 export async function main(argv: string[]): Promise<number> {
-  let out = '';
-  let err = '';
   const program = new Command('shadowplane ledger')
     .description('the call ledger and per-arm comparison of an exported observations file')
     .argument('<obs-file>', 'exported observations, one OBS message per line (JSON Lines)')
     .option('--hosts', 'also break calls down by arm and echoed upstream (pin honoured counts)', false)
     .option('--csv', 'write the tables as CSV files (calls.csv, arms.csv, hosts.csv) instead of printing them', false)
-    .option('--out <dir>', 'directory for --csv files (default: the current directory)')
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
-  try {
-    program.parse(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      process.stdout.write(out);
-      process.stderr.write(err);
-      return e.exitCode === 0 ? 0 : EX_USAGE;
-    }
-    throw e;
-  }
+    .option('--out <dir>', 'directory for --csv files (default: the current directory)');
+  const parsed = parseArgs(program, argv);
+  if (parsed !== null) return parsed;
   const o = program.opts<{ hosts: boolean; csv: boolean; out?: string }>();
   if (o.out !== undefined && !o.csv) {
     process.stderr.write('shadowplane ledger: --out names where --csv files go; pass --csv too\n');

@@ -10,14 +10,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { Command } from 'commander';
+import { EX_USAGE, parseArgs } from './cli-args.js';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { CampaignSpec, type ProviderEntry } from '@shadowplane/contracts';
 import { ConfigError, loadProviderAllowlist } from '@shadowplane/config';
 import { ProcessGroup, STACK_ROOT } from '@shadowplane/stack';
 import { startNatsServer } from '@shadowplane/stack';
 
-const EX_USAGE = 64;
 const EX_CONFIG = 78;
 /** Where the example providers file points provider-sim; `up` serves the sim there (or rewrites it to the port it got). */
 const SIM_ORIGIN = 'http://127.0.0.1:4000';
@@ -75,8 +75,6 @@ function readConfig(dir: string): {
 
 /** Entry point. Exit codes: 0 stopped cleanly, 1 a role failed to start, 64 usage, 78 bad config. */
 export async function main(argv: string[]): Promise<number> {
-  let out = '';
-  let err = '';
   const program = new Command('shadowplane up')
     .description(
       'start the whole stack from a config folder (providers, API keys, a campaign) on this machine; Ctrl-C drains it',
@@ -94,19 +92,9 @@ export async function main(argv: string[]): Promise<number> {
       false,
     )
     .option('--sample <rate>', "the sidecar's sample rate, 0–1", '1')
-    .option('--logs <dir>', "write each role's log here (default: a folder in the session directory, removed at exit)")
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
-  try {
-    program.parse(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      process.stdout.write(out);
-      process.stderr.write(err);
-      return e.exitCode === 0 ? 0 : EX_USAGE;
-    }
-    throw e;
-  }
+    .option('--logs <dir>', "write each role's log here (default: a folder in the session directory, removed at exit)");
+  const parsed = parseArgs(program, argv);
+  if (parsed !== null) return parsed;
   const o = program.opts<UpOptions>();
   const sample = Number(o.sample);
   if (!(sample >= 0 && sample <= 1)) {

@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { EX_USAGE, parseArgs } from './cli-args.js';
 import { z } from 'zod';
 import { Api, RateCard } from '@shadowplane/contracts';
 import type { Cost, ErrorClass, Usage } from '@shadowplane/contracts';
@@ -9,7 +10,6 @@ import { parseResponse, resolveCost } from '@shadowplane/providers';
 import type { ResponseMeta } from '@shadowplane/providers';
 
 /** Exit codes (sysexits.h): usage error, unreadable input, bad data. */
-const EX_USAGE = 64;
 const EX_DATAERR = 65;
 const EX_NOINPUT = 66;
 
@@ -144,8 +144,6 @@ async function readBounded(file: string, maxBytes: number): Promise<Uint8Array> 
  *   65 unreadable headers file, a body that does not decompress or is over --max-bytes; 66 unreadable input
  */
 export async function main(argv: string[]): Promise<number> {
-  let out = '';
-  let err = '';
   const program = new Command('shadowplane usage')
     .description('print what Shadowplane would record for a recorded provider response (JSON body or raw SSE)')
     .addOption(new Option('--api <api>', 'wire API of the response').choices(Api.options).makeOptionMandatory())
@@ -157,19 +155,9 @@ export async function main(argv: string[]): Promise<number> {
     .option('--status <code>', 'HTTP status to assume (overrides the sidecar)')
     .option('--text', 'include the output text')
     .option('--max-bytes <n>', `largest body, read or decompressed, in bytes (default ${DEFAULT_MAX_BYTES})`)
-    .argument('<files...>', "response body file(s), or '-' for stdin")
-    .exitOverride()
-    .configureOutput({ writeOut: (s) => (out += s), writeErr: (s) => (err += s) });
-  try {
-    program.parse(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      process.stdout.write(out);
-      process.stderr.write(err);
-      return e.exitCode === 0 ? 0 : EX_USAGE;
-    }
-    throw e;
-  }
+    .argument('<files...>', "response body file(s), or '-' for stdin");
+  const parsed = parseArgs(program, argv);
+  if (parsed !== null) return parsed;
   const opts = program.opts<{
     api: Api;
     prices?: string;
