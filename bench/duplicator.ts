@@ -5,6 +5,9 @@
 // - throughput: items/s from publish to campaign completion
 // - NATS messages the workers write per item (bench/nats-count.mjs, preloaded into each worker)
 // and prints the ratio of each arm to the 1-worker baseline measured in the same run.
+// BENCH_WORKERS=1,2 picks the arms (default 1,2,4); BENCH_CPU_PROF=<dir> runs each worker under
+// `node --cpu-prof` into <dir> and stops workers with SIGTERM so the profile gets written;
+// BENCH_NATS_SUBJECTS=1 prints each arm's NATS messages per item by kind of subject.
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { execFileSync, type ChildProcess } from 'node:child_process';
@@ -25,6 +28,9 @@ import {
 const ITEMS = Number(process.argv[2] ?? 200);
 const ROUNDS = Number(process.argv[3] ?? 2);
 const COUNTER = fileURLToPath(new URL('./nats-count.mjs', import.meta.url));
+const ARMS = (process.env.BENCH_WORKERS ?? '1,2,4').split(',').map(Number);
+const PROF_DIR = process.env.BENCH_CPU_PROF;
+const SUBJECTS = process.env.BENCH_NATS_SUBJECTS === '1';
 const TICK_MS = 1000 / Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 
 function cpuMs(pid: number): number {
@@ -33,13 +39,22 @@ function cpuMs(pid: number): number {
   return (Number(rest[11]) + Number(rest[12])) * TICK_MS; // utime, stime (fields 14, 15)
 }
 
+/** Per kind of subject, summed over a run's workers (BENCH_NATS_SUBJECTS=1). */
+const subjectCounts = new Map<string, number>();
+
 /** Asks a worker for its NATS message count since the last ask (nats-count.mjs) and waits for the answer. */
 function natsMessages(child: ChildProcess): Promise<number> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error('worker did not report its NATS message count')), 30_000);
+    let seen = '';
     const on = (d: Buffer) => {
-      const m = /nats-count (\d+)/.exec(d.toString());
+      seen += d.toString();
+      const m = /nats-count (\d+)/.exec(seen);
       if (!m) return;
+      const subj = /nats-subjects (\{.*\})/.exec(seen);
+      if (subj)
+        for (const [k, n] of Object.entries(JSON.parse(subj[1]!) as Record<string, number>))
+          subjectCounts.set(k, (subjectCounts.get(k) ?? 0) + n);
       clearTimeout(t);
       child.stderr!.off('data', on);
       resolve(Number(m[1]));
@@ -58,12 +73,17 @@ async function runArm(
   const rig = await startRig(natsUrl, { ...cfg, latency_scale: 0 });
   const spawned = await Promise.all(
     Array.from({ length: workers }, () =>
-      spawnWorker(rig, {
-        SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16',
-        SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000',
-        SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000',
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${COUNTER}`.trim(),
-      }),
+      spawnWorker(
+        rig,
+        {
+          SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16',
+          SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000',
+          SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000',
+          NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${COUNTER}`.trim(),
+          NATS_COUNT_SUBJECTS: SUBJECTS ? '1' : '0',
+        },
+        PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : [],
+      ),
     ),
   );
   try {
@@ -98,6 +118,7 @@ async function runArm(
       chatEnvelope('bench', 'qa', `Bench item ${i} round ${round}: add ${i} and ${round}.`),
     );
     await Promise.all(spawned.map((w) => natsMessages(w.child))); // start-up traffic is not counted
+    subjectCounts.clear();
     const cpu0 = spawned.map((w) => cpuMs(w.child.pid!));
     const t0 = performance.now();
     await publishEnvelopes(rig.bus, envs);
@@ -106,9 +127,25 @@ async function runArm(
     const cpu = spawned.reduce((a, w, i) => a + cpuMs(w.child.pid!) - cpu0[i]!, 0);
     const msgs = (await Promise.all(spawned.map((w) => natsMessages(w.child)))).reduce((a, b) => a + b, 0);
     const calls = rig.sim.calls().length;
+    if (SUBJECTS) {
+      const per = [...subjectCounts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}: ${(n / ITEMS).toFixed(2)}`);
+      process.stderr.write(`workers ${workers} NATS messages per item by subject: ${per.join(', ')}\n`);
+    }
     return { workers, itemsPerS: ITEMS / wallS, cpuMsPerCall: cpu / calls, calls, natsPerItem: msgs / ITEMS };
   } finally {
-    for (const w of spawned) w.child.kill('SIGKILL');
+    if (PROF_DIR) {
+      // a profile is written at a clean exit only
+      await Promise.all(
+        spawned.map(
+          (w) =>
+            new Promise<void>((res) => {
+              const t = setTimeout(() => (w.child.kill('SIGKILL'), res()), 30_000);
+              w.child.once('exit', () => (clearTimeout(t), res()));
+              w.child.kill('SIGTERM');
+            }),
+        ),
+      );
+    } else for (const w of spawned) w.child.kill('SIGKILL');
     await rig.close();
   }
 }
@@ -116,7 +153,7 @@ async function runArm(
 const nats = await startNatsServer();
 const results: Awaited<ReturnType<typeof runArm>>[] = [];
 for (let r = 0; r < ROUNDS; r++) {
-  for (const w of r % 2 === 0 ? [1, 2, 4] : [4, 2, 1]) {
+  for (const w of r % 2 === 0 ? ARMS : [...ARMS].reverse()) {
     const res = await runArm(nats.url, w, r);
     results.push(res);
     process.stderr.write(
@@ -138,7 +175,7 @@ console.log(
   '| workers | items/s (mean, min–max) | × vs 1 worker | CPU ms per provider call (mean, min–max) | × vs 1 worker | NATS messages per item |',
 );
 console.log('|---|---|---|---|---|---|');
-for (const w of [1, 2, 4]) {
+for (const w of ARMS) {
   const rs = results.filter((r) => r.workers === w);
   const t = rs.map((r) => r.itemsPerS);
   const c = rs.map((r) => r.cpuMsPerCall);

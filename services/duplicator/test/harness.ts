@@ -230,10 +230,11 @@ export function startWorker(rig: Rig, over: Partial<DuplicatorConfig> = {}): Pro
   });
 }
 
-/** A worker child process (the real binary); resolves when it printed its listening line. */
+/** A worker child process (the real binary, `nodeArgs` before it on the node command line); resolves when it printed its listening line. */
 export async function spawnWorker(
   rig: Rig,
   over: Record<string, string> = {},
+  nodeArgs: string[] = [],
 ): Promise<{ child: ChildProcess; workerId: string }> {
   const workerId = `p-${randomBytes(3).toString('hex')}`;
   const env = {
@@ -253,7 +254,11 @@ export async function spawnWorker(
     SIM_KEY: 'sk-sim-test',
     ...over,
   };
-  const child = spawn(process.execPath, [BIN, 'duplicator'], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: REPO });
+  const child = spawn(process.execPath, [...nodeArgs, BIN, 'duplicator'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: REPO,
+  });
   child.stderr!.on('data', (d: Buffer) => {
     if (process.env.DUP_TEST_VERBOSE) process.stderr.write(d);
   });
