@@ -3,16 +3,23 @@ import { dispatchKeys, reservationIds, type Envelope } from '@shadowplane/contra
 import type { ArmPlan } from './plan.js';
 import { RECENT_ADMITTED, later, type Verdict } from './records.js';
 import { markBudgetExhausted, type CampaignState } from './state.js';
-import { exclude, recordReserved } from './claim.js';
+import type { Versioned } from '@shadowplane/bus';
+import type { ItemClaim } from './records.js';
+import { exclude, recordReserved, type Reserved } from './claim.js';
 
-/** claimed → reserved: reserve every arm's first attempt, then take a max_items slot. */
+/**
+ * claimed → reserved: reserve every arm's first attempt, then take a max_items slot. `claim` is
+ * the item's claim as read or created by this processing. Returns the recorded `reserved` claim
+ * (claim.ts recordReserved), or what becomes of the delivery instead.
+ */
 export async function admit(
   s: CampaignState,
   env: Envelope,
   key: string,
-  revision: number,
+  claim: Versioned<ItemClaim>,
   plans: ArmPlan[],
-): Promise<'admitted' | Verdict> {
+): Promise<Reserved | Verdict> {
+  const revision = claim.revision;
   const spec = s.campaign.spec;
   const counterKey = dispatchKeys.admitted(s.id, env.call_type);
   const count = (await s.counters.get(counterKey))?.value.count ?? 0;
@@ -43,10 +50,10 @@ export async function admit(
     s.ctx.metrics.reservedUsd.dec(total / 1e6);
     return exclude(s, env, key, revision, 'over_max_items');
   }
-  const unrecorded = await recordReserved(s, key);
-  if (unrecorded) return unrecorded;
+  const recorded = await recordReserved(s, key, claim);
+  if (!('claim' in recorded)) return recorded;
   s.ctx.metrics.reservedUsd.dec(total / 1e6);
-  return 'admitted';
+  return recorded;
 }
 
 /** Takes one of the call type's max_items slots for the item (by CAS); false when they are all taken. */

@@ -7,19 +7,24 @@ import { invokeArm } from './arm-call.js';
 import { buildObservation } from './observation.js';
 import { ACK, later, type Verdict } from './records.js';
 import { markBudgetExhausted, type CampaignState } from './state.js';
-import { event, finishClaim } from './claim.js';
+import { event, finishClaim, type Reserved } from './claim.js';
 import { heldByLiveWorker, judgedEarlier, publishAndSettle, recoverArm } from './recovery.js';
 
-/** reserved → finished: invoke arms not yet invoked, recover lost ones, publish, settle. */
+/**
+ * reserved → finished: invoke arms not yet invoked, recover lost ones, publish, settle.
+ * `reserved` is the item's `reserved` claim; when this processing recorded it (`fresh`), no arm
+ * has a record yet and none is read.
+ */
 export async function dispatch(
   s: CampaignState,
   env: Envelope,
   key: string,
   body: unknown,
   plans: ArmPlan[],
+  reserved: Reserved,
 ): Promise<Verdict> {
   const armKey = (p: ArmPlan) => dispatchKeys.arm(s.id, env.item_hash, p.slot.armId);
-  const states = await Promise.all(plans.map((p) => s.arms.get(armKey(p))));
+  const states = reserved.fresh ? plans.map(() => null) : await Promise.all(plans.map((p) => s.arms.get(armKey(p))));
   // an arm still being invoked by a live worker: leave the item to it and look again later
   if (await heldByLiveWorker(s, states)) return later(s.ctx.leases.ttlMs);
   const lostNow = states.some((st) => st && (st.value.state === 'lost' || st.value.state === 'invoking'));
@@ -95,7 +100,7 @@ export async function dispatch(
     }
   }
   s.ctx.metrics.items.inc({ outcome: 'dispatched' });
-  await finishClaim(s, key);
+  await finishClaim(s, key, reserved.claim);
   return ACK;
 }
 

@@ -34,20 +34,19 @@ export async function processItem(s: CampaignState, env: Envelope): Promise<Verd
   if (!s.ctx.gate.enabled()) return later(1000);
 
   const key = dispatchKeys.item(s.id, env.item_hash);
-  let claim = await s.claims.get(key);
-  if (!claim) {
-    const value: ItemClaim = {
-      kind: 'item',
-      state: 'claimed',
-      envelope_id: env.envelope_id,
-      worker_id: s.ctx.workerId,
-      reason: null,
-      at: new Date().toISOString(),
-    };
-    const rev = await s.claims.create(key, value);
-    claim = rev === null ? await s.claims.get(key) : { value, revision: rev };
-    if (!claim) return later(500);
-  }
+  // first delivery is the common case: create the claim outright (first writer wins) and read it
+  // only when it already exists
+  const value: ItemClaim = {
+    kind: 'item',
+    state: 'claimed',
+    envelope_id: env.envelope_id,
+    worker_id: s.ctx.workerId,
+    reason: null,
+    at: new Date().toISOString(),
+  };
+  const rev = await s.claims.create(key, value);
+  const claim = rev === null ? await s.claims.get(key) : { value, revision: rev };
+  if (!claim) return later(500);
   if (claim.value.envelope_id !== env.envelope_id) {
     // an exact duplicate of an item already claimed: it only adds weight
     await event(s, env, 'duplicate', null, `dup.${s.id}.${env.envelope_id}`);
@@ -62,10 +61,11 @@ export async function processItem(s: CampaignState, env: Envelope): Promise<Verd
   if (spec.instrument === 'replay') return replayItem(s, env, key, claim, plans, body);
 
   if (claim.value.state === 'claimed') {
-    const r = await admit(s, env, key, claim.revision, plans);
-    if (r !== 'admitted') return r;
+    const r = await admit(s, env, key, claim, plans);
+    if (!('claim' in r)) return r;
+    return dispatch(s, env, key, body, plans, r);
   }
-  return dispatch(s, env, key, body, plans);
+  return dispatch(s, env, key, body, plans, { claim, fresh: false });
 }
 
 /**

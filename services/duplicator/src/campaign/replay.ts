@@ -33,8 +33,8 @@ export async function replayItem(
     return exclude(s, env, key, claim.revision, 'replay_no_served_usage');
   if (claim.value.state === 'claimed') {
     if (!(await takeSlot(s, env))) return exclude(s, env, key, claim.revision, 'over_max_items');
-    const unrecorded = await recordReserved(s, key);
-    if (unrecorded) return unrecorded;
+    const recorded = await recordReserved(s, key, claim);
+    if (!('claim' in recorded)) return recorded;
   }
   const simhash = simhash64(requestPromptText(env.api, body));
   const startMs = Date.parse(env.captured_at);
