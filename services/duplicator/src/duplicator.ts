@@ -82,6 +82,9 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
     url: config.natsUrl,
     name: `shadowplane-duplicator-${config.workerId}`,
     prefix: config.natsPrefix,
+    // every KV read/write and publish of an item is a nats.js request; building a trace Error
+    // up front for each was ~5 % of a worker's CPU (bench/duplicator.ts profile)
+    asyncTraces: false,
     ...(config.natsReplicas === undefined ? {} : { replicas: config.natsReplicas }),
   });
   try {
@@ -113,7 +116,9 @@ export async function startDuplicator(config: DuplicatorConfig, deps: Duplicator
     },
   });
   const budgetGauges = new CampaignBudgetGauges(registry, (id) => ledger.snapshot(id));
-  const http = new Agent({ connections: 256, keepAliveTimeout: 10_000, pipelining: 0 });
+  // keep-alive: one request at a time per socket (pipelining 1; undici's 0 would close every
+  // socket after its response, a TCP connect — and TLS handshake — per provider call)
+  const http = new Agent({ connections: 256, keepAliveTimeout: 10_000, pipelining: 1 });
   const ctx: RunnerContext = {
     bus,
     log,
