@@ -85,6 +85,22 @@ describe('BudgetLedgerClient', () => {
     });
   });
 
+  it('neverReserved: the settlement records are not looked up (the caller vouches), a settlement in the same batch still refuses', async () => {
+    await client.ledgers.put('nr', newLedger(1));
+    expect((await client.reserve('nr', { 'i1.inc.1': 300 })).ok).toBe(true);
+    // settled, then reserved again in the same batch: refused even with the flag
+    const [s, again] = await Promise.all([
+      client.settle('nr', { ids: ['i1.inc.1'] }, 100),
+      client.reserve('nr', { 'i1.inc.1': 300 }, { neverReserved: true }),
+    ]);
+    expect(s.found).toBe(true);
+    expect(again).toMatchObject({ ok: false, reason: 'already_settled', settledIds: ['i1.inc.1'] });
+    // in a later batch the record is not read: the flag is the caller's promise that no id was ever reserved
+    expect((await client.reserve('nr', { 'i1.inc.1': 300 }, { neverReserved: true })).ok).toBe(true);
+    expect((await client.reserve('nr', { 'i9.inc.1': 5 }, { neverReserved: true })).ok).toBe(true);
+    expect(await client.snapshot('nr')).toMatchObject({ reserved_micro_usd: 305, settled_micro_usd: 100 });
+  });
+
   it('a reserve racing the settlement of the same id never leaves it reserved after the settlement', async () => {
     for (let round = 0; round < 20; round++) {
       const id = `race${round}`;

@@ -39,7 +39,7 @@ const MAX_BATCH = 64;
 
 /** One queued ledger operation (arguments already validated). */
 type LedgerOp =
-  | { kind: 'reserve'; parts: Record<string, number> }
+  | { kind: 'reserve'; parts: Record<string, number>; neverReserved: boolean }
   | { kind: 'settle'; which: SettleSelector; actual: number | 'reserved' };
 
 interface LedgerQueue {
@@ -93,15 +93,28 @@ export class BudgetLedgerClient {
    * already exhausted or settled + reserved + the new parts would exceed the limit. Refused
    * without any write when a new part's id was settled before (`already_settled`).
    * @param parts reservation id → micro-USD (non-negative integers)
+   * @param opts.neverReserved the caller knows that no id among `parts` was ever reserved before
+   *   (so none can have been settled): their settlement records are not read — one read per id
+   *   saved. The duplicator passes it for an item's first attempts when it has just created the
+   *   item's claim (no earlier processing of the item exists). Ids settled earlier in the same
+   *   batch are still refused.
    * @returns `{ok:true, reservationIds}` or `{ok:false, reason}` (`no_ledger` when the campaign has none)
    * @throws RangeError for a negative or non-integer amount; Error('cas_retries_exhausted') under extreme contention
    */
-  async reserve(campaignId: string, parts: Readonly<Record<string, number>>): Promise<ReserveResult> {
+  async reserve(
+    campaignId: string,
+    parts: Readonly<Record<string, number>>,
+    opts: { neverReserved?: boolean } = {},
+  ): Promise<ReserveResult> {
     for (const [id, v] of Object.entries(parts)) {
       if (!Number.isInteger(v) || v < 0)
         throw new RangeError(`reservation ${id}: micro-USD must be a non-negative integer, got ${v}`);
     }
-    return this.enqueue<ReserveResult>(campaignId, { kind: 'reserve', parts: { ...parts } });
+    return this.enqueue<ReserveResult>(campaignId, {
+      kind: 'reserve',
+      parts: { ...parts },
+      neverReserved: opts.neverReserved === true,
+    });
   }
 
   /**
@@ -173,7 +186,7 @@ export class BudgetLedgerClient {
       // read after the ledger: a settlement writes its record before its ledger write
       const candidates = new Set<string>();
       for (const op of ops)
-        if (op.kind === 'reserve')
+        if (op.kind === 'reserve' && !op.neverReserved)
           for (const [id, v] of Object.entries(op.parts))
             if (v > 0 && !Object.hasOwn(cur.outstanding ?? {}, id)) candidates.add(id);
       const settledBefore = new Set(await this.settledAmong(campaignId, [...candidates]));

@@ -9,8 +9,10 @@ import { exclude, recordReserved, type Reserved } from './claim.js';
 
 /**
  * claimed → reserved: reserve every arm's first attempt, then take a max_items slot. `claim` is
- * the item's claim as read or created by this processing. Returns the recorded `reserved` claim
- * (claim.ts recordReserved), or what becomes of the delivery instead.
+ * the item's claim as read or created by this processing; `created` = this processing created it
+ * (no earlier processing of the item exists, so none of its reservation ids was ever reserved or
+ * settled: the ledger need not look for their settlement records). Returns the recorded
+ * `reserved` claim (claim.ts recordReserved), or what becomes of the delivery instead.
  */
 export async function admit(
   s: CampaignState,
@@ -18,6 +20,7 @@ export async function admit(
   key: string,
   claim: Versioned<ItemClaim>,
   plans: ArmPlan[],
+  created = false,
 ): Promise<Reserved | Verdict> {
   const revision = claim.revision;
   const spec = s.campaign.spec;
@@ -26,7 +29,7 @@ export async function admit(
   if (count >= spec.max_items) return exclude(s, env, key, revision, 'over_max_items');
   const parts: Record<string, number> = {};
   for (const p of plans) parts[reservationIds.arm(env.item_hash, p.slot.armId, 1)] = p.boundMicroUsd;
-  const r = await s.ctx.ledger.reserve(s.id, parts);
+  const r = await s.ctx.ledger.reserve(s.id, parts, { neverReserved: created });
   if (!r.ok) {
     if (r.reason === 'no_ledger') {
       s.log.warn({}, 'campaign has no budget ledger yet; item retried later');

@@ -61,7 +61,7 @@ export async function processItem(s: CampaignState, env: Envelope): Promise<Verd
   if (spec.instrument === 'replay') return replayItem(s, env, key, claim, plans, body);
 
   if (claim.value.state === 'claimed') {
-    const r = await admit(s, env, key, claim, plans);
+    const r = await admit(s, env, key, claim, plans, rev !== null);
     if (!('claim' in r)) return r;
     return dispatch(s, env, key, body, plans, r);
   }
