@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once, type Shape } from './lib/harness.js';
 import { nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
+import { BENCH_SIDECAR_ENV, sidecarArgs, startBenchNats, startFastUpstream } from './lib/stack.js';
 import { freePorts } from './lib/ports.js';
 import { noTracingTree } from './lib/notrace.js';
 import { runMain, tearDown } from './lib/run.js';
@@ -101,28 +102,13 @@ async function measure(
       [
         ...vg.slice(1),
         process.execPath,
-        'services/shadowplane/bin/shadowplane.mjs',
-        'sidecar',
-        '--listen',
-        '127.0.0.1:0',
-        '--ops-listen',
-        '127.0.0.1:0',
-        '--upstream',
-        upstream.url,
-        '--nats',
-        natsUrl,
-        '--prefix',
-        'benchir',
-        '--sample',
-        rate,
-        '--suite',
-        'bench',
+        ...sidecarArgs({ upstream: upstream.url, natsUrl, prefix: 'benchir', sample: rate, suite: 'bench' }),
       ],
       {
         cpu: '1',
         timeoutMs: 1_800_000,
         cwd,
-        env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000', ...otel },
+        env: { ...BENCH_SIDECAR_ENV, SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '100000', ...otel },
       },
     );
     url = p.info['url']!;
@@ -179,18 +165,8 @@ async function main(): Promise<number> {
       dirs.push(baseTree);
       tracing = { baseTree, sinkUrl: `http://127.0.0.1:${(sink.address() as AddressInfo).port}` };
     }
-    started.push(
-      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
-        cpu: '0',
-        waitPort: natsPort!,
-      }),
-    );
-    const up = await startProc(
-      'upstream',
-      process.execPath,
-      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
-      { cpu: '0' },
-    );
+    started.push(await startBenchNats(natsPort!, store, '0'));
+    const up = await startFastUpstream(upPort!, capPort!, '0');
     started.push(up);
     const upstream = { url: up.info['url']!, captureUrl: up.info['capture_url']! };
     const all = TRACING

@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BENCH_NICE, cpuCount, cpuSeconds, pinSelf, REPO, rssBytes, startProc, type Proc } from './lib/procs.js';
+import { BENCH_SIDECAR_ENV, sidecarArgs, startBenchNats, startFastUpstream } from './lib/stack.js';
 import { freePorts } from './lib/ports.js';
 import { runMain, tearDown } from './lib/run.js';
 import { closePools, warmUp } from './lib/harness.js';
@@ -58,41 +59,14 @@ async function main(): Promise<number> {
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-k6-nats-'));
   try {
     const [natsPort, upPort, capPort] = await freePorts(3);
-    started.push(
-      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
-        cpu: genCpu,
-        waitPort: natsPort!,
-      }),
-    );
-    const up = await startProc(
-      'upstream',
-      process.execPath,
-      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
-      { cpu: genCpu },
-    );
+    started.push(await startBenchNats(natsPort!, store, genCpu));
+    const up = await startFastUpstream(upPort!, capPort!, genCpu);
     started.push(up);
     const sc = await startProc(
       'sidecar',
       process.execPath,
-      [
-        'services/shadowplane/bin/shadowplane.mjs',
-        'sidecar',
-        '--listen',
-        '127.0.0.1:0',
-        '--ops-listen',
-        '127.0.0.1:0',
-        '--upstream',
-        up.info['url']!,
-        '--nats',
-        `nats://127.0.0.1:${natsPort}`,
-        '--prefix',
-        'k6',
-        '--sample',
-        SAMPLE,
-        '--suite',
-        'k6',
-      ],
-      { cpu: proxyCpu, env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' } },
+      sidecarArgs({ upstream: up.info['url']!, natsUrl: `nats://127.0.0.1:${natsPort}`, prefix: 'k6', sample: SAMPLE }),
+      { cpu: proxyCpu, env: { ...BENCH_SIDECAR_ENV } },
     );
     started.push(sc);
 

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixedRate, median, warmUp } from './lib/harness.js';
 import { cpuSeconds, nginxBinary, pinSelf, REPO, startNginx, startProc, type Proc } from './lib/procs.js';
+import { sidecarArgs, startBenchNats, startFastUpstream } from './lib/stack.js';
 import { freePorts } from './lib/ports.js';
 import { runMain, tearDown } from './lib/run.js';
 import { SHAPES } from './lib/shapes.js';
@@ -48,18 +49,8 @@ async function main(): Promise<number> {
   const [natsPort, upPort, capPort, ngPort] = await freePorts(4);
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-paired-nats-'));
   try {
-    started.push(
-      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
-        cpu: '0',
-        waitPort: natsPort!,
-      }),
-    );
-    const up = await startProc(
-      'upstream',
-      process.execPath,
-      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
-      { cpu: '0' },
-    );
+    started.push(await startBenchNats(natsPort!, store, '0'));
+    const up = await startFastUpstream(upPort!, capPort!, '0');
     started.push(up);
     const arms: { name: string; url: string; proc: Proc }[] = [];
     for (const [i, v] of VARIANTS.entries()) {
@@ -77,24 +68,13 @@ async function main(): Promise<number> {
       const p = await startProc(
         v.name,
         process.execPath,
-        [
-          'services/shadowplane/bin/shadowplane.mjs',
-          'sidecar',
-          '--listen',
-          '127.0.0.1:0',
-          '--ops-listen',
-          '127.0.0.1:0',
-          '--upstream',
-          up.info['url']!,
-          '--nats',
-          `nats://127.0.0.1:${natsPort}`,
-          '--prefix',
-          `paired${i}`,
-          '--sample',
-          v.sample,
-          '--suite',
-          'bench',
-        ],
+        sidecarArgs({
+          upstream: up.info['url']!,
+          natsUrl: `nats://127.0.0.1:${natsPort}`,
+          prefix: `paired${i}`,
+          sample: v.sample,
+          suite: 'bench',
+        }),
         { cpu: '1', env: { SHADOWPLANE_LOG_LEVEL: 'warn', ...v.env } },
       );
       started.push(p);

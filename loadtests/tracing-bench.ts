@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixedRate, median, once, quantile, shuffled, WARM_REQUESTS, warmUp, type Shape } from './lib/harness.js';
 import { cpuCount, cpuSeconds, pinSelf, REPO, startProc, type Proc } from './lib/procs.js';
+import { BENCH_SIDECAR_ENV, sidecarArgs, startBenchNats, startFastUpstream } from './lib/stack.js';
 import { freePorts } from './lib/ports.js';
 import { noTracingTree } from './lib/notrace.js';
 import { runMain, tearDown } from './lib/run.js';
@@ -67,18 +68,8 @@ async function main(): Promise<number> {
   try {
     const base = noTracingTree();
     dirs.push(base);
-    started.push(
-      await startProc('nats-server', 'nats-server', ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store], {
-        cpu: genCpu,
-        waitPort: natsPort!,
-      }),
-    );
-    const up = await startProc(
-      'upstream',
-      process.execPath,
-      ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
-      { cpu: genCpu },
-    );
+    started.push(await startBenchNats(natsPort!, store, genCpu));
+    const up = await startFastUpstream(upPort!, capPort!, genCpu);
     started.push(up);
     const upstreamUrl = up.info['url']!;
     const arms: Arm[] = [{ name: 'direct', url: upstreamUrl, proc: null }];
@@ -93,30 +84,12 @@ async function main(): Promise<number> {
         const p = await startProc(
           name,
           process.execPath,
-          [
-            'services/shadowplane/bin/shadowplane.mjs',
-            'sidecar',
-            '--listen',
-            '127.0.0.1:0',
-            '--ops-listen',
-            '127.0.0.1:0',
-            '--upstream',
-            upstreamUrl,
-            '--nats',
-            `nats://127.0.0.1:${natsPort}`,
-            '--prefix',
-            'bench',
-            '--sample',
-            sample,
-            '--suite',
-            'bench',
-          ],
+          sidecarArgs({ upstream: upstreamUrl, natsUrl: `nats://127.0.0.1:${natsPort}`, prefix: 'bench', sample }),
           {
             cpu: proxyCpu,
             cwd,
             env: {
-              SHADOWPLANE_LOG_LEVEL: 'warn',
-              SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000',
+              ...BENCH_SIDECAR_ENV,
               ...(otel ? { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_SERVICE_NAME: 'bench-sidecar' } : {}),
             },
           },

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nginxBinary, nginxVersion, startNginx, startProc, type Proc } from '../lib/procs.js';
 import { freePorts } from '../lib/ports.js';
+import { BENCH_SIDECAR_ENV, sidecarArgs, startBenchNats, startFastUpstream } from '../lib/stack.js';
 
 /** One measured arm: where to send requests and the process whose CPU and RSS are read. */
 export interface Arm {
@@ -51,19 +52,9 @@ export async function startArms(o: ArmOptions, started: Started['procs'], dirs: 
   const [natsPort, upPort, capPort, ngPort, ngmPort] = await freePorts(5);
   const store = mkdtempSync(join(tmpdir(), 'shadowplane-bench-nats-'));
   dirs.push(store);
-  const nats = await startProc(
-    'nats-server',
-    'nats-server',
-    ['-a', '127.0.0.1', '-p', String(natsPort), '-js', '-sd', store],
-    { cpu: o.genCpu, waitPort: natsPort! },
-  );
+  const nats = await startBenchNats(natsPort!, store, o.genCpu);
   started.push(nats);
-  const up = await startProc(
-    'upstream',
-    process.execPath,
-    ['--import', 'tsx', 'loadtests/fast-upstream.ts', String(upPort), String(capPort)],
-    { cpu: o.genCpu },
-  );
+  const up = await startFastUpstream(upPort!, capPort!, o.genCpu);
   started.push(up);
   const upstreamUrl = up.info['url']!;
   const captureUrl = up.info['capture_url']!;
@@ -85,29 +76,8 @@ export async function startArms(o: ArmOptions, started: Started['procs'], dirs: 
     const p = await startProc(
       name,
       process.execPath,
-      [
-        'services/shadowplane/bin/shadowplane.mjs',
-        'sidecar',
-        '--listen',
-        '127.0.0.1:0',
-        '--ops-listen',
-        '127.0.0.1:0',
-        '--upstream',
-        upstreamUrl,
-        '--nats',
-        `nats://127.0.0.1:${natsPort}`,
-        '--prefix',
-        'bench',
-        '--sample',
-        rate,
-        '--suite',
-        'bench',
-      ],
-      {
-        cpu: o.proxyCpu,
-        env: { SHADOWPLANE_LOG_LEVEL: 'warn', SHADOWPLANE_SIDECAR_CAPTURE_QUEUE_MAX: '10000' },
-        ...(cwd !== undefined ? { cwd } : {}),
-      },
+      sidecarArgs({ upstream: upstreamUrl, natsUrl: `nats://127.0.0.1:${natsPort}`, prefix: 'bench', sample: rate }),
+      { cpu: o.proxyCpu, env: { ...BENCH_SIDECAR_ENV }, ...(cwd !== undefined ? { cwd } : {}) },
     );
     started.push(p);
     arms.push({ name, url: p.info['url']!, proc: p, opsUrl: p.info['ops_url']! });
