@@ -14,6 +14,7 @@ import { Expectation, Sha256Hex, SubjectToken, TrafficClass } from './envelope.j
 import { Api } from './usage.js';
 import { DatasetCard, type FitEligibility } from './dataset-card.js';
 import { PowerPlanValue } from './report.js';
+import { SyntheticBuilder, SyntheticBuilderRecord, syntheticExpansionCount } from './dataset-synthetic.js';
 
 /**
  * Why a capture is left out of a frozen dataset (closed list):
@@ -39,10 +40,8 @@ export const DATASET_EXCLUSION_REASONS = [
 export const DatasetExclusionReason = z.enum(DATASET_EXCLUSION_REASONS);
 export type DatasetExclusionReason = z.infer<typeof DatasetExclusionReason>;
 
-/** The builders of the closed vocabulary; all but `synthetic` are implemented (it → 400 builder_unsupported). */
+/** The builders of the closed vocabulary, all implemented. */
 export const DATASET_BUILDER_KINDS = ['from_filter', 'from_failures', 'import', 'synthetic'] as const;
-/** Builders this release implements. */
-export const IMPLEMENTED_DATASET_BUILDERS = ['from_filter', 'import', 'from_failures'] as const;
 
 /**
  * `from_failures`: the items an ended run with a final report observed failing on one arm — an
@@ -138,17 +137,33 @@ const FromFilterBuilder = z
 /**
  * Body of `POST /v1/suites/{suite}/freeze`. `max_items` distinct items per call type (default 500,
  * at most 5000). `margin_pp` and `alpha` set the power plan on the card (defaults as a campaign's).
+ * A `synthetic` builder that expands to more than `max_items` requests is refused (naming
+ * `builder.rows` / `builder.product`), never truncated.
  */
 export const FreezeRequest = z
   .object({
     max_items: z.number().int().positive().max(MAX_ITEMS_CEILING).default(MAX_ITEMS_DEFAULT),
     builder: z
-      .discriminatedUnion('kind', [FromFilterBuilder, ImportBuilder, FromFailuresBuilder])
+      .discriminatedUnion('kind', [FromFilterBuilder, ImportBuilder, FromFailuresBuilder, SyntheticBuilder])
       .default(FromFilterBuilder.parse({ kind: 'from_filter' })),
     margin_pp: z.number().min(0).max(100).default(2),
     alpha: z.number().gt(0).lt(0.5).default(0.05),
   })
-  .strict();
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.builder.kind !== 'synthetic') return;
+    const n = syntheticExpansionCount(r.builder);
+    if (n > r.max_items)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['builder', r.builder.rows ? 'rows' : 'product'],
+        message: `expands to ${n > 1e15 ? n.toExponential(2) : n} requests, more than max_items ${r.max_items}${
+          n > MAX_ITEMS_CEILING
+            ? ` (at most ${MAX_ITEMS_CEILING}): bind fewer values`
+            : ': raise max_items or bind fewer values'
+        } (a synthetic expansion is refused, never truncated)`,
+      });
+  });
 export type FreezeRequest = z.infer<typeof FreezeRequest>;
 export type FreezeRequestInput = z.input<typeof FreezeRequest>;
 
@@ -202,7 +217,12 @@ export const Dataset = z
     suite: SubjectToken,
     call_type: SubjectToken,
     stream: z.string(),
-    builder: z.discriminatedUnion('kind', [FromFilterBuilder, ImportBuilderRecord, FromFailuresBuilderRecord]),
+    builder: z.discriminatedUnion('kind', [
+      FromFilterBuilder,
+      ImportBuilderRecord,
+      FromFailuresBuilderRecord,
+      SyntheticBuilderRecord,
+    ]),
     max_items: z.number().int().positive(),
     items: z.array(DatasetItem),
     card: DatasetCard,

@@ -102,7 +102,7 @@ export const ERROR_CODES = {
     httpStatus: 400,
     retryable: false,
     message:
-      'The dataset builder is in the closed vocabulary but not implemented here; from_filter, import and from_failures are.',
+      'The dataset builder is in the closed vocabulary but not implemented here. Reserved: every builder of the vocabulary (from_filter, from_failures, import, synthetic) is implemented, so no answer carries it now.',
   },
   judge_phase_unaffordable: {
     httpStatus: 422,

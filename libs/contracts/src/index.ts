@@ -83,7 +83,6 @@ export { BaselineRef, CompareSpec, Baseline, BASELINE_ARTIFACT_MISSING, NOT_IN_B
 export {
   DATASET_EXCLUSION_REASONS,
   DATASET_BUILDER_KINDS,
-  IMPLEMENTED_DATASET_BUILDERS,
   DatasetExclusionReason,
   ImportBuilder,
   FromFailuresBuilder,
@@ -96,3 +95,14 @@ export {
   deriveFitEligibility,
 } from './dataset.js';
 export type { FreezeRequestInput } from './dataset.js';
+export {
+  SyntheticBuilder,
+  SyntheticBuilderRecord,
+  syntheticExpansionCount,
+  syntheticVariables,
+  TEMPLATE_VARIABLE,
+  SYNTHETIC_MAX_VARIABLES,
+  SYNTHETIC_MAX_VALUE_CHARS,
+  SYNTHETIC_MAX_TOTAL_BYTES,
+} from './dataset-synthetic.js';
+export type { TemplateValue } from './dataset-synthetic.js';

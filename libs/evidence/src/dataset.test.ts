@@ -50,6 +50,44 @@ describe('buildDatasets', () => {
     expect(ds!.card.dataset_hash).toBe(ds!.dataset_hash);
   });
 
+  it('synthetic: only the builder call type and the synthetic class, never fit-eligible; the card records the spec', () => {
+    const builder = {
+      kind: 'synthetic',
+      call_type: 'gen',
+      request: { messages: [{ role: 'user', content: '{{q}}' }] },
+      product: { q: ['a', 'b', 'a'] },
+    };
+    const caps = [
+      ...Array.from({ length: 9 }, (_, i) => cap(40 + i, { call_type: 'gen', traffic_class: 'synthetic' })),
+      cap(40, { call_type: 'gen', traffic_class: 'synthetic' }),
+      cap(60, { call_type: 'gen' }), // production on the same subject: not the builder's
+      cap(61, { call_type: 'other', traffic_class: 'synthetic' }),
+    ];
+    const out = buildDatasets({ suite: 's', stream: 'CAPTURE', captures: caps, request: req({ builder }) });
+    expect(out.map((d) => d.call_type)).toEqual(['gen']);
+    const card = out[0]!.card;
+    expect([card.unique_items, card.total_weight, card['census']]).toEqual([
+      9,
+      10,
+      { synthetic: { items: 9, weight: 10 } },
+    ]);
+    expect(card['filtered_out']).toEqual({ 'traffic_class:production': 1 });
+    expect(card['builder']).toEqual({
+      kind: 'synthetic',
+      call_type: 'gen',
+      api: 'openai.chat',
+      expansion: 'product',
+      variables: ['q'],
+      expanded_items: 3,
+      spec_hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(card['fit_eligibility']).toMatchObject({
+      eligible: false,
+      reasons: expect.arrayContaining(['census_not_production']),
+    });
+    expect(Dataset.safeParse(out[0]).success).toBe(true);
+  });
+
   it('gives the same hash and the same document whatever the capture order (re-freeze is a no-op)', () => {
     const caps = [cap(5), cap(6), cap(5), cap(7, { traffic_class: 'synthetic' })];
     const a = buildDatasets({ suite: 's', stream: 'CAPTURE', captures: caps, request: req() });

@@ -14,7 +14,10 @@
  * Source: issue 17 items 1–2; docs/statistics.md (power plan); docs/architecture.md "Statistics".
  */
 import {
+  contentHash,
   deriveFitEligibility,
+  syntheticExpansionCount,
+  syntheticVariables,
   type Dataset,
   type DatasetCard,
   type DatasetExclusionReason,
@@ -103,14 +106,19 @@ const LISTED_CLUSTERS = 20;
 export function buildDatasets(input: BuildInput): Dataset[] {
   const { request } = input;
   const b = request.builder;
-  // an import's captures are exactly its items: no filter, no window (they are all `import`)
+  // import / synthetic: the captures are exactly the builder's own items (all of its class), no window
   // from_failures: the failed items' captures of any class but test, no window
   const filter =
     b.kind === 'from_filter'
       ? b.filter
       : {
-          traffic_classes: b.kind === 'import' ? ['import'] : ['production', 'synthetic', 'import'],
-          call_types: undefined,
+          traffic_classes:
+            b.kind === 'import'
+              ? ['import']
+              : b.kind === 'synthetic'
+                ? ['synthetic']
+                : ['production', 'synthetic', 'import'],
+          call_types: b.kind === 'synthetic' ? [b.call_type] : undefined,
         };
   const window: Window = b.kind === 'from_filter' ? b.window : {};
   if (b.kind === 'from_failures' && !input.failures) throw new Error('buildDatasets: from_failures needs failures');
@@ -125,7 +133,17 @@ export function buildDatasets(input: BuildInput): Dataset[] {
             below: b.below,
             failed_items: input.failures!.items.size,
           }
-        : b;
+        : b.kind === 'synthetic'
+          ? {
+              kind: 'synthetic',
+              call_type: b.call_type,
+              api: b.api,
+              expansion: b.rows ? 'rows' : 'product',
+              variables: syntheticVariables(b),
+              expanded_items: syntheticExpansionCount(b),
+              spec_hash: contentHash(b),
+            }
+          : b;
   const wantCt = (ct: string) => filter.call_types === undefined || filter.call_types.includes(ct);
   const callTypes = new Set<string>();
   for (const c of input.captures) if (wantCt(c.call_type)) callTypes.add(c.call_type);

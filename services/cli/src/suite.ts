@@ -1,5 +1,6 @@
 /**
- * `shadowctl suite status <suite>` and `shadowctl suite freeze <suite> [--max-items N] [--import items.jsonl]`: the
+ * `shadowctl suite status <suite>` and
+ * `shadowctl suite freeze <suite> [--max-items N] [--import items.jsonl | --synthetic template.yaml]`: the
  * readiness meter and the freeze of the control API (`GET /v1/suites/{suite}/status`,
  * `POST /v1/suites/{suite}/freeze`). Text output states readiness in qualified-evidence terms
  * (distinct items, clusters, exclusions by reason, the power plan's MDE at the margin), never
@@ -8,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { ControlClient } from './client.js';
+import { parseDoc } from './cli-io.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 interface PowerPlan {
@@ -96,6 +98,28 @@ export function readJsonlItems(path: string): unknown[] {
   return items;
 }
 
+/**
+ * The `synthetic` builder from a YAML or JSON file: a mapping `{call_type, api?, request,
+ * reference?, rows | product}` (`kind: synthetic` may be given), sent as it is — the control API
+ * validates it and names `builder.<field>` when something is wrong.
+ * @throws CliError 66 (unreadable), 65 (not YAML/JSON, or not a mapping)
+ */
+export function readSyntheticBuilder(path: string): Record<string, unknown> {
+  const doc = parseDoc(path);
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc))
+    throw new CliError(
+      EXIT.dataError,
+      `--synthetic: ${path} must hold a mapping {call_type, request, rows | product, …}`,
+    );
+  const kind = (doc as Record<string, unknown>)['kind'];
+  if (kind !== undefined && kind !== 'synthetic')
+    throw new CliError(
+      EXIT.dataError,
+      `--synthetic: ${path} names builder kind ${String(kind)}; omit kind or use synthetic`,
+    );
+  return { ...(doc as Record<string, unknown>), kind: 'synthetic' };
+}
+
 /** Adds `suite status` and `suite freeze` to the shadowctl program. */
 export function registerSuiteCommands(
   p: Command,
@@ -131,10 +155,22 @@ export function registerSuiteCommands(
       '--import <file.jsonl>',
       'freeze operator-supplied items instead of captures: one {call_type, api?, request, reference?} per line (traffic class import)',
     )
-    .action(async (name: string, o: { maxItems: string; import?: string }) => {
+    .option(
+      '--synthetic <file.yaml>',
+      'freeze a request template expanded over variables: {call_type, api?, request, reference?, rows | product} (traffic class synthetic)',
+    )
+    .action(async (name: string, o: { maxItems: string; import?: string; synthetic?: string }) => {
+      if (o.import !== undefined && o.synthetic !== undefined)
+        throw new CliError(EXIT.usage, '--import and --synthetic are two builders: give one');
+      const builder =
+        o.import !== undefined
+          ? { kind: 'import', items: readJsonlItems(o.import) }
+          : o.synthetic !== undefined
+            ? readSyntheticBuilder(o.synthetic)
+            : undefined;
       const r = await client().post<FreezeView>(`/v1/suites/${encodeURIComponent(name)}/freeze`, {
         max_items: maxItems(o.maxItems),
-        ...(o.import !== undefined ? { builder: { kind: 'import', items: readJsonlItems(o.import) } } : {}),
+        ...(builder ? { builder } : {}),
       });
       print(r, () =>
         r.datasets

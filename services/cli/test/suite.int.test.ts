@@ -86,4 +86,46 @@ describe('shadowctl suite', () => {
     expect([bad.code, bad.err]).toEqual([64, expect.stringMatching(/line 2 of .* is not JSON/)]);
     rmSync(dir, { recursive: true, force: true });
   });
+
+  it('freeze --synthetic sends a YAML template as the synthetic builder; refusals exit 65 naming the field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shadowctl-synthetic-'));
+    const file = join(dir, 'template.yaml');
+    writeFileSync(
+      file,
+      [
+        'call_type: syn',
+        'request:',
+        '  model: m',
+        '  messages: [{ role: user, content: "What is {{a}} + {{b}}?" }]',
+        'reference: { kind: numeric, value: "{{sum}}" }',
+        'rows:',
+        '  - { a: 1, b: 2, sum: 3 }',
+        '  - { a: 2, b: 2, sum: 4 }',
+        '  - { a: 1, b: 2, sum: 3 }',
+        '',
+      ].join('\n'),
+    );
+    const a = await run(KEYS.write, 'suite', 'freeze', 'cli', '--synthetic', file);
+    expect([a.code, a.err]).toEqual([0, '']);
+    expect(a.out).toMatch(/syn: [0-9a-f]{64} written; 2 items \(weight 3\)/);
+    expect(a.out).toContain('not fit-eligible (census_not_production, below_min_items');
+    const again = await run(KEYS.write, '--json', 'suite', 'freeze', 'cli', '--synthetic', file);
+    expect(JSON.parse(again.out).datasets[0]).toMatchObject({
+      created: false,
+      card: { census: { synthetic: { items: 2, weight: 3 } } },
+    });
+
+    writeFileSync(file, 'call_type: syn\nrequest: { content: "{{a}}" }\nproduct: { a: [1, 2], unused: [3] }\n');
+    const unused = await run(KEYS.write, 'suite', 'freeze', 'cli', '--synthetic', file);
+    expect([unused.code, unused.err]).toEqual([
+      65,
+      expect.stringMatching(/invalid_request: .*builder\.product\.unused/),
+    ]);
+    writeFileSync(file, '- not a mapping\n');
+    expect((await run(KEYS.write, 'suite', 'freeze', 'cli', '--synthetic', file)).code).toBe(65);
+    const both = await run(KEYS.write, 'suite', 'freeze', 'cli', '--synthetic', file, '--import', file);
+    expect([both.code, both.err]).toEqual([64, expect.stringMatching(/give one/)]);
+    expect((await run(KEYS.write, 'suite', 'freeze', 'cli', '--synthetic', join(dir, 'missing.yaml'))).code).toBe(66);
+    rmSync(dir, { recursive: true, force: true });
+  });
 });

@@ -328,7 +328,7 @@ export const ROUTES: readonly RouteDef[] = [
     params: [suiteParam],
     body: FreezeRequest,
     bodyDescription:
-      'max_items (default 500, ≤ 5000), builder (from_filter; import with the items of a JSONL file; from_failures of an ended run), margin_pp and alpha of the power plan',
+      'max_items (default 500, ≤ 5000), builder (from_filter; import with the items of a JSONL file; from_failures of an ended run; synthetic: a request template with {{name}} placeholders expanded over rows or the product of value lists, refused when it expands to more than max_items), margin_pp and alpha of the power plan',
     responses: {
       201: { description: 'at least one dataset was written', schema: FreezeResultView },
       200: {

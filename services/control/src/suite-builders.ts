@@ -1,14 +1,13 @@
 /**
- * The freeze builders that do more than read the stream: `import` (operator-supplied items are
- * published as captures first) and `from_failures` (the items an ended run saw failing on one
- * arm), plus the check that a named builder is implemented at all.
+ * The freeze builders that do more than read the stream: `import` and `synthetic`
+ * (operator-supplied or template-expanded items are published as captures first) and
+ * `from_failures` (the items an ended run saw failing on one arm).
  * Source: issue 17 items 1–3.
  */
 import type { Bus } from '@shadowplane/bus';
 import {
-  DATASET_BUILDER_KINDS,
+  canonicalJson,
   type Envelope,
-  IMPLEMENTED_DATASET_BUILDERS,
   IMPORT_ITEM_MAX_BYTES,
   isShadowplaneError,
   itemHash,
@@ -17,6 +16,7 @@ import {
   type Campaign,
   type FromFailuresBuilder,
   type ImportBuilder,
+  type SyntheticBuilder,
 } from '@shadowplane/contracts';
 import type { CaptureRecord, PairRow } from '@shadowplane/evidence';
 import { WIRE_ADAPTERS } from '@shadowplane/providers';
@@ -24,7 +24,8 @@ import { TERMINAL_STATES } from './campaign-ids.js';
 import type { CampaignService } from './campaigns.js';
 import { invalidRequest } from './errors.js';
 import type { ReportsPort } from './reports-port.js';
-import { captureRecord, type ObjectStore, type SuiteCaptures } from './suite-captures.js';
+import { captureRecord, readSuiteCaptures, type ObjectStore, type SuiteCaptures } from './suite-captures.js';
+import { expandSynthetic, type SyntheticItem } from './synthetic.js';
 
 const enc = new TextEncoder();
 
@@ -32,30 +33,6 @@ const enc = new TextEncoder();
 export interface RunsDeps {
   campaigns: CampaignService;
   reports: ReportsPort;
-}
-
-/**
- * Rejects a builder kind the contracts name but this release does not implement, before the body
- * is parsed (so the answer names the builder, not a schema mismatch).
- * @throws ShadowplaneError 400 builder_unsupported naming `builder.kind`
- */
-export function checkBuilderImplemented(body: unknown): void {
-  const kind = (body as { builder?: { kind?: unknown } } | undefined)?.builder?.kind;
-  if (
-    typeof kind === 'string' &&
-    (DATASET_BUILDER_KINDS as readonly string[]).includes(kind) &&
-    !(IMPLEMENTED_DATASET_BUILDERS as readonly string[]).includes(kind)
-  )
-    throw invalidRequest(
-      [
-        {
-          path: 'builder.kind',
-          message: `${kind} is not implemented; use ${IMPLEMENTED_DATASET_BUILDERS.join(' or ')}`,
-        },
-      ],
-      'builder_unsupported',
-      `dataset builder ${kind} is not implemented; only ${IMPLEMENTED_DATASET_BUILDERS.join(' and ')} are`,
-    );
 }
 
 /**
@@ -148,37 +125,102 @@ export async function importItems(
     const hash = itemHash(it.api, path, it.request);
     const k = seen.get(hash) ?? 0;
     seen.set(hash, k + 1);
-    const envelopeId = importEnvelopeId(suite, it.call_type, hash, k);
     const expectations = it.reference === undefined ? [] : Array.isArray(it.reference) ? it.reference : [it.reference];
-    const json = JSON.stringify(it.request);
-    const env: Envelope = {
-      schema: 'shadow.envelope/v1',
-      envelope_id: envelopeId,
-      captured_at: now,
+    const item = { call_type: it.call_type, api: it.api, path, request: it.request, expectations, item_hash: hash };
+    const env = operatorEnvelope(
       suite,
-      call_type: it.call_type,
-      api: it.api,
-      method: 'POST',
-      path,
-      request: { body: it.request, body_ref: null, bytes: enc.encode(json).length, content_type: 'application/json' },
-      item_hash: hash,
-      served: null,
-      traffic_class: 'import',
-      retention: { consent: true },
-      expectations,
-      redactions: [],
-      source: { placement: 'ingress', sidecar_id: 'import', sticky_key_hash: null },
-    };
-    const ack = await bus.js.publish(bus.names.captureSubject(suite, it.call_type), JSON.stringify(env), {
-      msgID: envelopeId,
-    });
-    captures.push(await captureRecord(bodies, ack.seq, env));
+      item,
+      'import',
+      uuidFromKey(`import|${suite}|${it.call_type}|${hash}|${k}`),
+      now,
+    );
+    captures.push(await publishEnvelope(bus, bodies, env));
   }
   return { captures, unparseable: [], skips: [], counts: new Map() };
 }
 
-/** A UUID (version 4 layout) from the hash: the same item and occurrence always gets the same id. */
-function importEnvelopeId(suite: string, callType: string, hash: string, occurrence: number): string {
-  const id = sha256Hex(enc.encode(`import|${suite}|${callType}|${hash}|${occurrence}`));
+/**
+ * The `synthetic` builder's captures: the template's expansions (`expandSynthetic`), each an
+ * envelope of traffic class `synthetic` on `shadow.capture.<suite>.<call_type>`. An envelope's id
+ * derives from the suite, the call type, the item hash, its expectations and its occurrence among
+ * identical expansions, and one already in the stream is reused, not published again: a re-freeze
+ * of the same spec, at any later time while the stream holds its captures, publishes nothing and
+ * gives the same dataset. Returns the captures as the builder reads them.
+ * @throws ShadowplaneError 400 invalid_request (see `expandSynthetic`)
+ */
+export async function syntheticItems(
+  bus: Bus,
+  bodies: ObjectStore,
+  suite: string,
+  b: SyntheticBuilder,
+): Promise<SuiteCaptures> {
+  const items = expandSynthetic(b);
+  const seen = new Map<string, number>();
+  const ids = items.map((it) => {
+    const k = seen.get(it.item_hash) ?? 0;
+    seen.set(it.item_hash, k + 1);
+    const exp = sha256Hex(enc.encode(canonicalJson(it.expectations)));
+    return uuidFromKey(`synthetic|${suite}|${b.call_type}|${it.item_hash}|${exp}|${k}`);
+  });
+  const wanted = new Set(ids);
+  const stored = new Map<string, CaptureRecord>();
+  for (const c of (await readSuiteCaptures(bus, bodies, suite, b.call_type)).captures)
+    if (wanted.has(c.envelope_id) && !stored.has(c.envelope_id)) stored.set(c.envelope_id, c);
+  const now = new Date().toISOString();
+  const captures: CaptureRecord[] = [];
+  for (const [i, it] of items.entries()) {
+    const have = stored.get(ids[i]!);
+    captures.push(have ?? (await publishEnvelope(bus, bodies, operatorEnvelope(suite, it, 'synthetic', ids[i]!, now))));
+  }
+  return { captures, unparseable: [], skips: [], counts: new Map() };
+}
+
+/** An item the operator supplied (imported or expanded), ready to become an envelope. */
+type OperatorItem = Pick<SyntheticItem, 'call_type' | 'api' | 'path' | 'request' | 'expectations' | 'item_hash'>;
+
+/** The envelope of an operator-supplied item: request inline, no served summary, nothing redacted. */
+function operatorEnvelope(
+  suite: string,
+  it: OperatorItem,
+  cls: 'import' | 'synthetic',
+  envelopeId: string,
+  now: string,
+): Envelope {
+  return {
+    schema: 'shadow.envelope/v1',
+    envelope_id: envelopeId,
+    captured_at: now,
+    suite,
+    call_type: it.call_type,
+    api: it.api,
+    method: 'POST',
+    path: it.path,
+    request: {
+      body: it.request,
+      body_ref: null,
+      bytes: enc.encode(JSON.stringify(it.request)).length,
+      content_type: 'application/json',
+    },
+    item_hash: it.item_hash,
+    served: null,
+    traffic_class: cls,
+    retention: { consent: true },
+    expectations: it.expectations,
+    redactions: [],
+    source: { placement: 'ingress', sidecar_id: cls, sticky_key_hash: null },
+  };
+}
+
+/** Publishes an envelope on its capture subject with its id as the message id; its capture record. */
+async function publishEnvelope(bus: Bus, bodies: ObjectStore, env: Envelope): Promise<CaptureRecord> {
+  const ack = await bus.js.publish(bus.names.captureSubject(env.suite, env.call_type), JSON.stringify(env), {
+    msgID: env.envelope_id,
+  });
+  return captureRecord(bodies, ack.seq, env);
+}
+
+/** A UUID (version 4 layout) from a key: the same item and occurrence always gets the same id. */
+function uuidFromKey(key: string): string {
+  const id = sha256Hex(enc.encode(key));
   return `${id.slice(0, 8)}-${id.slice(8, 12)}-4${id.slice(13, 16)}-${'89ab'[parseInt(id[16]!, 16) % 4]}${id.slice(17, 20)}-${id.slice(20, 32)}`;
 }

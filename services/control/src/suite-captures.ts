@@ -25,11 +25,17 @@ export interface SuiteCaptures {
 
 /**
  * Reads every message the CAPTURE stream holds for the suite (ordered consumer; ends when caught
- * up). Envelopes that do not parse are counted as unparseable; skip markers become skips.
+ * up), or with `callType` only that call type's envelopes (no skip markers). Envelopes that do not
+ * parse are counted as unparseable; skip markers become skips.
  */
-export async function readSuiteCaptures(bus: Bus, bodies: ObjectStore, suite: string): Promise<SuiteCaptures> {
+export async function readSuiteCaptures(
+  bus: Bus,
+  bodies: ObjectStore,
+  suite: string,
+  callType?: string,
+): Promise<SuiteCaptures> {
   const n = bus.names;
-  const filter = n.captureSuiteAll(suite);
+  const filter = callType === undefined ? n.captureSuiteAll(suite) : n.captureSubject(suite, callType);
   const info = await bus.jsm.streams.info(n.streams.capture, { subjects_filter: filter });
   const counts = new Map<string, { envelopes: number; skip_markers: number }>();
   const base = n.captureFilter(suite).slice(0, -1); // `…shadow.capture.<suite>.`

@@ -24,7 +24,7 @@ import {
 } from '@shadowplane/contracts';
 import { buildDatasets } from '@shadowplane/evidence';
 import { invalidRequest, parseOr400 } from './errors.js';
-import { checkBuilderImplemented, failedItems, importItems, type RunsDeps } from './suite-builders.js';
+import { failedItems, importItems, syntheticItems, type RunsDeps } from './suite-builders.js';
 import { readSuiteCaptures, type ObjectStore, type SuiteCaptures } from './suite-captures.js';
 
 export type { RunsDeps } from './suite-builders.js';
@@ -141,15 +141,14 @@ export class SuiteService {
   }
 
   /**
-   * Freezes a suite: one dataset per call type of what the stream holds now. Stages: reject an
-   * unimplemented builder, parse the request, gather the builder's captures, build the datasets,
-   * then store each dataset and point the suite index at it.
-   * @throws ShadowplaneError 400 invalid_request (fields named), 400 builder_unsupported,
+   * Freezes a suite: one dataset per call type of what the stream holds now. Stages: parse the
+   * request, gather the builder's captures, build the datasets, then store each dataset and
+   * point the suite index at it.
+   * @throws ShadowplaneError 400 invalid_request (fields named),
    *   404 not_found (nothing captured for the suite / the filter's call types)
    */
   async freeze(suite: string, body: unknown): Promise<{ suite: string; datasets: FrozenCallType[] }> {
     checkSuite(suite);
-    checkBuilderImplemented(body);
     const req = parseOr400(FreezeRequest, body ?? {});
     const { caps, failures } = await this.builderCaptures(suite, req);
     const built = buildDatasets({
@@ -173,12 +172,17 @@ export class SuiteService {
     return { suite, datasets: out };
   }
 
-  /** Freeze stage: the captures the request's builder reads (and, for from_failures, the failures). */
+  /**
+   * Freeze stage: the captures the request's builder reads (import and synthetic publish theirs
+   * first; for from_failures, also the failures).
+   */
   private async builderCaptures(
     suite: string,
     req: FreezeRequest,
   ): Promise<{ caps: SuiteCaptures; failures?: Failures }> {
     if (req.builder.kind === 'import') return { caps: await importItems(this.bus, this.bodies, suite, req.builder) };
+    if (req.builder.kind === 'synthetic')
+      return { caps: await syntheticItems(this.bus, this.bodies, suite, req.builder) };
     if (req.builder.kind === 'from_failures') {
       const r = await failedItems(this.bus, this.runs, suite, req.builder);
       const all = await this.readSuite(suite);

@@ -119,13 +119,15 @@ describe('suites: status, freeze and frozen runs end to end', () => {
     expect(stCt.readiness.near_duplicate_clusters).toBeGreaterThanOrEqual(1);
     expect(stCt.readiness.power_plan.mde_pp).toBeGreaterThan(0);
 
-    // freeze: bad requests name their field; unimplemented builders are refused, not ignored
+    // freeze: bad requests name their field; a builder outside the vocabulary is refused, not ignored
     for (const max_items of [0, 5001]) {
       const bad = await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, { max_items });
       expect([bad.statusCode, bad.json().error.details.issues[0].path]).toEqual([400, 'max_items']);
     }
+    const other = await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, { builder: { kind: 'from_nowhere' } });
+    expect([other.statusCode, other.json().error.details.issues[0].path]).toEqual([400, 'builder.kind']);
     const synth = await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, { builder: { kind: 'synthetic' } });
-    expect([synth.statusCode, synth.json().error.code]).toEqual([400, 'builder_unsupported']);
+    expect([synth.statusCode, synth.json().error.details.issues[0].path]).toEqual([400, 'builder.call_type']);
     expect((await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.read, {})).statusCode).toBe(403);
 
     const frozen = await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, {});
