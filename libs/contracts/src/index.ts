@@ -18,6 +18,7 @@ export {
   reservationIds,
 } from './names.js';
 export type { NatsNames } from './names.js';
+export { API_KEY_SCOPES, ApiKeyEntry, Scope, generateApiKey, hashApiKey } from './api-keys.js';
 export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass, PROVIDER_ZERO_WITH_TOKENS } from './usage.js';
 export {
   Envelope,

@@ -1,20 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { API_KEY_SCOPES, generateApiKey, hashApiKey } from '@shadowplane/contracts';
 
 /**
  * The keys-file hash of an API key: `sha256:` + hex sha256 of its UTF-8 bytes — the format the
- * control API's SHADOWPLANE_CONTROL_API_KEYS_FILE expects.
+ * control API's SHADOWPLANE_CONTROL_API_KEYS_FILE expects (libs/contracts `hashApiKey`).
  */
-export function hashKey(key: string): string {
-  return `sha256:${createHash('sha256').update(key, 'utf8').digest('hex')}`;
-}
+export const hashKey: (key: string) => string = hashApiKey;
 
-/** A fresh random API key: `sp_` + 32 random bytes, base64url (256 bits). */
-export function generateKey(): string {
-  return `sp_${randomBytes(32).toString('base64url')}`;
-}
+/** A fresh random API key: `sp_` + 32 random bytes, base64url (256 bits; libs/contracts `generateApiKey`). */
+export const generateKey: () => string = generateApiKey;
 
-/** The scopes a control API key can carry (services/control `Scope`). */
-export const KEY_SCOPES = Object.freeze(['campaign:read', 'campaign:write', 'outcome:write', 'admin'] as const);
+/** The scopes a control API key can carry (libs/contracts `Scope`). */
+export const KEY_SCOPES = API_KEY_SCOPES;
 
 /**
  * Keys-file entries as the YAML list SHADOWPLANE_CONTROL_API_KEYS_FILE holds, e.g.

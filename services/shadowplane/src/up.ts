@@ -6,14 +6,14 @@
  * `export SHADOWPLANE_URL=…` / `export SHADOWPLANE_API_KEY=…` lines for shadowctl in another
  * shell, then `shadowplane up: ready`. Ctrl-C (or SIGTERM) drains every role and exits 0.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { EX_USAGE, parseArgs } from './cli-args.js';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
-import { CampaignSpec, type ProviderEntry } from '@shadowplane/contracts';
+import { API_KEY_SCOPES, CampaignSpec, generateApiKey, hashApiKey, type ProviderEntry } from '@shadowplane/contracts';
 import { ConfigError, loadProviderAllowlist } from '@shadowplane/config';
 import { ProcessGroup, STACK_ROOT } from '@shadowplane/stack';
 import { startNatsServer } from '@shadowplane/stack';
@@ -129,13 +129,13 @@ export async function main(argv: string[]): Promise<number> {
     say(`nats        ${nats.url} (private JetStream server, store in the session folder)`);
 
     // secrets for this session only, in a private folder removed at exit
-    const adminKey = `sp_${randomBytes(32).toString('base64url')}`;
+    const adminKey = generateApiKey();
     const keys = [
       ...cfg.apiKeys,
       {
         id: 'up-session',
-        hash: `sha256:${createHash('sha256').update(adminKey).digest('hex')}`,
-        scopes: ['campaign:read', 'campaign:write', 'outcome:write', 'admin'],
+        hash: hashApiKey(adminKey),
+        scopes: [...API_KEY_SCOPES],
       },
     ];
     writeFileSync(join(work, 'api-keys.yaml'), toYaml(keys), { mode: 0o600 });
