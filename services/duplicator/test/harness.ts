@@ -230,11 +230,16 @@ export function startWorker(rig: Rig, over: Partial<DuplicatorConfig> = {}): Pro
   });
 }
 
-/** A worker child process (the real binary, `nodeArgs` before it on the node command line); resolves when it printed its listening line. */
+/**
+ * A worker child process (the real binary, `nodeArgs` before it on the node command line);
+ * resolves when it printed its listening line. `checkout` is the repository whose binary runs
+ * (default this one; a benchmark passes a baseline checkout to compare builds in one run).
+ */
 export async function spawnWorker(
   rig: Rig,
   over: Record<string, string> = {},
   nodeArgs: string[] = [],
+  checkout: string = REPO,
 ): Promise<{ child: ChildProcess; workerId: string }> {
   const workerId = `p-${randomBytes(3).toString('hex')}`;
   const env = {
@@ -254,11 +259,15 @@ export async function spawnWorker(
     SIM_KEY: 'sk-sim-test',
     ...over,
   };
-  const child = spawn(process.execPath, [...nodeArgs, BIN, 'duplicator'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    cwd: REPO,
-  });
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, join(checkout, 'services/shadowplane/bin/shadowplane.mjs'), 'duplicator'],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: checkout,
+    },
+  );
   child.stderr!.on('data', (d: Buffer) => {
     if (process.env.DUP_TEST_VERBOSE) process.stderr.write(d);
   });
