@@ -1,4 +1,4 @@
-import type { KV } from '@nats-io/kv';
+import { Bucket, type KV } from '@nats-io/kv';
 import { JsonKv } from '@shadowplane/bus';
 import { BudgetLedger } from '@shadowplane/contracts';
 
@@ -313,9 +313,11 @@ export class BudgetLedgerClient {
    * Removes the settlement records of a finished campaign, so they do not grow without bound.
    * Only when nothing is outstanding: the ledger is first marked `exhausted` (permanent: no
    * reservation ever succeeds again, so a record that guarded against reopening a settled id is
-   * no longer needed), then every `<campaign>.settled.*` key is purged. Idempotent; a worker
-   * that crashes midway leaves records a later call removes.
-   * @returns `{removed}` (records purged), or `{removed: 0, outstanding}` when reservations are
+   * no longer needed), then every `<campaign>.settled.*` key is purged — by one filtered purge of
+   * the bucket's stream (a bucket opened through nats.js; key by key otherwise). Idempotent; a
+   * worker that crashes midway leaves records a later call removes.
+   * @returns `{removed}` (record messages purged: one per settled id, more where a CAS retry
+   *   rewrote one), or `{removed: 0, outstanding}` when reservations are
    *   still open (nothing changed; call again once they are settled)
    */
   async compactSettled(campaignId: string): Promise<{ removed: number; outstanding: number }> {
@@ -329,6 +331,12 @@ export class BudgetLedgerClient {
     const stillOpen = Object.keys(after?.outstanding ?? {}).length;
     if (stillOpen > 0) return { removed: 0, outstanding: stillOpen };
     const kv = this.ledgers.kv;
+    if (kv instanceof Bucket) {
+      // one purge of the bucket's stream by subject, as nats.js's own purgeDeletes does: a request
+      // for all the records instead of one per record (3 per dispatched item) and no purge markers
+      const r = await kv.jsm.streams.purge(kv.stream, { filter: kv.subjectForKey(settledKey(campaignId, '>')) });
+      return { removed: r.purged, outstanding: 0 };
+    }
     const keys: string[] = [];
     for await (const k of await kv.keys(settledKey(campaignId, '>'))) keys.push(k);
     for (const k of keys) await kv.purge(k);
