@@ -74,6 +74,35 @@ describe('bus', () => {
     expect((await ledger.get('c1'))?.value.reserved_micro_usd).toBe(280);
   });
 
+  it("mutateTogether group-commits one instance's concurrent calls and loses none against another writer", async () => {
+    await provision(bus, { storage: 'memory' });
+    const kv = await openKv(bus, bus.names.buckets.dispatch);
+    const Count = z.object({ n: z.number().int(), order: z.array(z.number()) }).strict();
+    const a = new JsonKv(kv, Count);
+    const b = new JsonKv(kv, Count); // another process's client of the same key
+    const rev0 = await a.put('cnt', { n: 0, order: [] });
+    const inc = (who: JsonKv<typeof Count>, i: number) =>
+      who.mutateTogether('cnt', (cur) => ({ n: (cur?.n ?? 0) + 1, order: [...(cur?.order ?? []), i] }));
+    const seen = await Promise.all([
+      ...Array.from({ length: 30 }, (_, i) => inc(a, i)),
+      ...Array.from({ length: 10 }, (_, i) =>
+        b.mutate('cnt', (cur) => ({ n: cur!.n + 1, order: [...cur!.order, 100 + i] })),
+      ),
+    ]);
+    const end = (await a.get('cnt'))!;
+    expect(end.value.n).toBe(40);
+    expect([...end.value.order].sort((x, y) => x - y)).toEqual([
+      ...Array.from({ length: 30 }, (_, i) => i),
+      ...Array.from({ length: 10 }, (_, i) => 100 + i),
+    ]);
+    // a's calls keep their arrival order within the value, and each saw its own result
+    const mine = end.value.order.filter((x) => x < 100);
+    expect(mine).toEqual([...mine].sort((x, y) => x - y));
+    for (let i = 0; i < 30; i++) expect(seen[i]!.value!.order.at(-1)).toBe(i);
+    // b's 10 writes are one each; a's 30 calls took far fewer than 30 (the revision counts writes)
+    expect(end.revision - rev0 - 10).toBeLessThan(15);
+  });
+
   it('create refuses an existing key and update refuses a stale revision', async () => {
     const kv = new JsonKv(await openKv(bus, bus.names.buckets.flags), z.object({ on: z.boolean() }));
     const rev = await kv.create('f', { on: true });

@@ -12,6 +12,9 @@ export interface Versioned<T> {
  * Reads of deleted/purged keys return null.
  */
 export class JsonKv<S extends z.ZodType> {
+  /** per key: calls of {@link mutateTogether} waiting for the next group commit */
+  private readonly groups = new Map<string, Group<z.infer<S>>>();
+
   constructor(
     readonly kv: KV,
     readonly schema: S,
@@ -84,6 +87,82 @@ export class JsonKv<S extends z.ZodType> {
     }
     throw new Error('cas_retries_exhausted');
   }
+
+  /**
+   * {@link mutate} with group commit: calls on one key that arrive while this instance has a
+   * write of that key in flight wait for it, then are applied in arrival order to one read of
+   * the key and written in one CAS — the result of applying them one by one, with one read and
+   * one write for the batch instead of one each (and no CAS conflicts between them). On a
+   * conflict with another writer the whole batch is re-read and re-applied, so `fn` may run more
+   * than once, as with mutate. Each call resolves to the value after its own `fn` (`changed`
+   * false when it returned `undefined`) and the revision the batch wrote or read.
+   * @throws Error('cas_retries_exhausted') after `maxAttempts` conflicting attempts (default 200),
+   *   or what an `fn` threw: every call of the batch then rejects
+   */
+  mutateTogether(
+    key: string,
+    fn: (current: z.infer<S> | null) => z.infer<S> | undefined,
+    maxAttempts = 200,
+  ): Promise<{ value: z.infer<S> | null; revision: number | null; changed: boolean }> {
+    return new Promise((resolve, reject) => {
+      let q = this.groups.get(key);
+      if (!q) {
+        q = { pending: [], running: false };
+        this.groups.set(key, q);
+      }
+      q.pending.push({ fn, resolve, reject });
+      if (!q.running) void this.drainGroup(key, q, maxAttempts);
+    });
+  }
+
+  private async drainGroup(key: string, q: Group<z.infer<S>>, maxAttempts: number): Promise<void> {
+    q.running = true;
+    // one macrotask turn lets the calls of concurrently running tasks join the batch
+    await new Promise((r) => setImmediate(r));
+    while (q.pending.length > 0) {
+      const batch = q.pending.splice(0, q.pending.length);
+      try {
+        let outs: { value: z.infer<S> | null; changed: boolean }[] = [];
+        let revision: number | null = null;
+        const r = await this.mutate(
+          key,
+          (cur) => {
+            // every attempt re-applies the whole batch to what it read
+            outs = [];
+            let v = cur;
+            let changed = false;
+            for (const b of batch) {
+              const next = b.fn(v);
+              if (next !== undefined) {
+                v = next;
+                changed = true;
+              }
+              outs.push({ value: v, changed: next !== undefined });
+            }
+            return changed ? (v as z.infer<S>) : undefined;
+          },
+          maxAttempts,
+        );
+        revision = r.revision;
+        batch.forEach((b, i) => b.resolve({ ...outs[i]!, revision }));
+      } catch (err) {
+        for (const b of batch) b.reject(err);
+      }
+    }
+    q.running = false;
+    if (q.pending.length === 0) this.groups.delete(key);
+    else void this.drainGroup(key, q, maxAttempts);
+  }
+}
+
+/** Calls of {@link JsonKv.mutateTogether} on one key waiting for the next group commit. */
+interface Group<T> {
+  pending: {
+    fn: (current: T | null) => T | undefined;
+    resolve: (r: { value: T | null; revision: number | null; changed: boolean }) => void;
+    reject: (e: unknown) => void;
+  }[];
+  running: boolean;
 }
 
 /** True for the JetStream errors a lost compare-and-set race produces. */

@@ -24,9 +24,10 @@ export async function admit(
 ): Promise<Reserved | Verdict> {
   const revision = claim.revision;
   const spec = s.campaign.spec;
-  const counterKey = dispatchKeys.admitted(s.id, env.call_type);
-  const count = (await s.counters.get(counterKey))?.value.count ?? 0;
-  if (count >= spec.max_items) return exclude(s, env, key, revision, 'over_max_items');
+  // counts only grow, so a count this runner saw at max means max now (no read); below max,
+  // takeSlot decides after the reservation and a refused slot releases it
+  if ((s.admittedSeen.get(env.call_type) ?? 0) >= spec.max_items)
+    return exclude(s, env, key, revision, 'over_max_items');
   const parts: Record<string, number> = {};
   for (const p of plans) parts[reservationIds.arm(env.item_hash, p.slot.armId, 1)] = p.boundMicroUsd;
   const r = await s.ctx.ledger.reserve(s.id, parts, { neverReserved: created });
@@ -40,6 +41,9 @@ export async function admit(
       // records it (a crash in between): finish that exclusion
       return exclude(s, env, key, revision, 'over_max_items');
     }
+    // the item may be over max_items already (the count seen here can lag): that, not the
+    // budget, is then why it is not dispatched, and the campaign is not exhausted by it
+    if (await atMaxItems(s, env.call_type)) return exclude(s, env, key, revision, 'over_max_items');
     s.ctx.metrics.reservations.inc({ result: 'refused' });
     await markBudgetExhausted(s);
     return exclude(s, env, key, revision, 'budget_exhausted');
@@ -59,12 +63,22 @@ export async function admit(
   return recorded;
 }
 
-/** Takes one of the call type's max_items slots for the item (by CAS); false when they are all taken. */
+/** True when the call type's admitted count (read now) has reached max_items; the count seen is updated. */
+async function atMaxItems(s: CampaignState, callType: string): Promise<boolean> {
+  const count = (await s.counters.get(dispatchKeys.admitted(s.id, callType)))?.value.count ?? 0;
+  s.admittedSeen.set(callType, Math.max(count, s.admittedSeen.get(callType) ?? 0));
+  return count >= s.campaign.spec.max_items;
+}
+
+/**
+ * Takes one of the call type's max_items slots for the item (by CAS, group-committed with the
+ * runner's concurrent items: one read and one write per batch); false when they are all taken.
+ */
 export async function takeSlot(s: CampaignState, env: Envelope): Promise<boolean> {
   const max = s.campaign.spec.max_items;
   let admitted = false;
   const tag = env.item_hash.slice(0, 16);
-  await s.counters.mutate(dispatchKeys.admitted(s.id, env.call_type), (cur) => {
+  const r = await s.counters.mutateTogether(dispatchKeys.admitted(s.id, env.call_type), (cur) => {
     const c = cur?.count ?? 0;
     const recent = cur?.recent ?? [];
     if (recent.includes(tag)) {
@@ -74,5 +88,7 @@ export async function takeSlot(s: CampaignState, env: Envelope): Promise<boolean
     admitted = c < max;
     return admitted ? { count: c + 1, recent: [...recent.slice(-(RECENT_ADMITTED - 1)), tag] } : undefined;
   });
+  const seen = r.value?.count ?? 0;
+  if (seen > (s.admittedSeen.get(env.call_type) ?? 0)) s.admittedSeen.set(env.call_type, seen);
   return admitted;
 }

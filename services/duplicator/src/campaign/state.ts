@@ -24,6 +24,11 @@ export interface CampaignState {
   readonly claims: JsonKv<typeof ItemClaim>;
   readonly arms: JsonKv<typeof DispatchState>;
   readonly counters: JsonKv<typeof Counter>;
+  /**
+   * per call type: the highest admitted count this runner has read or written (counts only
+   * grow, so the count is at least this; admission.ts skips the read when it is at max_items)
+   */
+  readonly admittedSeen: Map<string, number>;
   readonly armCallDeps: ArmCallDeps;
   readonly judge: JudgeRunner | null;
   /** the dataset of a `frozen:<hash>` campaign (frozen.ts); null for live ones (set at start) */
@@ -54,6 +59,7 @@ export function createCampaignState(ctx: RunnerContext, campaign: Campaign): Cam
     claims,
     arms,
     counters,
+    admittedSeen: new Map(),
     armCallDeps,
     judge,
     frozen: null,
