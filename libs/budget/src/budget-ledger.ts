@@ -2,7 +2,10 @@ import { Bucket, type KV } from '@nats-io/kv';
 import { JsonKv } from '@shadowplane/bus';
 import { BudgetLedger } from '@shadowplane/contracts';
 
-/** Result of {@link BudgetLedgerClient.reserve}. */
+/**
+ * Result of {@link BudgetLedgerClient.reserve}. `ledger` is the ledger as the group commit that
+ * applied the call left it (the call's own change and those of the batch's other operations).
+ */
 export type ReserveResult =
   | { ok: true; reservationIds: string[]; ledger: BudgetLedger }
   | { ok: false; reason: 'budget_exhausted' | 'no_ledger'; ledger: BudgetLedger | null }
@@ -191,21 +194,23 @@ export class BudgetLedgerClient {
             if (v > 0 && !Object.hasOwn(cur.outstanding ?? {}, id)) candidates.add(id);
       const settledBefore = new Set(await this.settledAmong(campaignId, [...candidates]));
       const settledHere = new Set<string>(); // ids settled by an earlier operation of this batch
-      let next: BudgetLedger & { outstanding: Record<string, number> } = {
+      // one mutable copy per attempt (each operation used to copy the whole ledger: quadratic in
+      // the batch); the results name this ledger as the batch leaves it
+      const next: BudgetLedger & { outstanding: Record<string, number> } = {
         ...cur,
         outstanding: { ...(cur.outstanding ?? {}) },
       };
+      const outstanding = next.outstanding;
       let changed = false;
       const results: (ReserveResult | SettleResult)[] = [];
       const overcharges: number[] = [];
       for (const op of ops) {
-        const outstanding = next.outstanding;
         if (op.kind === 'reserve') {
           let add = 0;
-          const fresh: Record<string, number> = {};
+          const fresh: string[] = [];
           for (const [id, v] of Object.entries(op.parts)) {
             if (v === 0 || Object.hasOwn(outstanding, id)) continue;
-            fresh[id] = v;
+            fresh.push(id);
             add += v;
           }
           if (add === 0) {
@@ -213,24 +218,21 @@ export class BudgetLedgerClient {
             results.push({ ok: true, reservationIds: Object.keys(op.parts), ledger: next });
             continue;
           }
-          const settledIds = Object.keys(fresh).filter((id) => settledBefore.has(id) || settledHere.has(id));
+          const settledIds = fresh.filter((id) => settledBefore.has(id) || settledHere.has(id));
           if (settledIds.length > 0) {
             results.push({ ok: false, reason: 'already_settled', settledIds, ledger: next });
             continue;
           }
           if (next.exhausted || next.settled_micro_usd + next.reserved_micro_usd + add > next.limit_micro_usd) {
             if (!next.exhausted) {
-              next = { ...next, exhausted: true };
+              next.exhausted = true;
               changed = true;
             }
             results.push({ ok: false, reason: 'budget_exhausted', ledger: next });
             continue;
           }
-          next = {
-            ...next,
-            outstanding: { ...outstanding, ...fresh },
-            reserved_micro_usd: next.reserved_micro_usd + add,
-          };
+          for (const id of fresh) outstanding[id] = op.parts[id]!;
+          next.reserved_micro_usd += add;
           changed = true;
           results.push({ ok: true, reservationIds: Object.keys(op.parts), ledger: next });
         } else {
@@ -243,21 +245,16 @@ export class BudgetLedgerClient {
             results.push(none);
             continue;
           }
-          const left = { ...outstanding };
           let released = 0;
           for (const id of ids) {
-            released += left[id]!;
-            delete left[id];
+            released += outstanding[id]!;
+            delete outstanding[id];
             settledHere.add(id);
           }
           const actual = op.actual === 'reserved' ? released : op.actual;
           const settled = Math.min(actual, released);
-          next = {
-            ...next,
-            outstanding: left,
-            reserved_micro_usd: Math.max(0, next.reserved_micro_usd - released),
-            settled_micro_usd: next.settled_micro_usd + settled,
-          };
+          next.reserved_micro_usd = Math.max(0, next.reserved_micro_usd - released);
+          next.settled_micro_usd += settled;
           changed = true;
           const over = Math.max(0, actual - released);
           if (over > 0) overcharges.push(over);
