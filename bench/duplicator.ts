@@ -181,15 +181,20 @@ async function runArm(natsUrl: string, arm: Arm, round: number): Promise<Window 
   const rig = await startRig(natsUrl, { ...simConfig(), latency_scale: 0 });
   const spawned = await Promise.all(
     Array.from({ length: workers }, () =>
-      spawnWorker(rig, {
-        SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16',
-        SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000',
-        SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000',
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${PROBE}`.trim(),
-        NATS_COUNT_SUBJECTS: SUBJECTS ? '1' : '0',
-        // the probe's 1st report ends start-up, its 2nd the warm-up: profile the measured window
-        ...(PROF_DIR ? { PROBE_CPU_PROF: PROF_DIR, PROBE_CPU_PROF_FROM: '2' } : {}),
-      }),
+      spawnWorker(
+        rig,
+        {
+          SHADOWPLANE_DUPLICATOR_ITEM_CONCURRENCY: '16',
+          SHADOWPLANE_DUPLICATOR_ACK_WAIT_MS: '30000',
+          SHADOWPLANE_DUPLICATOR_LEASE_TTL_MS: '15000',
+          NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${PROBE}`.trim(),
+          NATS_COUNT_SUBJECTS: SUBJECTS ? '1' : '0',
+          // the probe's 1st report ends start-up, its 2nd the warm-up: profile the measured window
+          ...(PROF_DIR ? { PROBE_CPU_PROF: PROF_DIR, PROBE_CPU_PROF_FROM: '2' } : {}),
+        },
+        [],
+        arm.base ? BASELINE! : REPO,
+      ),
     ),
   );
   try {
