@@ -9,7 +9,7 @@ import {
   DiscardPolicy,
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
-import { Objm, type ObjectStore } from '@nats-io/obj';
+import { Objm, setSha256Backend, type ObjectStore } from '@nats-io/obj';
 import { natsNames, ShadowplaneError, type NatsNames } from '@shadowplane/contracts';
 
 const NS_PER_MS = 1_000_000;
@@ -105,6 +105,9 @@ export async function connectBus(opts: BusOptions): Promise<Bus> {
     timeout: opts.connectTimeoutMs ?? 10_000,
     noAsyncTraces: !(opts.asyncTraces ?? true),
   });
+  // object-store digests through node:crypto, not nats.js's default pure-JS SHA-256 (browser-safe,
+  // and ~2 % of a duplicator worker's CPU, which stores an artifact per provider call)
+  setSha256Backend('native');
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc, { checkAPI: false });
   let closed = false;
