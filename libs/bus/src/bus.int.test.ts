@@ -103,6 +103,17 @@ describe('bus', () => {
     expect(end.revision - rev0 - 10).toBeLessThan(15);
   });
 
+  it('validates writes unless told the writer is trusted, and reads always', async () => {
+    const kv = await openKv(bus, bus.names.buckets.flags);
+    const On = z.object({ on: z.boolean() }).strict();
+    const bad = { on: 'yes' } as unknown as { on: boolean };
+    await expect(new JsonKv(kv, On).put('v1', bad)).rejects.toThrow();
+    expect(await kv.get('v1')).toBeNull(); // nothing was written
+    await new JsonKv(kv, On, { validateWrites: false }).put('v2', bad);
+    await expect(new JsonKv(kv, On).get('v2')).rejects.toThrow();
+    await expect(new JsonKv(kv, On, { validateWrites: false }).get('v2')).rejects.toThrow();
+  });
+
   it('create refuses an existing key and update refuses a stale revision', async () => {
     const kv = new JsonKv(await openKv(bus, bus.names.buckets.flags), z.object({ on: z.boolean() }));
     const rev = await kv.create('f', { on: true });

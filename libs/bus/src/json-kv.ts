@@ -7,18 +7,38 @@ export interface Versioned<T> {
   revision: number;
 }
 
+/** Options of {@link JsonKv}. */
+export interface JsonKvOptions {
+  /**
+   * Validate values before writing them (default true). Pass false only where every write is
+   * this process's own typed code building values from values it read (and so validated) — the
+   * duplicator's dispatch records, written several times per item. Reads are validated always:
+   * a value read may come from another process or version.
+   */
+  validateWrites?: boolean;
+}
+
 /**
- * A KV bucket holding JSON values validated by a zod schema on every read and write.
- * Reads of deleted/purged keys return null.
+ * A KV bucket holding JSON values validated by a zod schema on every read and, unless
+ * `validateWrites` is false, every write. Reads of deleted/purged keys return null.
  */
 export class JsonKv<S extends z.ZodType> {
   /** per key: calls of {@link mutateTogether} waiting for the next group commit */
   private readonly groups = new Map<string, Group<z.infer<S>>>();
+  private readonly validateWrites: boolean;
 
   constructor(
     readonly kv: KV,
     readonly schema: S,
-  ) {}
+    opts: JsonKvOptions = {},
+  ) {
+    this.validateWrites = opts.validateWrites ?? true;
+  }
+
+  /** The JSON text written for `value` (validated first unless writes are trusted). */
+  private encode(value: z.infer<S>): string {
+    return JSON.stringify(this.validateWrites ? this.schema.parse(value) : value);
+  }
 
   /**
    * Reads and validates a key.
@@ -37,8 +57,8 @@ export class JsonKv<S extends z.ZodType> {
   }
 
   /** Unconditional write; returns the new revision. */
-  put(key: string, value: z.infer<S>): Promise<number> {
-    return this.kv.put(key, JSON.stringify(this.schema.parse(value)));
+  async put(key: string, value: z.infer<S>): Promise<number> {
+    return this.kv.put(key, this.encode(value));
   }
 
   /**
@@ -47,7 +67,7 @@ export class JsonKv<S extends z.ZodType> {
    */
   async create(key: string, value: z.infer<S>): Promise<number | null> {
     try {
-      return await this.kv.create(key, JSON.stringify(this.schema.parse(value)));
+      return await this.kv.create(key, this.encode(value));
     } catch (e) {
       if (isCasConflict(e)) return null;
       throw e;
@@ -57,7 +77,7 @@ export class JsonKv<S extends z.ZodType> {
   /** Writes only if the key is still at `revision`; returns the new revision, or null on conflict. */
   async update(key: string, value: z.infer<S>, revision: number): Promise<number | null> {
     try {
-      return await this.kv.update(key, JSON.stringify(this.schema.parse(value)), revision);
+      return await this.kv.update(key, this.encode(value), revision);
     } catch (e) {
       if (isCasConflict(e)) return null;
       throw e;

@@ -44,9 +44,12 @@ export function createCampaignState(ctx: RunnerContext, campaign: Campaign): Cam
     log,
     markBudgetExhausted: () => markBudgetExhausted(s),
   };
-  const claims = new JsonKv(ctx.dispatchKv, ItemClaim);
-  const arms = new JsonKv(ctx.dispatchKv, DispatchState);
-  const counters = new JsonKv(ctx.dispatchKv, Counter);
+  // written only here, from values built by this code or read (and validated) before: no second
+  // validation per write — the done record carries the whole observation
+  const trusted = { validateWrites: false };
+  const claims = new JsonKv(ctx.dispatchKv, ItemClaim, trusted);
+  const arms = new JsonKv(ctx.dispatchKv, DispatchState, trusted);
+  const counters = new JsonKv(ctx.dispatchKv, Counter, trusted);
   const slots = buildSlots(ctx, campaign, log);
   const judge = JudgeRunner.forCampaign({ ...ctx, gateEnabled: () => ctx.gate.enabled() }, campaign);
   const s: CampaignState = {
