@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { hostname } from 'node:os';
 import { z } from 'zod';
-import { CampaignSpec } from '@shadowplane/contracts';
+import { CampaignSpec, REGEX_MAX_PATTERN_CHARS, REGEX_MAX_PROGRAM_SIZE } from '@shadowplane/contracts';
 import { CommonEnv } from '@shadowplane/config';
 import { REPO_ROOT } from './lib/processes.js';
 import { SidecarEnv } from '../services/sidecar/src/config-schema.js';
@@ -164,6 +164,10 @@ function campaignSpecPage(): string {
     '| field | type | required | default | meaning |',
     '|---|---|---|---|---|',
     ...rows,
+    '',
+    '## Regular expressions (`kind: regex`)',
+    '',
+    `A \`regex\` scorer's \`pattern\` and a \`regex\` expectation's \`value\` (in \`expectations\` here, an \`x-shadow-expect\` header, the sidecar's configured expectations or an imported item's \`reference\`) are RE2 syntax (https://github.com/google/re2/wiki/Syntax), matched anywhere in the output by re2js, in time linear in the output's length: no pattern can stall the verdict service the way a backtracking engine can. So there are no backreferences (\`\\1\`), no lookaround (\`(?=\`, \`(?!\`, \`(?<=\`, \`(?<!\`) and no JavaScript-only escapes such as \`\\u00e9\` (write \`\\x{e9}\`). There are no flags: \`.\` does not match a newline and \`^\`/\`$\` anchor the whole output unless an inline \`(?s)\`, \`(?m)\` or \`(?i)\` says otherwise; \`\\s\`, \`\\d\`, \`\\w\` and \`\\b\` are ASCII. A pattern is at most ${REGEX_MAX_PATTERN_CHARS} characters and compiles to at most ${REGEX_MAX_PROGRAM_SIZE} RE2 instructions (a counted repetition such as \`{1,1000}\` unrolls into about two per repeat). A spec that breaks this is refused with 400 \`invalid_request\` naming \`scorers.<i>.pattern\` or \`expectations.<i>.value\`. A campaign stored before this rule with a JavaScript-only pattern still reads and folds: that scorer or expectation gives no score (detail \`pattern refused: …\`), never a pass or a fail.`,
     '',
     '## The LLM judge (`kind: llm_judge`)',
     '',

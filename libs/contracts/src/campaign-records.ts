@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Api } from './usage.js';
 import { SubjectToken } from './envelope.js';
-import { CampaignSpec } from './campaign.js';
+import { StoredCampaignSpec } from './campaign.js';
 
 // What is kept around a campaign: its stored record and lifecycle, the budget ledger, the
 // provider allowlist, first-party outcomes and the paid-dispatch kill switch.
@@ -22,15 +22,16 @@ export const TERMINAL_CAMPAIGN_STATES: readonly CampaignState[] = Object.freeze(
 export type CampaignState = z.infer<typeof CampaignState>;
 
 /**
- * A campaign as stored in the `shadow_campaigns` KV under its id. `spec` is pinned at launch;
- * `spec_hash` = contentHash(spec). `run_index` numbers repeated runs of the same comparison
- * (same suite, call types and arms) for α-spending (1 for the first).
+ * A campaign as stored in the `shadow_campaigns` KV under its id. `spec` is pinned at launch and
+ * read as a {@link StoredCampaignSpec} (a pattern RE2 refuses still reads); `spec_hash` =
+ * contentHash(spec). `run_index` numbers repeated runs of the same comparison (same suite, call
+ * types and arms) for α-spending (1 for the first).
  */
 export const Campaign = z
   .object({
     schema: z.literal('shadow.campaign/v1'),
     id: SubjectToken,
-    spec: CampaignSpec,
+    spec: StoredCampaignSpec,
     spec_hash: z.string(),
     comparison_key: z.string(),
     run_index: z.number().int().positive(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Expectation, SubjectToken } from './envelope.js';
 import { CompareSpec } from './bench.js';
+import { regexProblem } from './regex.js';
 import { AA_ARM_SUFFIX, aaArmId, Arm, ScorerSpec } from './campaign-arm.js';
 
 /** Hard ceiling on max_items per call type (docs/architecture.md "Contracts" (Campaign)). */
@@ -50,12 +51,8 @@ export function replayConflicts(spec: {
   return out;
 }
 
-/**
- * The campaign spec an operator submits (POST /v1/campaigns). Immutable once running.
- * Money in USD, margins in percentage points (pp) of quality on a 0–1 scale × 100,
- * `min_savings` as a fraction (0.2 = 20% cheaper). Source: docs/architecture.md "Contracts" (Campaign).
- */
-export const CampaignSpec = z
+/** The fields of a campaign spec, before the cross-field rules ({@link CampaignSpec}). */
+const CampaignSpecFields = z
   .object({
     name: z.string().min(1).max(200).describe('human name shown in reports'),
     suite: SubjectToken.describe('the capture suite this campaign reads (sidecar rules or x-shadow-suite)'),
@@ -166,77 +163,97 @@ export const CampaignSpec = z
       "how the run measures (absent: shadow_dual_run). shadow_dual_run: every arm called on each item; replay: no arm is called ($0): each frozen item's captured production usage is priced on the incumbent's and each candidate's rate card, the candidate's token counts assumed equal to the incumbent's; cost half only, never a quality verdict, scorers not applied (needs a frozen source and aa_share 0; no llm_judge, sequential stopping, compare or max_request_cost_usd)",
     ),
   })
-  .strict()
-  .superRefine((spec, ctx) => {
-    if (spec.stopping_batch_items !== undefined && spec.stopping !== 'sequential')
+  .strict();
+type SpecFields = z.infer<typeof CampaignSpecFields>;
+
+/** The rules across fields every spec keeps, submitted or stored. */
+function specRules(spec: SpecFields, ctx: z.RefinementCtx): void {
+  if (spec.stopping_batch_items !== undefined && spec.stopping !== 'sequential')
+    ctx.addIssue({
+      code: 'custom',
+      message: 'stopping_batch_items applies only to stopping: sequential',
+      path: ['stopping_batch_items'],
+    });
+  if (spec.stopping_batch_items !== undefined && spec.stopping_batch_items > spec.max_items)
+    ctx.addIssue({
+      code: 'custom',
+      message: `stopping_batch_items (${spec.stopping_batch_items}) must not exceed max_items (${spec.max_items}): no look would happen before the end`,
+      path: ['stopping_batch_items'],
+    });
+  if (spec.compare && spec.candidates.length !== 1)
+    ctx.addIssue({
+      code: 'custom',
+      message: 'compare mode runs exactly one candidate (the current config) against the baseline',
+      path: ['candidates'],
+    });
+  if (spec.compare && spec.scorers.some((s) => s.kind === 'llm_judge'))
+    ctx.addIssue({
+      code: 'custom',
+      message: 'compare mode scores with programmatic scorers and outcomes only: an llm_judge needs both arms called',
+      path: ['scorers'],
+    });
+  if (spec.instrument === 'replay') replayConflicts(spec).forEach((x) => ctx.addIssue({ code: 'custom', ...x }));
+  const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
+  const seen = new Set<string>();
+  ids.forEach((id, i) => {
+    // reserved for the A-A arm the duplicator generates: a spec arm with it would take its
+    // observations, reservations and dispatch records
+    if (id.endsWith(AA_ARM_SUFFIX))
       ctx.addIssue({
         code: 'custom',
-        message: 'stopping_batch_items applies only to stopping: sequential',
-        path: ['stopping_batch_items'],
+        message: `arm ids ending in ${AA_ARM_SUFFIX} are reserved for the generated A-A arm (${aaArmId(spec.incumbent.id)})`,
+        path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'],
       });
-    if (spec.stopping_batch_items !== undefined && spec.stopping_batch_items > spec.max_items)
+    if (seen.has(id))
       ctx.addIssue({
         code: 'custom',
-        message: `stopping_batch_items (${spec.stopping_batch_items}) must not exceed max_items (${spec.max_items}): no look would happen before the end`,
-        path: ['stopping_batch_items'],
+        message: `duplicate arm id ${id}`,
+        path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'],
       });
-    if (spec.compare && spec.candidates.length !== 1)
-      ctx.addIssue({
-        code: 'custom',
-        message: 'compare mode runs exactly one candidate (the current config) against the baseline',
-        path: ['candidates'],
-      });
-    if (spec.compare && spec.scorers.some((s) => s.kind === 'llm_judge'))
-      ctx.addIssue({
-        code: 'custom',
-        message: 'compare mode scores with programmatic scorers and outcomes only: an llm_judge needs both arms called',
-        path: ['scorers'],
-      });
-    if (spec.instrument === 'replay') replayConflicts(spec).forEach((x) => ctx.addIssue({ code: 'custom', ...x }));
-    const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
-    const seen = new Set<string>();
-    ids.forEach((id, i) => {
-      // reserved for the A-A arm the duplicator generates: a spec arm with it would take its
-      // observations, reservations and dispatch records
-      if (id.endsWith(AA_ARM_SUFFIX))
-        ctx.addIssue({
-          code: 'custom',
-          message: `arm ids ending in ${AA_ARM_SUFFIX} are reserved for the generated A-A arm (${aaArmId(spec.incumbent.id)})`,
-          path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'],
-        });
-      if (seen.has(id))
-        ctx.addIssue({
-          code: 'custom',
-          message: `duplicate arm id ${id}`,
-          path: i === 0 ? ['incumbent', 'id'] : ['candidates', i - 1, 'id'],
-        });
-      seen.add(id);
-    });
-    // a call type listed twice would be counted and budgeted twice
-    const cts = new Set<string>();
-    spec.call_types.forEach((ct, i) => {
-      if (cts.has(ct)) ctx.addIssue({ code: 'custom', message: `duplicate call type ${ct}`, path: ['call_types', i] });
-      cts.add(ct);
-    });
-    // one judge per campaign: its weight, budget and calibration are reported as one instrument
-    spec.scorers.forEach((sc, i) => {
-      if (sc.kind === 'llm_judge' && spec.scorers.findIndex((x) => x.kind === 'llm_judge') !== i)
-        ctx.addIssue({ code: 'custom', message: 'at most one llm_judge scorer', path: ['scorers', i] });
-    });
-    // a pattern that does not compile would score every item null and spend the budget for nothing
-    spec.scorers.forEach((sc, i) => {
-      if (sc.kind !== 'regex') return;
-      try {
-        new RegExp(sc.pattern);
-      } catch (e) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `pattern does not compile: ${(e as Error).message}`,
-          path: ['scorers', i, 'pattern'],
-        });
-      }
-    });
+    seen.add(id);
   });
+  // a call type listed twice would be counted and budgeted twice
+  const cts = new Set<string>();
+  spec.call_types.forEach((ct, i) => {
+    if (cts.has(ct)) ctx.addIssue({ code: 'custom', message: `duplicate call type ${ct}`, path: ['call_types', i] });
+    cts.add(ct);
+  });
+  // one judge per campaign: its weight, budget and calibration are reported as one instrument
+  spec.scorers.forEach((sc, i) => {
+    if (sc.kind === 'llm_judge' && spec.scorers.findIndex((x) => x.kind === 'llm_judge') !== i)
+      ctx.addIssue({ code: 'custom', message: 'at most one llm_judge scorer', path: ['scorers', i] });
+  });
+}
+
+/**
+ * The pattern rule of a submitted spec: every regex scorer's `pattern` and regex expectation's
+ * `value` compiles under RE2 within the size limits (regex.ts). A pattern that does not would
+ * score every item null and spend the budget for nothing.
+ */
+function patternRules(spec: SpecFields, ctx: z.RefinementCtx): void {
+  spec.scorers.forEach((sc, i) => {
+    const why = sc.kind === 'regex' ? regexProblem(sc.pattern) : null;
+    if (why !== null) ctx.addIssue({ code: 'custom', message: why, path: ['scorers', i, 'pattern'] });
+  });
+  spec.expectations?.forEach((e, i) => {
+    const why = e.kind === 'regex' ? regexProblem(e.value) : null;
+    if (why !== null) ctx.addIssue({ code: 'custom', message: why, path: ['expectations', i, 'value'] });
+  });
+}
+
+/**
+ * The campaign spec an operator submits (POST /v1/campaigns). Immutable once running.
+ * Money in USD, margins in percentage points (pp) of quality on a 0–1 scale × 100,
+ * `min_savings` as a fraction (0.2 = 20% cheaper). Source: docs/architecture.md "Contracts" (Campaign).
+ */
+export const CampaignSpec = CampaignSpecFields.superRefine(specRules).superRefine(patternRules);
 export type CampaignSpec = z.infer<typeof CampaignSpec>;
+
+/**
+ * A spec as pinned in a stored campaign record: {@link CampaignSpec} without the pattern rule, so
+ * a campaign launched when patterns were JavaScript regular expressions still reads; a pattern
+ * RE2 refuses scores null with its reason instead of a pass or a fail.
+ */
+export const StoredCampaignSpec = CampaignSpecFields.superRefine(specRules);
 /** The campaign spec as submitted, before defaults. */
 export type CampaignSpecInput = z.input<typeof CampaignSpec>;

@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { MAX_ITEMS_CEILING, MAX_ITEMS_DEFAULT, MIN_ARM_OBSERVATIONS } from './campaign.js';
-import { Expectation, Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
+import { SubmittedExpectation, Sha256Hex, SubjectToken, TrafficClass } from './envelope.js';
 import { Api } from './usage.js';
 import { DatasetCard, type FitEligibility } from './dataset-card.js';
 import { PowerPlanValue } from './report.js';
@@ -85,7 +85,7 @@ const ImportItem = z
     call_type: SubjectToken,
     api: Api.default('openai.chat'),
     request: z.record(z.string(), z.unknown()),
-    reference: z.union([Expectation, z.array(Expectation).min(1)]).optional(),
+    reference: z.union([SubmittedExpectation, z.array(SubmittedExpectation).min(1)]).optional(),
   })
   .strict();
 type ImportItem = z.infer<typeof ImportItem>;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Api, Usage } from './usage.js';
+import { RegexPattern } from './regex.js';
 
 const Token = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1–64 of [A-Za-z0-9_-]');
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters');
@@ -13,32 +14,56 @@ export const Sha256Hex = Sha256;
 export const TrafficClass = z.enum(['production', 'synthetic', 'import', 'test']);
 export type TrafficClass = z.infer<typeof TrafficClass>;
 
+/** The expectation kinds, with the schema of a `regex` value (see {@link Expectation}). */
+const expectationOf = (pattern: z.ZodString) =>
+  z.discriminatedUnion('kind', [
+    z
+      .object({ kind: z.literal('numeric'), value: z.union([z.number(), z.string()]), hard: z.boolean().optional() })
+      .strict(),
+    z.object({ kind: z.literal('exact'), value: z.string(), hard: z.boolean().optional() }).strict(),
+    z.object({ kind: z.literal('regex'), value: pattern, hard: z.boolean().optional() }).strict(),
+    z
+      .object({ kind: z.literal('must_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('must_not_include'),
+        value: z.array(z.string()).min(1),
+        hard: z.boolean().optional(),
+      })
+      .strict(),
+    z
+      .object({
+        kind: z.literal('json_schema'),
+        value: z.record(z.string(), z.unknown()),
+        hard: z.boolean().optional(),
+      })
+      .strict(),
+  ]);
+
 /**
  * A first-party assertion that rode in with the request (header `x-shadow-expect`, JSON), scored
  * programmatically by libs/scoring. `hard: true` makes a failure gate the verdict.
  * - `numeric`: the final number in the output (GSM8K `#### n` first) equals `value`
  * - `exact`: trimmed output equals `value`
- * - `regex`: output matches `value` (JS syntax)
+ * - `regex`: output matches `value` anywhere (RE2 syntax: no backreferences or lookaround; see
+ *   regex.ts for the size limits)
  * - `must_include` / `must_not_include`: output contains / lacks every string in `value`
  * - `json_schema`: output parses as JSON valid against the JSON Schema `value`
+ *
+ * This is the schema of expectations as carried and stored (envelopes, observations): any
+ * `regex` string parses, so messages written before the RE2 rule still read, and a pattern RE2
+ * refuses scores null with its reason. Intake ({@link SubmittedExpectation}) refuses such patterns.
  */
-export const Expectation = z.discriminatedUnion('kind', [
-  z
-    .object({ kind: z.literal('numeric'), value: z.union([z.number(), z.string()]), hard: z.boolean().optional() })
-    .strict(),
-  z.object({ kind: z.literal('exact'), value: z.string(), hard: z.boolean().optional() }).strict(),
-  z.object({ kind: z.literal('regex'), value: z.string(), hard: z.boolean().optional() }).strict(),
-  z
-    .object({ kind: z.literal('must_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() })
-    .strict(),
-  z
-    .object({ kind: z.literal('must_not_include'), value: z.array(z.string()).min(1), hard: z.boolean().optional() })
-    .strict(),
-  z
-    .object({ kind: z.literal('json_schema'), value: z.record(z.string(), z.unknown()), hard: z.boolean().optional() })
-    .strict(),
-]);
+export const Expectation = expectationOf(z.string());
 export type Expectation = z.infer<typeof Expectation>;
+
+/**
+ * An expectation as it enters Shadowplane (the sidecar's `x-shadow-expect` header and config, an
+ * imported item's reference, a campaign spec): as {@link Expectation}, and a `regex` value must
+ * compile under RE2 within the size limits ({@link RegexPattern}), else the issue names `value`.
+ */
+export const SubmittedExpectation = expectationOf(RegexPattern);
 
 /** A reference to a body kept in the JetStream object store because it is too large for a message. */
 export const BodyRef = z.object({

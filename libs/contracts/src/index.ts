@@ -23,6 +23,7 @@ export { Usage, NULL_USAGE, Cost, CostBasis, RateCard, Api, ErrorClass, PROVIDER
 export {
   Envelope,
   Expectation,
+  SubmittedExpectation,
   BodyRef,
   Redaction,
   ServedSummary,
@@ -30,9 +31,19 @@ export {
   SubjectToken,
   Sha256Hex,
 } from './envelope.js';
+export {
+  compileRegex,
+  regexProblem,
+  RegexPattern,
+  REGEX_MAX_PATTERN_CHARS,
+  REGEX_MAX_PROGRAM_SIZE,
+  REGEX_SYNTAX,
+} from './regex.js';
+export type { CompiledRegex } from './regex.js';
 export { Arm, ArmLimits, ScorerSpec, LlmJudgeSpec, AA_ARM_SUFFIX, aaArmId } from './campaign-arm.js';
 export {
   CampaignSpec,
+  StoredCampaignSpec,
   replayConflicts,
   MAX_ITEMS_CEILING,
   SEQUENTIAL_BATCH_DEFAULT,

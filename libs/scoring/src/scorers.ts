@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { canonicalJson, type Expectation } from '@shadowplane/contracts';
+import { canonicalJson, compileRegex, type CompiledRegex, type Expectation } from '@shadowplane/contracts';
 
 /** Where a score comes from; decides the trust class (programmatic and first-party vs judge). */
 export type ScoreSource = 'programmatic' | 'first_party' | 'judge';
@@ -85,16 +85,33 @@ export function scoreExact(output: string | null, expected: string): ScoreResult
   return { score: ok ? 1 : 0, scorer: 'expect:exact', detail: ok ? 'exact match' : 'differs', source: 'programmatic' };
 }
 
-/** Regex (JavaScript syntax, no flags) match anywhere in the output: 1 or 0; null without output or for an invalid pattern. */
+/** Compiled patterns kept (least recently used dropped first): each holds re2js's lazily built DFA, up to ~8 MB. */
+const MAX_COMPILED_PATTERNS = 16;
+const compiledPatterns = new Map<string, CompiledRegex>();
+
+/** {@link compileRegex} with a small least-recently-used cache: compiling costs 0.1–2 ms, matching a short output µs. */
+function cachedRegex(pattern: string): CompiledRegex {
+  let c = compiledPatterns.get(pattern);
+  if (c !== undefined) compiledPatterns.delete(pattern);
+  else {
+    c = compileRegex(pattern);
+    if (compiledPatterns.size >= MAX_COMPILED_PATTERNS) compiledPatterns.delete(compiledPatterns.keys().next().value!);
+  }
+  compiledPatterns.set(pattern, c);
+  return c;
+}
+
+/**
+ * Regex match anywhere in the output: 1 or 0; null without output, or for a pattern RE2 refuses
+ * (not RE2 syntax — backreferences, lookaround — or over the size limits; contracts
+ * `compileRegex`), the detail giving the reason. Matched by re2js (RE2's automata), so the time
+ * is linear in the output's length for every accepted pattern: no pattern can stall a fold.
+ */
 export function scoreRegex(output: string | null, pattern: string, scorer = 'expect:regex'): ScoreResult {
   if (output === null) return { score: null, scorer, detail: 'no output', source: 'programmatic' };
-  let re: RegExp;
-  try {
-    re = new RegExp(pattern);
-  } catch (e) {
-    return { score: null, scorer, detail: `invalid pattern: ${(e as Error).message}`, source: 'programmatic' };
-  }
-  const ok = re.test(output);
+  const c = cachedRegex(pattern);
+  if (!c.ok) return { score: null, scorer, detail: `pattern refused: ${c.reason}`, source: 'programmatic' };
+  const ok = c.re.test(output);
   return { score: ok ? 1 : 0, scorer, detail: ok ? 'matched' : 'no match', source: 'programmatic' };
 }
 

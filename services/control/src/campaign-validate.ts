@@ -1,6 +1,6 @@
 /**
  * Validation of a submitted campaign spec beyond its zod schema: checks the schema cannot express
- * (duplicate call types, regex scorers that do not compile, absurd rate-card prices), the operator
+ * (duplicate call types, absurd rate-card prices; the schema refuses patterns RE2 cannot compile), the operator
  * provider allowlist, and filling in catalogue rate cards for arms submitted without one.
  */
 import { CampaignSpec } from '@shadowplane/contracts';
@@ -25,7 +25,8 @@ export function withCatalogueRateCards(spec: CampaignSpec): CampaignSpec {
 }
 
 /**
- * Validates a submitted spec: zod (strict, every offending field named), then every arm's and
+ * Validates a submitted spec: zod (strict, every offending field named, a regex scorer's pattern or
+ * a regex expectation RE2 cannot compile included: contracts `CampaignSpec`), then every arm's and
  * judge's provider id against the operator allowlist `providerIds`; returns it with catalogue
  * rate cards filled in.
  * @throws ShadowplaneError invalid_request (400) or unknown_provider (400) with details.issues
@@ -51,8 +52,7 @@ export function validateCampaignSpec(input: unknown, providerIds: ReadonlySet<st
 
 /**
  * Checks the schema cannot express: a call type listed twice (it would be counted, budgeted and
- * reported twice), a regex scorer that does not compile (it would score every item null, spending
- * the budget for nothing), and a price above $1 per token — a typo (a per-token price entered per
+ * reported twice) and a price above $1 per token — a typo (a per-token price entered per
  * million, a wrong unit); at 1e300 the worst-case reservation is not even a finite number.
  */
 function specIssues(spec: CampaignSpec): FieldIssue[] {
@@ -60,17 +60,6 @@ function specIssues(spec: CampaignSpec): FieldIssue[] {
   spec.call_types.forEach((ct, i) => {
     if (spec.call_types.indexOf(ct) !== i)
       bad.push({ path: `call_types.${i}`, message: `duplicate call type ${JSON.stringify(ct)}` });
-  });
-  spec.scorers.forEach((s, i) => {
-    if (s.kind !== 'regex') return;
-    try {
-      new RegExp(s.pattern);
-    } catch (e) {
-      bad.push({
-        path: `scorers.${i}.pattern`,
-        message: `not a valid JavaScript regular expression: ${(e as Error).message}`,
-      });
-    }
   });
   const arms = [
     ['incumbent', spec.incumbent] as const,

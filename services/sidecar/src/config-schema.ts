@@ -2,7 +2,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { CommonEnv, EnvBool } from '@shadowplane/config';
-import { Expectation, SubjectToken, TrafficClass } from '@shadowplane/contracts';
+import { SubmittedExpectation, SubjectToken, TrafficClass } from '@shadowplane/contracts';
 
 /** `host:port` (host may be an IPv4/IPv6 literal or a name; `[::1]:8080` for IPv6). */
 const HostPort = z
@@ -242,7 +242,7 @@ export const SidecarFile = z
         opt_in_rate: z.number().min(0).max(1).default(1),
         rules: z.array(SamplingRuleSpec).default([]),
         /** expectations added to every capture of this sidecar (in addition to x-shadow-expect) */
-        expectations: z.array(Expectation).optional(),
+        expectations: z.array(SubmittedExpectation).optional(),
       })
       .strict()
       .optional(),

@@ -120,6 +120,13 @@ sampling:
     });
   });
 
+  it('a configured regex expectation RE2 cannot compile is named with the file and path', () => {
+    const p = yamlFile(
+      'routes: [{upstream: "http://x:1"}]\nsampling:\n  expectations:\n    - {kind: exact, value: ok}\n    - {kind: regex, value: "(?<=a)b"}\n',
+    );
+    expect(issueKeys(() => loadConfig(['--config', p], {}))).toEqual([`${p}:sampling.expectations.1.value`]);
+  });
+
   it('a bad YAML key is named with the file and path', () => {
     const p = yamlFile('routes:\n  - upstream: http://x:1\n    bogus: 1\n');
     const keys = issueKeys(() => loadConfig(['--config', p], {}));

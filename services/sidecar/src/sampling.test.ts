@@ -168,6 +168,27 @@ describe('Sampler', () => {
     });
   });
 
+  it('x-shadow-expect: a regex expectation RE2 cannot compile (backreference, lookaround, too large) skips', () => {
+    const s = new Sampler({ ...base, rate: 1 });
+    for (const value of ['(a)\\1', 'x(?=y)', '(?<!x)y', 'a{2,1000}', 'a'.repeat(1001)])
+      expect(s.decide(head({ 'x-shadow-expect': JSON.stringify({ kind: 'regex', value }) })), value).toEqual({
+        kind: 'skipped',
+        reason: 'bad_expectation',
+      });
+    // one refused pattern in an array skips the capture, not just that expectation
+    const two = JSON.stringify([
+      { kind: 'exact', value: 'y' },
+      { kind: 'regex', value: 'x(?!y)' },
+    ]);
+    expect(s.decide(head({ 'x-shadow-expect': two }))).toEqual({ kind: 'skipped', reason: 'bad_expectation' });
+    // the catastrophic pattern of a backtracking engine is plain RE2: accepted
+    const slow = { kind: 'regex', value: '^(?:.|\\n)*(?:.|\\n)*QQQ$' };
+    expect(s.decide(head({ 'x-shadow-expect': JSON.stringify(slow) }))).toMatchObject({
+      kind: 'sampled',
+      expectations: [slow],
+    });
+  });
+
   it('retention consent comes from the header when present, else from config', () => {
     const s = new Sampler({ ...base, rate: 1, retentionConsent: true });
     expect(s.decide(head())).toMatchObject({ retentionConsent: true });

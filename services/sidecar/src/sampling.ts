@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { Expectation, isSubjectToken, type TrafficClass, type Api } from '@shadowplane/contracts';
+import {
+  SubmittedExpectation,
+  isSubjectToken,
+  type Expectation,
+  type TrafficClass,
+  type Api,
+} from '@shadowplane/contracts';
 import { detectApi } from '@shadowplane/providers';
 import { TRACEPARENT_RE, tracingEnabled } from '@shadowplane/telemetry';
 import type { SamplingRuleSpec } from './config-schema.js';
@@ -62,7 +68,7 @@ export interface SamplerOptions {
   traceContext?: boolean;
 }
 
-const ExpectHeader = z.union([Expectation, z.array(Expectation).max(32)]);
+const ExpectHeader = z.union([SubmittedExpectation, z.array(SubmittedExpectation).max(32)]);
 const TWO_POW_52 = 2 ** 52;
 
 /** Header names the sampler reads besides the configured ones. */
@@ -86,8 +92,9 @@ export const SHADOW_HEADERS = Object.freeze({
  * sha256(salt ‖ 0x00 ‖ key) / 2^52, sampled when u < rate — so one key is in or out at a given
  * rate, and a key in at rate r is also in at every rate above r. Without the header the draw is
  * random. Sampled requests then validate `x-shadow-traffic-class` (`production|synthetic|test`)
- * and `x-shadow-expect` (one Expectation or an array, JSON) and are skipped with a reason when
- * invalid (the request itself is still forwarded unchanged).
+ * and `x-shadow-expect` (one Expectation or an array, JSON; a `regex` value must compile under RE2:
+ * contracts `SubmittedExpectation`) and are skipped with a reason when invalid (the request itself
+ * is still forwarded unchanged).
  */
 export class Sampler {
   /** lowercased header names the proxy must collect into {@link RequestHead.headers} */

@@ -286,7 +286,7 @@ describe('captures in JetStream', () => {
     expect(hashes).toEqual(expected);
   });
 
-  it('opt-out always wins, and a bad x-shadow-expect skips the capture but not the request', async () => {
+  it('opt-out always wins, and a bad x-shadow-expect (a lookahead regex included) skips the capture but not the request', async () => {
     const a = await send(sc.url, {
       path: `${LLM}?case=echo-sha`,
       headers: { 'content-type': 'application/json', 'x-shadow-suite': 's', 'x-shadow-opt-out': '1' },
@@ -302,6 +302,18 @@ describe('captures in JetStream', () => {
     expect(b.status).toBe(200);
     expect(b.headers['x-shadow-capture']).toBe('skipped:bad_expectation');
     expect(up.seen.at(-1)!.headers['x-shadow-expect']).toBeUndefined();
+    // a regex RE2 cannot compile (lookahead) is a bad expectation too; the request still passes
+    const c = await send(sc.url, {
+      path: `${LLM}?case=echo-sha`,
+      headers: {
+        'content-type': 'application/json',
+        'x-shadow-suite': 's',
+        'x-shadow-expect': JSON.stringify({ kind: 'regex', value: 'a(?=b)' }),
+      },
+      body: '{"model":"m"}',
+    });
+    expect(c.status).toBe(200);
+    expect(c.headers['x-shadow-capture']).toBe('skipped:bad_expectation');
     expect(await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'skipped', reason: 'opt_out' })).toBe(
       1,
     );

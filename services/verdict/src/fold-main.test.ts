@@ -87,6 +87,44 @@ describe('shadowplane fold (offline)', () => {
     expect(report.spec.name).toBe('offline fold: spec derived from observations (no pinned spec given)');
     expect(report.spec.candidates.map((c) => c.id)).toEqual(['same', 'worse']);
   });
+  it('folds a campaign stored with patterns RE2 refuses: those scores are unscored, neither pass nor fail', async () => {
+    // Under JavaScript syntax the lookahead scorer matched every output (a pass) and the hard
+    // lookahead expectation matched none (a hard fail); now both give no score, so the verdict is
+    // the one of the same evidence without them.
+    const hardFail = { kind: 'regex', value: 'x(?=y)', hard: true } as const;
+    const withJsOnly = join(dir, 'obs-js-only.jsonl');
+    writeFileSync(
+      withJsOnly,
+      synthCampaign(CID, 300, 0.9, { same: 'same', worse: 0.4 })
+        .map((m) =>
+          JSON.stringify(
+            m.schema === 'shadow.observation/v1' ? { ...m, expectations: [...m.expectations, hardFail] } : m,
+          ),
+        )
+        .join('\n') + '\n',
+    );
+    const pinned = synthSpec(['same', 'worse']);
+    const stored = {
+      schema: 'shadow.campaign/v1',
+      id: CID,
+      spec: { ...pinned, scorers: [...pinned.scorers, { kind: 'regex', pattern: '####(?= )' }] },
+      spec_hash: 'h',
+      comparison_key: 'k',
+      run_index: 1,
+      state: 'completed',
+      state_reason: null,
+      created_at: '2026-11-01T00:00:00Z',
+      updated_at: '2026-11-01T00:00:00Z',
+    };
+    const storedFile = join(dir, 'stored-campaign.yaml');
+    writeFileSync(storedFile, stringify(stored));
+    const [got, want] = [join(dir, 'js-only.json'), join(dir, 'reference.json')];
+    expect(await main([withJsOnly, '--spec', storedFile, '--json', got])).toBe(0);
+    expect(await main([obsFile, '--spec', specFile, '--json', want])).toBe(0);
+    const comparisons = (f: string) => (JSON.parse(readFileSync(f, 'utf8')) as Report).call_types![0]!.comparisons;
+    expect(comparisons(got).map((c) => c.hard_gate_failures)).toEqual([0, 0]);
+    expect(comparisons(got)).toEqual(comparisons(want));
+  });
   it('exits 65 on a line that is not an OBS message, 66 on a missing file, 64 on a usage error', async () => {
     const bad = join(dir, 'bad.jsonl');
     writeFileSync(bad, '{"schema":"nope"}\n');

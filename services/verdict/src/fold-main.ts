@@ -2,7 +2,7 @@ import { closeSync, createReadStream, openSync, readFileSync, writeFileSync, wri
 import { createInterface } from 'node:readline';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { Campaign, CampaignSpec, ObsMessage, type Observation } from '@shadowplane/contracts';
+import { Campaign, CampaignSpec, ObsMessage, StoredCampaignSpec, type Observation } from '@shadowplane/contracts';
 import { foldReport, obsInterner, writeCanonicalJson, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml } from '@shadowplane/reports';
 
@@ -178,13 +178,15 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
   try {
     if (o.spec) {
       const doc = parseYaml(readFileSync(o.spec, 'utf8')) as unknown;
+      // a record or a bare spec is folded as pinned (StoredCampaignSpec): a pattern RE2 refuses
+      // scores null, it does not refuse the fold
       const asCampaign = Campaign.safeParse(doc);
       if (asCampaign.success) {
         spec = asCampaign.data.spec;
         campaignId = o.campaignId ?? asCampaign.data.id;
         runIndex ??= asCampaign.data.run_index;
         state = asCampaign.data.state;
-      } else spec = CampaignSpec.parse(doc);
+      } else spec = StoredCampaignSpec.parse(doc);
     } else spec = specFromObservations(obs);
   } catch (e) {
     process.stderr.write(`shadowplane fold: bad spec: ${(e as Error).message}\n`);
