@@ -170,6 +170,27 @@ describe('expandSynthetic', () => {
     ]);
   });
 
+  it('refuses an expanded regex reference RE2 cannot compile (a backreference), naming the expansion and the rule', () => {
+    const issues = refused(() =>
+      expandSynthetic(
+        builder({
+          request: chat('{{q}}'),
+          reference: { kind: 'regex', value: '{{r}}' },
+          rows: [
+            { q: 'a', r: '^answer: a$' },
+            { q: 'b', r: '(b)\\1' },
+          ],
+        }),
+      ),
+    );
+    expect(issues).toEqual([
+      {
+        path: 'builder.reference.value',
+        message: expect.stringMatching(/^rows\.1 expands to an invalid expectation: not RE2 syntax: no backreferences/),
+      },
+    ]);
+  });
+
   it('refuses an expanded request over 256 KiB, and expansions over 64 MiB all together', () => {
     const big = 'x'.repeat(60 * 1024); // a bound value holds at most 64 KiB; five of them make 300 KiB
     const one = refused(() =>

@@ -17,14 +17,15 @@
 import Mustache from 'mustache';
 import {
   canonicalJson,
-  Expectation,
   IMPORT_ITEM_MAX_BYTES,
   itemHash,
   MAX_ITEMS_CEILING,
   SYNTHETIC_MAX_TOTAL_BYTES,
+  SubmittedExpectation,
   syntheticExpansionCount,
   TEMPLATE_VARIABLE,
   type Api,
+  type Expectation,
   type SyntheticBuilder,
   type TemplateValue,
 } from '@shadowplane/contracts';
@@ -174,7 +175,7 @@ function checkVariables(b: SyntheticBuilder, uses: Map<string, string>, issues: 
 
 /** One expanded expectation parsed, or its zod issues named under `builder.reference`. */
 function parseReference(raw: unknown, path: string, label: string, issues: FieldIssue[]): Expectation | null {
-  const r = Expectation.safeParse(raw);
+  const r = SubmittedExpectation.safeParse(raw); // a regex value must compile under RE2, as an import's
   if (r.success) return r.data;
   for (const i of r.error.issues)
     issues.push({
