@@ -30,7 +30,7 @@ const CHAT_SSE = readFileSync(
 const LLM = '/v1/chat/completions';
 
 /** Reads every message currently in the prefix's CAPTURE stream. */
-async function readCaptures(bus: Bus, expected: number, timeoutMs = 5000): Promise<JsMsg[]> {
+async function readCaptures(bus: Bus, expected: number, timeoutMs = 30_000): Promise<JsMsg[]> {
   const out: JsMsg[] = [];
   await waitFor(async () => {
     const info = await bus.jsm.streams.info(bus.names.streams.capture).catch(() => null);
@@ -39,7 +39,7 @@ async function readCaptures(bus: Bus, expected: number, timeoutMs = 5000): Promi
   const c = await bus.js.consumers.get(bus.names.streams.capture, { deliver_policy: DeliverPolicy.All });
   const info = await bus.jsm.streams.info(bus.names.streams.capture);
   for (let i = 0; i < info.state.messages; i++) {
-    const m = await c.next({ expires: 2000 });
+    const m = await c.next({ expires: 10_000 });
     if (!m) break;
     out.push(m);
   }
@@ -437,7 +437,7 @@ describe('stop() with captures in flight', () => {
       expect(
         await metricValue(sc, 'shadowplane_sidecar_captures_total', { outcome: 'excluded', reason: 'worker_error' }),
       ).toBe(0);
-      const msgs = await readCaptures(bus, 2, 5000);
+      const msgs = await readCaptures(bus, 2, 60_000);
       expect(msgs).toHaveLength(2);
     } finally {
       await bus.close();
