@@ -107,19 +107,27 @@ const Envelope = z.object({
   }),
 });
 
+/** An artifact sealed for the object store: its name (sha256 of `bytes`), the bytes to put, and its `art:` ref. */
+export interface SealedArtifact {
+  name: string;
+  bytes: Uint8Array;
+  ref: string;
+}
+
 /**
- * Encrypts and stores an artifact in the object store; content-addressed by the sha256 of the
- * stored (encrypted) bytes. The purpose binding (campaign, arm, item, purpose, expiry) is the
- * GCM additional authenticated data, so it cannot be altered without failing decryption.
- * @returns artifact_ref `art:<sha256>`
+ * Encrypts an artifact without storing it (synchronous, no I/O): AES-256-GCM under the keyring's
+ * active key, the purpose binding (campaign, arm, item, purpose, expiry = now + ttl_days) as the
+ * additional authenticated data, so it cannot be altered without failing decryption. The name is
+ * the sha256 of the sealed bytes (content-addressed). {@link putArtifact} = seal + put; a writer
+ * that must know the ref before the put (the sidecar, which seals on its capture worker thread and
+ * puts from its publisher) seals here and puts `bytes` under `name` itself.
  */
-export async function putArtifact(
-  store: ObjectStore,
+export function sealArtifact(
   keyring: Keyring,
   body: ArtifactBody,
   meta: ArtifactMeta,
   now = new Date(),
-): Promise<string> {
+): SealedArtifact {
   const key = keyring.keys.get(keyring.activeKid)!;
   const iv = randomBytes(12);
   const aad = {
@@ -142,8 +150,24 @@ export async function putArtifact(
     aad,
   });
   const name = sha256Hex(stored);
-  await store.putBlob({ name, description: `${meta.campaign_id}/${meta.arm_id}` }, new TextEncoder().encode(stored));
-  return `art:${name}`;
+  return { name, bytes: new TextEncoder().encode(stored), ref: `art:${name}` };
+}
+
+/**
+ * Encrypts and stores an artifact in the object store ({@link sealArtifact}, then a put under its
+ * content address).
+ * @returns artifact_ref `art:<sha256>`
+ */
+export async function putArtifact(
+  store: ObjectStore,
+  keyring: Keyring,
+  body: ArtifactBody,
+  meta: ArtifactMeta,
+  now = new Date(),
+): Promise<string> {
+  const sealed = sealArtifact(keyring, body, meta, now);
+  await store.putBlob({ name: sealed.name, description: `${meta.campaign_id}/${meta.arm_id}` }, sealed.bytes);
+  return sealed.ref;
 }
 
 /**

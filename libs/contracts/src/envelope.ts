@@ -79,11 +79,29 @@ export const Redaction = z.object({ type: z.string(), count: z.number().int().po
 export type Redaction = z.infer<typeof Redaction>;
 
 /**
+ * The binding of a retained served output in the artifact store (libs/artifacts `ArtifactMeta`):
+ * a served output belongs to no campaign, so its `campaign_id` and `arm_id` are these fixed
+ * values, its `item_hash` the envelope's, its `purpose` {@link SERVED_ARTIFACT_PURPOSE}. A reader
+ * checks all four after decryption (docs/bench.md "judged_dataset_run").
+ */
+export const SERVED_ARTIFACT_BINDING = { campaign_id: '_served', arm_id: 'served' } as const;
+/** Purpose recorded with every retained served output. */
+export const SERVED_ARTIFACT_PURPOSE = 'served-evaluation';
+
+/** An artifact reference, `art:<sha256 of the stored encrypted bytes>` (libs/artifacts). */
+export const ArtifactRef = z.string().regex(/^art:[0-9a-f]{64}$/, 'must be art:<64 lowercase hex>');
+
+/**
  * What the production call got: the served summary the sidecar observed on the tee.
  * Latencies in ms from the request's first byte at the sidecar. `usage` fields null when the
  * provider did not report them; `abandoned` = a 2xx without a usage block.
+ * `artifact_ref` names the served output retained for evaluation (redacted, encrypted, with a
+ * TTL) when the sidecar retains served outputs and the request consented; null when retention
+ * was wanted but failed or did not apply; absent from envelopes of a sidecar that does not
+ * retain (and from envelopes written before the field existed). Not part of item_hash.
  */
 export const ServedSummary = z.object({
+  artifact_ref: ArtifactRef.nullable().optional(),
   status: z.number().int(),
   upstream: z.string().nullable(),
   model: z.string().nullable(),

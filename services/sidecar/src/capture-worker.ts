@@ -1,10 +1,22 @@
 // The capture worker thread: builds envelopes for large bodies so JSON parsing, redaction and
 // hashing of megabytes never stall the proxy's event loop. Messages: {id, input} in,
 // {started: id} when a build begins, {id, result} out (envelope bytes and body transferred, not copied).
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Keyring } from '@shadowplane/artifacts';
 import { buildEnvelope, toPublishable, type CaptureInput } from './capture.js';
 
 const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+
+// the artifact keyring (served-output retention), cloned in once at start, never per message;
+// structured clone turns its Buffers into Uint8Arrays
+const sent = (workerData as { keyring?: Keyring | null } | undefined)?.keyring ?? null;
+const keyring: Keyring | null =
+  sent === null
+    ? null
+    : {
+        activeKid: sent.activeKid,
+        keys: new Map([...sent.keys].map(([kid, k]) => [kid, asBuffer(k)])),
+      };
 
 parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
   // the parent's wall-clock backstop runs from here, not from the post (start-up is not the build's)
@@ -13,7 +25,7 @@ parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
   // structured clone turns Buffers into Uint8Arrays
   input.requestChunks = input.requestChunks.map(asBuffer);
   if (input.response) input.response.chunks = input.response.chunks.map(asBuffer);
-  const result = toPublishable(buildEnvelope(input));
+  const result = toPublishable(buildEnvelope(input, keyring));
   const transfer: ArrayBuffer[] = [];
   if (result.kind === 'envelope') {
     if (result.data.byteOffset === 0 && result.data.byteLength === result.data.buffer.byteLength)
@@ -21,6 +33,14 @@ parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
     const b = result.body?.bytes;
     if (b && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && !transfer.includes(b.buffer as ArrayBuffer))
       transfer.push(b.buffer as ArrayBuffer);
+    const sv = result.served?.kind === 'sealed' ? result.served.bytes : null;
+    if (
+      sv &&
+      sv.byteOffset === 0 &&
+      sv.byteLength === sv.buffer.byteLength &&
+      !transfer.includes(sv.buffer as ArrayBuffer)
+    )
+      transfer.push(sv.buffer as ArrayBuffer);
   }
   parentPort!.postMessage({ id: msg.id, result }, transfer);
 });

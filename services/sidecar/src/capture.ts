@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { itemHash, sha256Hex, type Envelope, type Redaction } from '@shadowplane/contracts';
-import { createResponseParser, requestModel } from '@shadowplane/providers';
+import { sealArtifact, type Keyring } from '@shadowplane/artifacts';
+import {
+  itemHash,
+  sha256Hex,
+  SERVED_ARTIFACT_BINDING,
+  SERVED_ARTIFACT_PURPOSE,
+  type Envelope,
+  type Redaction,
+} from '@shadowplane/contracts';
+import { createResponseParser, parseResponse, requestModel, type ParsedResponse } from '@shadowplane/providers';
 import { redactJson } from './redact.js';
 import { cpuBudget } from './cpu-meter.js';
 import { modelMatches, type SampleDecision } from './sampling.js';
@@ -69,7 +77,33 @@ export interface CaptureInput {
   bodyStore: string;
   /** ISO time of capture (default now) */
   capturedAt?: string;
+  /**
+   * retain the served output (SHADOWPLANE_SIDECAR_RETAIN_SERVED on and the request consented):
+   * its TTL in days. Absent/null: not retained, and the envelope has no `served.artifact_ref`.
+   */
+  retainServed?: { ttlDays: number } | null;
 }
+
+/**
+ * Why a served output that was to be retained was not (metric label values): no served summary
+ * (`no_served`: the response was larger than the tee or could not be decoded), a non-2xx status,
+ * a body that is not the JSON it claims (`not_json`), an unsure redaction, the CPU budget, no
+ * keyring where the build ran, an encryption failure, or the artifact store put failing
+ * (publisher.ts).
+ */
+export type RetainFailReason =
+  | 'no_served'
+  | 'not_2xx'
+  | 'not_json'
+  | 'pii_uncertain'
+  | 'cpu_budget'
+  | 'no_keyring'
+  | 'seal_error'
+  | 'object_store_error';
+
+/** What became of a capture's served-output retention: sealed (to be put), or not, with why. */
+export type RetainedServed =
+  { kind: 'sealed'; name: string; bytes: Buffer } | { kind: 'failed'; reason: RetainFailReason };
 
 /** A built envelope: the JSON to publish and, for a large body, the bytes for the object store. */
 export interface BuiltEnvelope {
@@ -79,6 +113,8 @@ export interface BuiltEnvelope {
   data: Uint8Array;
   /** when the body goes to the object store: its name and bytes */
   body: { name: string; bytes: Buffer } | null;
+  /** the served output's retention, when the capture asked for it (else null) */
+  served: RetainedServed | null;
 }
 
 /** Result of {@link buildEnvelope}. */
@@ -102,6 +138,8 @@ export interface Publishable {
   /** envelope JSON */
   data: Uint8Array;
   body: { name: string; bytes: Buffer } | null;
+  /** the served output's retention (artifact store, sealed), when asked for */
+  served: RetainedServed | null;
 }
 
 /** Result of processing a capture: ready to publish, or excluded with a reason. */
@@ -117,6 +155,7 @@ export function toPublishable(r: BuildResult): ProcessResult {
     callType: r.envelope.call_type,
     data: r.data,
     body: r.body,
+    served: r.served,
   };
 }
 
@@ -155,10 +194,15 @@ export function decodeBounded(buf: Buffer, encoding: string | null, max: number,
  * than its parsed value shows ({@link textHidesValues}). `request.bytes` is the size of the body as
  * received from the client. Secrets travel only in headers, which are never captured.
  * `served` is null when the upstream never answered or the response was larger than the tee.
+ * With `c.retainServed` (and `keyring`, the artifact keyring) a 2xx served output is redacted like
+ * the request (a JSON body whole, a stream's assembled output and tool calls), sealed
+ * (libs/artifacts `sealArtifact`, bound to {@link SERVED_ARTIFACT_BINDING}, the item hash and
+ * the TTL) and named in `served.artifact_ref`; the publisher puts it before the envelope. A
+ * retention that fails leaves `artifact_ref` null, never the capture.
  */
-export function buildEnvelope(c: CaptureInput): BuildResult {
+export function buildEnvelope(c: CaptureInput, keyring: Keyring | null = null): BuildResult {
   try {
-    return build(c, 'worker') as BuildResult;
+    return build(c, 'worker', keyring) as BuildResult;
   } catch (e) {
     return { kind: 'excluded', reason: 'envelope_invalid', detail: e instanceof Error ? e.message : String(e) };
   }
@@ -170,14 +214,20 @@ export function buildEnvelope(c: CaptureInput): BuildResult {
  * worker, with the full CPU budget). Never throws.
  */
 export function buildEnvelopeInline(c: CaptureInput): BuildResult | { kind: 'offload' } {
+  // retaining a served output (redaction of the response, encryption) is worker work
+  if (c.retainServed) return { kind: 'offload' };
   try {
-    return build(c, 'inline');
+    return build(c, 'inline', null);
   } catch (e) {
     return { kind: 'excluded', reason: 'envelope_invalid', detail: e instanceof Error ? e.message : String(e) };
   }
 }
 
-function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kind: 'offload' } {
+function build(
+  c: CaptureInput,
+  where: 'inline' | 'worker',
+  keyring: Keyring | null,
+): BuildResult | { kind: 'offload' } {
   const d = c.decision;
   // the worker's budget is CPU time of its thread, from the start of the build (decode and parse count)
   const cpu = where === 'worker' ? cpuBudget(c.cpuBudgetMs) : null;
@@ -249,7 +299,7 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
       content_type: c.contentType,
     },
     item_hash: hash,
-    served: served(c),
+    served: null,
     traffic_class: d.trafficClass,
     retention: { consent: d.retentionConsent },
     expectations: d.expectations,
@@ -257,6 +307,15 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
     source: { placement: c.placement, sidecar_id: c.sidecarId, sticky_key_hash: d.stickyKeyHash },
     ...(d.traceContext ? { trace_context: d.traceContext } : {}),
   };
+  const run = served(c);
+  let retained: RetainedServed | null = null;
+  if (run !== null) {
+    envelope.served = run.summary;
+    if (c.retainServed) {
+      retained = retainServed(c, run, hash, keyring, cpu);
+      run.summary.artifact_ref = retained.kind === 'sealed' ? `art:${retained.name}` : null;
+    }
+  } else if (c.retainServed) retained = { kind: 'failed', reason: 'no_served' };
   // No zod re-validation here: it cost ~30% of the build (profiled). Every field is built from
   // validated parts (config/sampler tokens, detectApi, providers usage); the integration tests
   // parse every published envelope with the contract schema.
@@ -265,6 +324,7 @@ function build(c: CaptureInput, where: 'inline' | 'worker'): BuildResult | { kin
     envelope,
     data: serialize(envelope, bodyRef === null && stored === decoded ? decoded : null),
     body: bodyOut,
+    served: retained,
   };
 }
 
@@ -333,31 +393,103 @@ function serialize(envelope: Envelope, bodyBytes: Buffer | null): Buffer {
   ]);
 }
 
-function served(c: CaptureInput): Envelope['served'] {
+/** The served summary with what retention needs: the parse and, for a JSON body, its decoded bytes. */
+interface ServedRun {
+  summary: NonNullable<Envelope['served']>;
+  parsed: ParsedResponse;
+  /** the decoded response bytes (kept for retention: a JSON body is redacted whole) */
+  plain: Buffer | null;
+}
+
+function served(c: CaptureInput): ServedRun | null {
   const r = c.response;
   if (r === null || r.truncated) return null;
   const enc = r.headers.find(([k]) => k.toLowerCase() === 'content-encoding')?.[1] ?? null;
   const parser = createResponseParser(c.decision.api, { status: r.status, headers: r.headers }, c.startMs);
+  let plain: Buffer | null = null;
   if (enc === null || enc.trim().toLowerCase() === 'identity') {
     for (let i = 0; i < r.chunks.length; i++) parser.push(r.chunks[i]!, r.times[i]);
+    if (c.retainServed) plain = r.chunks.length === 1 ? r.chunks[0]! : Buffer.concat(r.chunks);
   } else {
     // compressed response: no per-chunk timing survives decompression, so no TTFT
-    const plain = decodeBounded(Buffer.concat(r.chunks), enc, c.maxBodyBytes, c.maxDecodeRatio);
-    if (plain.kind !== 'ok') return null;
-    parser.push(plain.bytes);
+    const dec = decodeBounded(Buffer.concat(r.chunks), enc, c.maxBodyBytes, c.maxDecodeRatio);
+    if (dec.kind !== 'ok') return null;
+    plain = dec.bytes;
+    parser.push(dec.bytes);
   }
   const p = parser.end(c.endMs);
   return {
-    status: r.status,
-    upstream: p.upstream,
-    model: p.model,
-    latency_ms: round3(Math.max(0, c.endMs - c.startMs)),
-    ttft_ms: p.ttftMs === null ? null : round3(p.ttftMs),
-    usage: p.usage,
-    finish_reason: p.finishReason,
-    abandoned: p.abandoned,
-    stream: p.stream,
+    summary: {
+      status: r.status,
+      upstream: p.upstream,
+      model: p.model,
+      latency_ms: round3(Math.max(0, c.endMs - c.startMs)),
+      ttft_ms: p.ttftMs === null ? null : round3(p.ttftMs),
+      usage: p.usage,
+      finish_reason: p.finishReason,
+      abandoned: p.abandoned,
+      stream: p.stream,
+    },
+    parsed: p,
+    plain,
   };
+}
+
+/**
+ * Seals the served output of a consenting capture for the artifact store (see
+ * {@link buildEnvelope}). A JSON body is parsed, redacted whole with the request's redactor and
+ * kept as `response_raw` (JSON text), its output and tool calls read back from the redacted text
+ * with the provider dialect; a stream keeps its assembled output and tool calls, redacted. Never
+ * throws.
+ */
+function retainServed(
+  c: CaptureInput,
+  run: ServedRun,
+  hash: string,
+  keyring: Keyring | null,
+  cpu: ReturnType<typeof cpuBudget> | null,
+): RetainedServed {
+  if (keyring === null) return { kind: 'failed', reason: 'no_keyring' };
+  const st = run.summary.status;
+  if (st < 200 || st >= 300) return { kind: 'failed', reason: 'not_2xx' };
+  let value: unknown;
+  if (run.parsed.stream) {
+    value = { output_text: run.parsed.outputText, tool_calls: run.parsed.toolCalls };
+  } else {
+    if (run.plain === null || !isUtf8(run.plain)) return { kind: 'failed', reason: 'not_json' };
+    try {
+      value = JSON.parse(run.plain.toString('utf8'));
+    } catch {
+      return { kind: 'failed', reason: 'not_json' };
+    }
+  }
+  if (cpu?.over()) return { kind: 'failed', reason: 'cpu_budget' };
+  const red = redactJson(value, { secretFieldNames: c.secretFieldNames, ...(cpu ? { overBudget: cpu.over } : {}) });
+  if (red.overBudget) return { kind: 'failed', reason: 'cpu_budget' };
+  if (red.uncertain) return { kind: 'failed', reason: 'pii_uncertain' };
+  let body: { output_text: string; tool_calls: { name: string; arguments: string }[]; response_raw?: string };
+  if (run.parsed.stream) {
+    body = red.value as { output_text: string; tool_calls: { name: string; arguments: string }[] };
+  } else {
+    const raw = JSON.stringify(red.value);
+    const back = parseResponse(c.decision.api, { status: st, headers: [] }, raw);
+    body = { output_text: back.outputText, tool_calls: back.toolCalls, response_raw: raw };
+  }
+  try {
+    const sealed = sealArtifact(keyring, body, {
+      ...SERVED_ARTIFACT_BINDING,
+      item_hash: hash,
+      purpose: SERVED_ARTIFACT_PURPOSE,
+      ttl_days: c.retainServed!.ttlDays,
+    });
+    return {
+      kind: 'sealed',
+      name: sealed.name,
+      bytes: Buffer.from(sealed.bytes.buffer, sealed.bytes.byteOffset, sealed.bytes.byteLength),
+    };
+  } catch {
+    return { kind: 'failed', reason: 'seal_error' };
+  }
 }
 
 function round3(ms: number): number {

@@ -70,6 +70,30 @@ export const SidecarEnv = CommonEnv.extend({
   SHADOWPLANE_SIDECAR_RETENTION_CONSENT: EnvBool.default(false).describe(
     'retention.consent recorded in envelopes when the request does not say (x-shadow-retention-consent)',
   ),
+  SHADOWPLANE_SIDECAR_RETAIN_SERVED: EnvBool.default(false).describe(
+    'retain the served response of captures whose request consented to evaluation retention (retention.consent): redacted like requests, encrypted with the artifact keyring (one of the SHADOWPLANE_ARTIFACT_KEY* variables is then required), put in the artifact store for SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS and referenced as served.artifact_ref (docs/bench.md "Retained served outputs"). The work runs on the capture worker thread, never on the request path',
+  ),
+  SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS: Int(1, 7)
+    .default(7)
+    .describe(
+      "days a retained served output stays readable (its encrypted expiry; reads after it are refused); at most 7, the artifact store's own TTL, which deletes it then",
+    ),
+  SHADOWPLANE_ARTIFACT_KEYS_FILE: z
+    .string()
+    .optional()
+    .describe(
+      'JSON keyring {"active":kid,"keys":{kid:base64}} encrypting retained served outputs (read only with SHADOWPLANE_SIDECAR_RETAIN_SERVED; the same keyring as the duplicator\'s)',
+    ),
+  SHADOWPLANE_ARTIFACT_KEY_FILE: z
+    .string()
+    .optional()
+    .describe(
+      'file holding one base64 32-byte artifact key (kid "default"; alternative to SHADOWPLANE_ARTIFACT_KEYS_FILE)',
+    ),
+  SHADOWPLANE_ARTIFACT_KEY: z
+    .string()
+    .optional()
+    .describe('one base64 32-byte artifact key in the environment (dev only)'),
   SHADOWPLANE_SIDECAR_INLINE_MAX_BYTES: Int(1024, 8 * MiB)
     .default(512 * 1024)
     .describe('request bodies larger than this (bytes, redacted JSON) go to the object store'),

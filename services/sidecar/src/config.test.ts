@@ -179,4 +179,41 @@ describe('abuse limits and opt-in', () => {
       'SHADOWPLANE_SIDECAR_CAPTURE_WORKER_MEMORY_MB',
     ]);
   });
+
+  it('served-output retention is off by default; on, it needs the artifact keyring and a TTL of 1–7 days, else start-up names the key', () => {
+    expect(cfg(up).capture.retainServed).toBeNull();
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const on = cfg(up, { SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'true', SHADOWPLANE_ARTIFACT_KEY: key });
+    expect(on.capture.retainServed?.ttlDays).toBe(7);
+    expect(on.capture.retainServed?.keyring.activeKid).toBe('default');
+    expect(on.capture.retainServed?.keyring.keys.get('default')?.length).toBe(32);
+    expect(
+      cfg(up, {
+        SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'true',
+        SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS: '2',
+        SHADOWPLANE_ARTIFACT_KEY: key,
+      }).capture.retainServed?.ttlDays,
+    ).toBe(2);
+    // a key given while retention is off is not read
+    expect(cfg(up, { SHADOWPLANE_ARTIFACT_KEY: 'not-base64-32' }).capture.retainServed).toBeNull();
+    expect(issueKeys(() => cfg(up, { SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'true' }))).toEqual([
+      'SHADOWPLANE_ARTIFACT_KEY',
+    ]);
+    expect(
+      issueKeys(() => cfg(up, { SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'true', SHADOWPLANE_ARTIFACT_KEY: 'c2hvcnQ=' })),
+    ).toEqual(['SHADOWPLANE_ARTIFACT_KEY']);
+    for (const ttl of ['0', '8', '30', '1.5', 'week'])
+      expect(
+        issueKeys(() =>
+          cfg(up, {
+            SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'true',
+            SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS: ttl,
+            SHADOWPLANE_ARTIFACT_KEY: key,
+          }),
+        ),
+      ).toEqual(['SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS']);
+    expect(issueKeys(() => cfg(up, { SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'maybe' }))).toEqual([
+      'SHADOWPLANE_SIDECAR_RETAIN_SERVED',
+    ]);
+  });
 });

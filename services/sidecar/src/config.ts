@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, EXIT_CODES_LINE, parseConfig, readConfigFile } from '@shadowplane/config';
+import { loadKeyring, type Keyring } from '@shadowplane/artifacts';
+import { isShadowplaneError } from '@shadowplane/contracts';
 import type { SamplerOptions } from './sampling.js';
 import { RouteSpec, SidecarEnv, SidecarFile } from './config-schema.js';
 
@@ -34,6 +36,11 @@ export interface SidecarConfig {
     publishTimeoutMs: number;
     publishConcurrency: number;
     provision: boolean;
+    /**
+     * retention of served outputs (SHADOWPLANE_SIDECAR_RETAIN_SERVED): the TTL in days and the
+     * artifact keyring; null when off. Applies only to captures whose request consented.
+     */
+    retainServed: { ttlDays: number; keyring: Keyring } | null;
   };
   upstream: {
     connections: number;
@@ -194,6 +201,33 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     ]);
   }
 
+  let retainServed: SidecarConfig['capture']['retainServed'] = null;
+  if (e.SHADOWPLANE_SIDECAR_RETAIN_SERVED) {
+    try {
+      const keys = {
+        SHADOWPLANE_ARTIFACT_KEYS_FILE: e.SHADOWPLANE_ARTIFACT_KEYS_FILE,
+        SHADOWPLANE_ARTIFACT_KEY_FILE: e.SHADOWPLANE_ARTIFACT_KEY_FILE,
+        SHADOWPLANE_ARTIFACT_KEY: e.SHADOWPLANE_ARTIFACT_KEY,
+      };
+      retainServed = { ttlDays: e.SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS, keyring: loadKeyring(keys) };
+    } catch (err) {
+      const key =
+        isShadowplaneError(err) && typeof (err.details as { key?: unknown } | undefined)?.key === 'string'
+          ? (err.details as { key: string }).key
+          : e.SHADOWPLANE_ARTIFACT_KEYS_FILE
+            ? 'SHADOWPLANE_ARTIFACT_KEYS_FILE'
+            : e.SHADOWPLANE_ARTIFACT_KEY_FILE
+              ? 'SHADOWPLANE_ARTIFACT_KEY_FILE'
+              : 'SHADOWPLANE_ARTIFACT_KEY';
+      throw new ConfigError([
+        {
+          key,
+          message: `SHADOWPLANE_SIDECAR_RETAIN_SERVED needs the artifact keyring: ${(err as Error).message}`,
+        },
+      ]);
+    }
+  }
+
   return {
     kind: 'config',
     config: {
@@ -232,6 +266,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
         publishTimeoutMs: e.SHADOWPLANE_SIDECAR_PUBLISH_TIMEOUT_MS,
         publishConcurrency: e.SHADOWPLANE_SIDECAR_PUBLISH_CONCURRENCY,
         provision: e.SHADOWPLANE_SIDECAR_PROVISION,
+        retainServed,
       },
       upstream: {
         connections: e.SHADOWPLANE_SIDECAR_UPSTREAM_CONNECTIONS,

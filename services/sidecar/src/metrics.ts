@@ -56,6 +56,7 @@ export class SidecarMetrics {
   readonly natsConnected: Gauge;
   readonly builds: Counter<'where'>;
   readonly skipMarkers: Counter<'outcome'>;
+  readonly servedRetention: Counter<'outcome' | 'reason'>;
 
   constructor(registry: Registry) {
     const self = this;
@@ -119,6 +120,13 @@ export class SidecarMetrics {
       registers: [registry],
     });
     for (const outcome of ['published', 'dropped'] as const) this.skipMarkers.inc({ outcome }, 0);
+    this.servedRetention = new Counter({
+      name: 'shadowplane_sidecar_served_retention_total',
+      help: 'Served outputs of consenting captures to retain (SHADOWPLANE_SIDECAR_RETAIN_SERVED), by outcome: retained (in the artifact store, named in served.artifact_ref) or failed (the envelope carries artifact_ref null), with reason (no_served, not_2xx, not_json, pii_uncertain, cpu_budget, no_keyring, seal_error, object_store_error).',
+      labelNames: ['outcome', 'reason'],
+      registers: [registry],
+    });
+    this.servedRetention.inc({ outcome: 'retained', reason: '' }, 0);
     // every outcome is exported from the start (0), so a rate() over it exists before the first one
     for (const outcome of [
       'ok',

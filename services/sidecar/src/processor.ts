@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { Keyring } from '@shadowplane/artifacts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { SidecarMetrics } from './metrics.js';
 import {
@@ -62,6 +63,8 @@ export class CaptureProcessor {
    *   running is stopped by terminating the worker (the build's own CPU budget plus a margin:
    *   the backstop for work the budget does not meter, e.g. JSON.parse of a huge body), and the
    *   most captures queued to it (default {@link WORKER_QUEUE_MAX})
+   * @param keyring the artifact keyring for served-output retention (handed to the worker once);
+   *   captures that retain their served output are always built on the worker
    */
   constructor(
     private readonly offloadBytes: number,
@@ -72,11 +75,14 @@ export class CaptureProcessor {
       memoryMb: 512,
       hardTimeoutMs: 10_000,
     },
+    private readonly keyring: Keyring | null = null,
   ) {}
 
   /** Builds one envelope; never rejects. */
   process(input: CaptureInput): Promise<ProcessResult> {
     const respBytes = input.response?.chunks.reduce((n, c) => n + c.byteLength, 0) ?? 0;
+    // redacting and sealing a served output is worker work, whatever the size
+    if (input.retainServed) return this.offload(input);
     if (respBytes <= this.offloadBytes && this.compressedResponse(input) === false) {
       let reqBytes = input.requestBytes;
       if (input.contentEncoding !== null && reqBytes + respBytes <= this.offloadBytes) {
@@ -177,7 +183,7 @@ export class CaptureProcessor {
         { err: { message: (err as Error).message } },
         'capture worker unavailable; building on the event loop',
       );
-      return new Promise((resolve) => setImmediate(() => resolve(toPublishable(buildEnvelope(input)))));
+      return new Promise((resolve) => setImmediate(() => resolve(toPublishable(buildEnvelope(input, this.keyring)))));
     }
     if (this.pending.size >= (this.worker_.queueMax ?? WORKER_QUEUE_MAX))
       return Promise.resolve({ kind: 'excluded', reason: 'worker_queue_full' });
@@ -231,6 +237,7 @@ export class CaptureProcessor {
     const w = new Worker(new URL('./capture-worker.mjs', import.meta.url), {
       name: 'shadowplane-capture',
       resourceLimits: { maxOldGenerationSizeMb: this.worker_.memoryMb },
+      workerData: { keyring: this.keyring },
     });
     w.unref();
     w.on('message', (m: { id: number; result: ProcessResult } | { started: number }) => {
@@ -238,6 +245,8 @@ export class CaptureProcessor {
       const r = m.result;
       if (r.kind === 'envelope' && r.body)
         r.body.bytes = Buffer.from(r.body.bytes.buffer, r.body.bytes.byteOffset, r.body.bytes.byteLength);
+      if (r.kind === 'envelope' && r.served?.kind === 'sealed')
+        r.served.bytes = Buffer.from(r.served.bytes.buffer, r.served.bytes.byteOffset, r.served.bytes.byteLength);
       this.pending.get(m.id)?.(r);
       this.pending.delete(m.id);
       this.startedNext();

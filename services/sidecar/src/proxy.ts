@@ -344,6 +344,10 @@ export class SidecarProxy {
       bodyStore: this.d.names.captureBodies,
       // now, not when the (batched) build runs
       capturedAt: new Date().toISOString(),
+      retainServed:
+        cfg.capture.retainServed !== null && cap.decision.retentionConsent
+          ? { ttlDays: cfg.capture.retainServed.ttlDays }
+          : null,
     };
     const teed = cap.heldBytes;
     cap.chunks = [];
@@ -361,7 +365,10 @@ export class SidecarProxy {
           this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
         return;
       }
-      const envBytes = built.data.byteLength + (built.body?.bytes.byteLength ?? 0);
+      const sealed = built.served?.kind === 'sealed' ? built.served : null;
+      if (built.served?.kind === 'failed')
+        this.d.metrics.servedRetention.inc({ outcome: 'failed', reason: built.served.reason });
+      const envBytes = built.data.byteLength + (built.body?.bytes.byteLength ?? 0) + (sealed?.bytes.byteLength ?? 0);
       if (!this.d.publisher.tryHold(envBytes)) {
         this.d.metrics.capture('dropped', 'queue_full');
         return;
@@ -374,6 +381,8 @@ export class SidecarProxy {
           built.body === null
             ? null
             : { store: this.d.names.captureBodies, name: built.body.name, bytes: built.body.bytes },
+        served:
+          sealed === null ? null : { store: this.d.names.buckets.artifacts, name: sealed.name, bytes: sealed.bytes },
         heldBytes: envBytes,
       });
     });

@@ -17,6 +17,11 @@ export interface PublishJob {
   msgId: string;
   /** body for the object store, when too large to go inline */
   body: { store: string; name: string; bytes: Buffer } | null;
+  /**
+   * the sealed served output for the artifact store (the envelope names it in
+   * `served.artifact_ref`); when its put fails the envelope is published with `artifact_ref` null
+   */
+  served?: { store: string; name: string; bytes: Buffer } | null;
   /** bytes this job holds against the capture byte budget (released when it is done) */
   heldBytes: number;
   /** a skip marker (skip-marker.ts), counted apart from captures */
@@ -222,6 +227,18 @@ export class CapturePublisher {
         return;
       }
     }
+    if (job.served) {
+      try {
+        const store = await withTimeout(this.store(bus, job.served.store), this.o.timeoutMs);
+        await withTimeout(store.putBlob({ name: job.served.name }, job.served.bytes), this.o.timeoutMs);
+        this.metrics.servedRetention.inc({ outcome: 'retained', reason: '' });
+      } catch (err) {
+        this.stores.delete(job.served.store);
+        this.log.warn({ err: errSummary(err) }, 'served output put failed; published with artifact_ref null');
+        this.metrics.servedRetention.inc({ outcome: 'failed', reason: 'object_store_error' });
+        job.data = withoutArtifactRef(job.data, job.served.name);
+      }
+    }
     const r = await this.acks!.publish(job.subject, job.data, job.msgId);
     if (job.marker) {
       this.metrics.skipMarkers.inc({ outcome: r.ok ? 'published' : 'dropped' });
@@ -276,6 +293,23 @@ export class CapturePublisher {
     this.metrics.queueDepth.set(0);
     this.acks?.close();
   }
+}
+
+/**
+ * The envelope JSON `data` with `"artifact_ref":"art:<name>"` written as `"artifact_ref":null`
+ * (the served output it names was not stored). The text is unique: the ref holds the sha256 of
+ * the sealed bytes and no other field carries it.
+ */
+export function withoutArtifactRef(data: Uint8Array, name: string): Uint8Array {
+  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const needle = Buffer.from(`"artifact_ref":"art:${name}"`, 'utf8');
+  const at = buf.indexOf(needle);
+  if (at === -1) return data;
+  return Buffer.concat([
+    buf.subarray(0, at),
+    Buffer.from('"artifact_ref":null', 'utf8'),
+    buf.subarray(at + needle.length),
+  ]);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

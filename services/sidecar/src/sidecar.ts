@@ -81,12 +81,19 @@ export async function startSidecar(config: SidecarConfig, opts: StartSidecarOpti
     metrics,
     log,
   );
-  const processor = new CaptureProcessor(config.capture.offloadBytes, log, metrics, config.capture.batchMs, {
-    memoryMb: config.capture.workerMemoryMb,
-    // the build stops itself at its CPU budget (checked between strings); this wall-clock backstop
-    // covers what runs in one piece, e.g. JSON.parse of a huge body
-    hardTimeoutMs: 2 * config.capture.cpuBudgetMs + 1000,
-  });
+  const processor = new CaptureProcessor(
+    config.capture.offloadBytes,
+    log,
+    metrics,
+    config.capture.batchMs,
+    {
+      memoryMb: config.capture.workerMemoryMb,
+      // the build stops itself at its CPU budget (checked between strings); this wall-clock backstop
+      // covers what runs in one piece, e.g. JSON.parse of a huge body
+      hardTimeoutMs: 2 * config.capture.cpuBudgetMs + 1000,
+    },
+    config.capture.retainServed?.keyring ?? null,
+  );
   const proxy = new SidecarProxy({
     config,
     metrics,
