@@ -121,3 +121,26 @@ export {
   SYNTHETIC_MAX_TOTAL_BYTES,
 } from './dataset-synthetic.js';
 export type { TemplateValue } from './dataset-synthetic.js';
+export {
+  REPORT_ID_HEADER,
+  RUN_RECORD_ID_HEADER,
+  ErrorBody,
+  Spend,
+  CallTypeProgress,
+  ArmProgress,
+  CampaignStatus,
+  CampaignSummary,
+  CampaignList,
+  ArmEstimate,
+  CallTypeEstimate,
+  CallTypePower,
+  Disposition,
+  DryRunResult,
+  FlagView,
+  FlagUpdate,
+  OutcomeAccepted,
+  ReportView,
+  EvidenceBundleView,
+  HealthView,
+} from './api-views.js';
+export { SuiteStatusView, FreezeResultView } from './api-suite-views.js';

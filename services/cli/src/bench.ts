@@ -1,4 +1,5 @@
-import type { ControlClient } from './client.js';
+import { CampaignStatus, ReportView } from '@shadowplane/contracts';
+import { checkView, type ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import type { GateResult } from './gate.js';
 
@@ -168,15 +169,13 @@ export async function benchRun(client: ControlClient, o: BenchRunOptions): Promi
     max_cost_usd: o.budgetUsd,
     compare: { baseline: o.baseline },
   };
-  const launched = await client.post<{ campaign: { id: string; run_index: number } }>('/v1/campaigns', body);
+  const launched = await client.post(CampaignStatus, '/v1/campaigns', body);
   const id = launched.campaign.id;
   o.say(`bench: compare run ${id} (run ${launched.campaign.run_index}) against ${o.baseline}`);
   const deadline = Date.now() + o.timeoutS * 1000;
   let lastState = '';
   for (;;) {
-    const s = await client.get<{ campaign: { state: string }; terminal: boolean }>(
-      `/v1/campaigns/${encodeURIComponent(id)}`,
-    );
+    const s = await client.get(CampaignStatus, `/v1/campaigns/${encodeURIComponent(id)}`);
     if (s.campaign.state !== lastState) {
       lastState = s.campaign.state;
       o.say(`bench: ${id} ${lastState}`);
@@ -189,7 +188,7 @@ export async function benchRun(client: ControlClient, o: BenchRunOptions): Promi
         [404],
       );
       if (r.status === 200) {
-        const j = r.json<{ report_id: string; provisional: boolean; report: unknown; run_record_id: string | null }>();
+        const j = checkView(ReportView, r.json(), `GET /v1/campaigns/${id}/report`);
         if (!j.provisional)
           return {
             campaign_id: id,

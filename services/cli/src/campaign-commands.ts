@@ -1,5 +1,6 @@
 // `shadowctl campaign …`: create (or --dry-run), list, status, watch, pause, resume, stop.
 import type { Command } from 'commander';
+import { CampaignList, CampaignStatus, DryRunResult } from '@shadowplane/contracts';
 import type { ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { watchCampaign } from './watch.js';
@@ -36,30 +37,10 @@ export function registerCampaignCommands(
         ...(o.dryRun ? { dry_run: true } : {}),
         ...(o.requirePower ? { require_power: true } : {}),
       };
-      const r = await client().post<Record<string, unknown>>('/v1/campaigns', body);
       if (o.dryRun) {
-        const d = r as {
-          would_launch: boolean;
-          estimate: { worst_case_total_usd: number | null; max_cost_usd: number; items_affordable: number | null };
-          dispositions: { call_type: string; disposition: string; reasons: string[]; warnings: string[] }[];
-          power: {
-            call_type: string;
-            mde_pp: number | null;
-            margin_pp: number;
-            powered: boolean;
-            design_effect?: number;
-            design_effect_source?: string;
-          }[];
-          stopping?: {
-            call_type: string;
-            rule: string;
-            worst_case_usd: number | null;
-            sequential: { scenarios: { scenario: string; expected_items: number; expected_usd: number | null }[] };
-            worst_case_items: number;
-          }[];
-        };
+        const d = await client().post(DryRunResult, '/v1/campaigns', body);
         const usd = (x: number | null): string => (x === null ? 'unknown' : `$${x.toFixed(4)}`);
-        print(r, () =>
+        print(d, () =>
           [
             `dry run: ${d.would_launch ? 'would launch' : 'would NOT launch'}`,
             `worst case ${d.estimate.worst_case_total_usd === null ? 'unknown (an arm has no rate card)' : `$${d.estimate.worst_case_total_usd.toFixed(4)}`} (estimate) for budget $${d.estimate.max_cost_usd}; items affordable per call type: ${d.estimate.items_affordable ?? 'unknown'}`,
@@ -78,7 +59,8 @@ export function registerCampaignCommands(
           ].join('\n'),
         );
       } else {
-        const c = (r as { campaign: { id: string; run_index: number; state: string } }).campaign;
+        const r = await client().post(CampaignStatus, '/v1/campaigns', body);
+        const c = r.campaign;
         print(r, () => `${c.id} ${c.state} (run ${c.run_index}); watch with: shadowctl campaign watch ${c.id}`);
       }
     });
@@ -87,16 +69,7 @@ export function registerCampaignCommands(
     .description('list campaigns, newest first')
     .option('--state <state>', 'only campaigns in this state')
     .action(async (o: { state?: string }) => {
-      const r = await client().get<{
-        campaigns: {
-          id: string;
-          name: string;
-          state: string;
-          run_index: number;
-          created_at: string;
-          spend: { settled_usd: number; limit_usd: number } | null;
-        }[];
-      }>(`/v1/campaigns${o.state ? `?state=${id(o.state)}` : ''}`);
+      const r = await client().get(CampaignList, `/v1/campaigns${o.state ? `?state=${id(o.state)}` : ''}`);
       print(r, () =>
         r.campaigns.length
           ? r.campaigns
@@ -112,12 +85,7 @@ export function registerCampaignCommands(
     .command('get <id>')
     .description('state, progress, spend and per-arm counts of a campaign')
     .action(async (cid: string) => {
-      const r = await client().get<{
-        campaign: { id: string; state: string; spec: { name: string } };
-        spend: { settled_usd: number; reserved_usd: number; limit_usd: number } | null;
-        call_types: { call_type: string; items_dispatched: number; items_target: number; items_seen: number }[];
-        arms: { arm_id: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[];
-      }>(`/v1/campaigns/${id(cid)}`);
+      const r = await client().get(CampaignStatus, `/v1/campaigns/${id(cid)}`);
       print(r, () =>
         [
           `${r.campaign.id} ${r.campaign.state}  ${r.campaign.spec.name}`,
@@ -147,9 +115,7 @@ export function registerCampaignCommands(
       .command(`${action} <id>`)
       .description(`${action} a campaign`)
       .action(async (cid: string) => {
-        const r = await client().post<{ campaign: { id: string; state: string } }>(
-          `/v1/campaigns/${id(cid)}/${action}`,
-        );
+        const r = await client().post(CampaignStatus, `/v1/campaigns/${id(cid)}/${action}`);
         print(r, () => `${r.campaign.id} ${r.campaign.state}`);
       });
   }

@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import { CliError, EXIT, exitForStatus } from './exit-codes.js';
 
 const NET_CODES: Record<string, string> = {
@@ -110,11 +111,37 @@ export class ControlClient {
     throw new CliError(exitForStatus(res.status), `${code}: ${message}`, parsed);
   }
 
-  async get<T>(path: string): Promise<T> {
-    return (await this.request('GET', path)).json<T>();
+  /**
+   * GET `path` and check the answer against `view`, the control API's response schema
+   * (libs/contracts api-views).
+   * @throws CliError as {@link request}, and exit 1 when the answer does not match the schema
+   */
+  async get<S extends z.ZodType>(view: S, path: string): Promise<z.infer<S>> {
+    return checkView(view, (await this.request('GET', path)).json(), `GET ${path}`);
   }
 
-  async post<T>(path: string, body?: unknown): Promise<T> {
-    return (await this.request('POST', path, body)).json<T>();
+  /** POST `body` to `path` and check the answer against `view` (as {@link get}). */
+  async post<S extends z.ZodType>(view: S, path: string, body?: unknown): Promise<z.infer<S>> {
+    return checkView(view, (await this.request('POST', path, body)).json(), `POST ${path}`);
   }
+}
+
+/**
+ * `value`, checked against the response schema `view` (libs/contracts api-views: the same schemas
+ * control's OpenAPI document is generated from), returned as it came: fields the schema does not
+ * name are kept, so `--json` prints the whole answer.
+ * @param what the request, for the error (e.g. "GET /v1/campaigns")
+ * @throws CliError(EXIT.error) naming the first mismatching field — a control API of another
+ *   version, or not the control API at all
+ */
+export function checkView<S extends z.ZodType>(view: S, value: unknown, what: string): z.infer<S> {
+  const r = view.safeParse(value);
+  if (r.success) return value as z.infer<S>;
+  const issue = r.error.issues[0];
+  const at = issue && issue.path.length > 0 ? issue.path.join('.') : '(the body)';
+  throw new CliError(
+    EXIT.error,
+    `the control API's answer to ${what} is not what this shadowctl expects at ${at}: ${issue?.message ?? 'invalid'} — are shadowctl and the control API the same version?`,
+    value,
+  );
 }

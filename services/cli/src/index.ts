@@ -6,5 +6,5 @@ export { EXIT, CliError, exitForStatus } from './exit-codes.js';
 export { evaluateGate } from './gate.js';
 export type { GateResult, GateRow } from './gate.js';
 export { watchCampaign, sequentialLines } from './watch.js';
-export type { WatchOptions, StatusWire } from './watch.js';
+export type { WatchOptions } from './watch.js';
 export { hashKey, generateKey } from './keys.js';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { ControlClient } from './client.js';
+import { FlagView, OutcomeAccepted, ReportView } from '@shadowplane/contracts';
+import { checkView, ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
 import { evaluateGate } from './gate.js';
 import { generateKey, hashKey, keysFileYaml, KEY_SCOPES } from './keys.js';
@@ -66,17 +67,7 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
       ) => {
         const c = client();
         const q = o.provisional ? '&provisional=true' : '';
-        const r = await c.get<{
-          report_id: string;
-          provisional: boolean;
-          report: { verdict_text?: string[] };
-          run_record_id?: string | null;
-          run_record?: {
-            campaign_id?: string;
-            campaign_state?: string | null;
-            window?: { first_started_at: string | null; last_ended_at: string | null };
-          } | null;
-        }>(`/v1/campaigns/${id(cid)}/report?format=json${q}`);
+        const r = await c.get(ReportView, `/v1/campaigns/${id(cid)}/report?format=json${q}`);
         const run = r.run_record ?? null;
         if (o.html) writeOutput(o.html, (await c.request('GET', `/v1/campaigns/${id(cid)}/report?format=html`)).text);
         if (o.bundle)
@@ -219,7 +210,7 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
         if (o.envelopeId) body['envelope_id'] = o.envelopeId;
         if (o.arm) body['arm_id'] = o.arm;
         if (o.at) body['at'] = o.at;
-        const r = await client().post<{ outcome_id: string; duplicate: boolean }>('/v1/outcomes', body);
+        const r = await client().post(OutcomeAccepted, '/v1/outcomes', body);
         print(r, () => `outcome ${r.outcome_id}${r.duplicate ? ' (already recorded)' : ' recorded'}`);
       },
     );
@@ -231,21 +222,16 @@ function program(state: { code: number }, out: NodeJS.WriteStream, err: NodeJS.W
     .option('--reason <text>', 'why (kept with the flag)')
     .action(async (value: string | undefined, o: { reason?: string }) => {
       const c = client();
-      let r: {
-        enabled: boolean;
-        state: string;
-        flag: { updated_by: string; updated_at: string; reason?: string } | null;
-      };
-      if (value === undefined) r = await c.get('/v1/admin/flags/paid_dispatch');
+      let r: FlagView;
+      if (value === undefined) r = await c.get(FlagView, '/v1/admin/flags/paid_dispatch');
       else {
         if (value !== 'on' && value !== 'off')
           throw new CliError(EXIT.usage, `flags paid-dispatch: expected on or off, got ${value}`);
-        r = (
-          await c.request('PUT', '/v1/admin/flags/paid_dispatch', {
-            enabled: value === 'on',
-            ...(o.reason ? { reason: o.reason } : {}),
-          })
-        ).json();
+        const put = await c.request('PUT', '/v1/admin/flags/paid_dispatch', {
+          enabled: value === 'on',
+          ...(o.reason ? { reason: o.reason } : {}),
+        });
+        r = checkView(FlagView, put.json(), 'PUT /v1/admin/flags/paid_dispatch');
       }
       print(
         r,

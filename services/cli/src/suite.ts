@@ -8,56 +8,16 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { FreezeResultView, SuiteStatusView, type PowerPlanValue } from '@shadowplane/contracts';
 import type { ControlClient } from './client.js';
 import { parseDoc } from './cli-io.js';
 import { CliError, EXIT } from './exit-codes.js';
-
-interface PowerPlan {
-  mde_pp: number | null;
-  clusters: number;
-  sd_source?: string;
-}
-interface Readiness {
-  distinct_items: number;
-  total_weight: number;
-  near_duplicate_clusters: number;
-  exclusion_counts: Record<string, number>;
-  power_plan: PowerPlan;
-  freeze_would_give: string;
-}
-interface StatusView {
-  suite: string;
-  settings: { max_items: number; margin_pp: number; alpha: number };
-  call_types: {
-    call_type: string;
-    confirmed_captures: number;
-    skip_markers: number;
-    readiness: Readiness | null;
-    frozen: { dataset_hash: string; frozen_at: string; current: boolean } | null;
-  }[];
-}
-interface FreezeView {
-  suite: string;
-  datasets: {
-    call_type: string;
-    dataset_hash: string;
-    created: boolean;
-    card: {
-      unique_items: number;
-      total_weight: number;
-      near_duplicate_clusters: number;
-      exclusion_counts?: Record<string, number>;
-      power_plan: PowerPlan;
-      fit_eligibility?: { eligible: boolean; reasons: string[] };
-    };
-  }[];
-}
 
 const counts = (r: Record<string, number> | undefined) =>
   Object.entries(r ?? {})
     .map(([k, v]) => `${k} ${v}`)
     .join(', ') || 'none';
-const mde = (p: PowerPlan, margin: number) =>
+const mde = (p: PowerPlanValue, margin: number) =>
   p.mde_pp === null
     ? 'MDE unknown'
     : `MDE ${p.mde_pp.toFixed(1)} pp at ${p.clusters} clusters (${p.mde_pp <= margin ? 'within' : 'wider than'} the ${margin} pp margin)`;
@@ -131,7 +91,7 @@ export function registerSuiteCommands(
     .command('status <suite>')
     .description('per call type: confirmed captures, distinct items, clusters, exclusions, power plan, frozen dataset')
     .action(async (name: string) => {
-      const r = await client().get<StatusView>(`/v1/suites/${encodeURIComponent(name)}/status`);
+      const r = await client().get(SuiteStatusView, `/v1/suites/${encodeURIComponent(name)}/status`);
       print(r, () =>
         [
           `suite ${r.suite} (margin ${r.settings.margin_pp} pp, α ${r.settings.alpha}, cap ${r.settings.max_items})`,
@@ -168,7 +128,7 @@ export function registerSuiteCommands(
           : o.synthetic !== undefined
             ? readSyntheticBuilder(o.synthetic)
             : undefined;
-      const r = await client().post<FreezeView>(`/v1/suites/${encodeURIComponent(name)}/freeze`, {
+      const r = await client().post(FreezeResultView, `/v1/suites/${encodeURIComponent(name)}/freeze`, {
         max_items: maxItems(o.maxItems),
         ...(builder ? { builder } : {}),
       });

@@ -1,29 +1,7 @@
 import cliProgress from 'cli-progress';
-import type { ControlClient } from './client.js';
+import { CampaignStatus, REPORT_ID_HEADER, ReportView, type SequentialSummary } from '@shadowplane/contracts';
+import { checkView, type ControlClient } from './client.js';
 import { CliError, EXIT } from './exit-codes.js';
-
-/** The fields of GET /v1/campaigns/{id} that watch draws (the control API's CampaignStatus). */
-export interface StatusWire {
-  campaign: {
-    id: string;
-    state: string;
-    state_reason: string | null;
-    spec: { name: string; stopping?: 'fixed' | 'sequential' };
-  };
-  terminal: boolean;
-  spend: { limit_micro_usd: number; reserved_micro_usd: number; settled_micro_usd: number; exhausted: boolean } | null;
-  call_types: {
-    call_type: string;
-    items_target: number;
-    items_seen: number;
-    items_unique: number;
-    items_dispatched: number;
-    items_excluded: Record<string, number>;
-    duplicates: number;
-  }[];
-  arms: { arm_id: string; role: string; calls_ok: number; calls_error: Record<string, number>; abandoned: number }[];
-  progress_updated_at: string | null;
-}
 
 /** Options of {@link watchCampaign}. */
 export interface WatchOptions {
@@ -48,25 +26,29 @@ async function finalReport(client: ControlClient, id: string): Promise<{ reportI
   const r = await client.request('GET', `/v1/campaigns/${encodeURIComponent(id)}/report`, undefined, [404]);
   if (r.status === 404) return null;
   if (r.headers.get('x-shadow-report-provisional') === 'true') return null;
-  return { reportId: r.headers.get('x-shadow-report-id') ?? r.json<{ report_id: string }>().report_id };
+  return {
+    reportId:
+      r.headers.get(REPORT_ID_HEADER) ?? checkView(ReportView, r.json(), `GET /v1/campaigns/${id}/report`).report_id,
+  };
 }
 
-/** The part of a report's comparison that {@link sequentialLines} reads (contracts SequentialSummary). */
+/** The part of a report that {@link sequentialLines} reads (contracts Report, SequentialSummary). */
 interface SequentialWire {
-  call_types?: {
-    call_type: string;
-    comparisons: {
-      candidate_arm_id: string;
-      sequential?: {
-        looks: number;
-        decision: string;
-        settled_look: number | null;
-        items_used: number;
-        quality_delta: { lower: number; upper: number };
-        cost_savings: { lower: number; upper: number } | null;
-      };
-    }[];
-  }[];
+  call_types?:
+    | {
+        call_type: string;
+        comparisons: {
+          candidate_arm_id: string;
+          sequential?:
+            | Pick<
+                SequentialSummary,
+                'looks' | 'decision' | 'settled_look' | 'items_used' | 'quality_delta' | 'cost_savings'
+              >
+            | null
+            | undefined;
+        }[];
+      }[]
+    | undefined;
 }
 
 /**
@@ -100,14 +82,14 @@ export function sequentialLines(report: SequentialWire): string[] {
 async function latestSequential(client: ControlClient, id: string): Promise<string[] | null> {
   const r = await client.request('GET', `/v1/campaigns/${encodeURIComponent(id)}/report`, undefined, [404]);
   if (r.status === 404) return null;
-  return sequentialLines(r.json<{ report: SequentialWire }>().report);
+  return sequentialLines(checkView(ReportView, r.json(), `GET /v1/campaigns/${id}/report`).report);
 }
 
 /**
  * The campaign status as plain text lines, one per thing that changes on its own: the state, each
  * call type's items, the spend, each arm. Without a TTY, watch prints a line only when it changed.
  */
-export function plainLines(s: StatusWire, reportId: string | null): string[] {
+export function plainLines(s: CampaignStatus, reportId: string | null): string[] {
   const lines = [
     `${s.campaign.id} (${s.campaign.spec.name}): state ${s.campaign.state}${s.campaign.state_reason ? ` — ${s.campaign.state_reason}` : ''}; report ${reportId ?? (s.terminal ? 'waiting for the verdict service' : 'not yet')}`,
   ];
@@ -148,7 +130,7 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
   const armBars = new Map<string, cliProgress.SingleBar>();
   let terminalSince: number | null = null;
   let reportId: string | null = null;
-  let last: StatusWire | null = null;
+  let last: CampaignStatus | null = null;
   let printed: string[] = [];
   // sequential campaigns: the running intervals come from the latest report, which costs the
   // verdict service a fold, so it is asked at most every 10 s (and once more at the end)
@@ -156,7 +138,7 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
   let seqAt = 0;
   try {
     for (;;) {
-      const s = await client.get<StatusWire>(path);
+      const s = await client.get(CampaignStatus, path);
       last = s;
       if (s.terminal) {
         terminalSince ??= Date.now();

@@ -23,7 +23,7 @@ import type { ReportsPort } from './reports-port.js';
 import { fastifyPath, ROUTES } from './routes.js';
 import { suiteHandlers } from './suite-handlers.js';
 import { SuiteService } from './suites.js';
-import { FlagUpdate } from './views.js';
+import { FlagUpdate } from '@shadowplane/contracts';
 
 export { frameworkError } from './app-errors.js';
 

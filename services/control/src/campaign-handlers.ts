@@ -11,7 +11,7 @@ import { queryFlag, type Handlers } from './handler-kit.js';
 import type { ControlMetrics } from './metrics.js';
 import { LaunchOptionsBody } from './routes.js';
 import type { SuiteService } from './suites.js';
-import { CampaignSummary } from './views.js';
+import { CampaignSummary } from '@shadowplane/contracts';
 
 /** What the campaign handlers act on. */
 export interface CampaignHandlerDeps {

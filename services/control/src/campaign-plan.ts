@@ -8,7 +8,7 @@ import { dryRunPower, priorDesignEffect } from './dry-run-power.js';
 import { itemWorstCase, sampleCaptureTail, ASSUMED_PROMPT_BYTES } from './estimate.js';
 import { judgeWorstCase } from './judge-estimate.js';
 import { readPaidDispatch } from './flags.js';
-import type { DryRunResult } from './views.js';
+import type { DryRunResult } from '@shadowplane/contracts';
 
 /**
  * Plans a campaign without writing anything: worst-case cost estimate from recent captures,

@@ -25,7 +25,7 @@ import {
   requirePowered,
 } from './launch-checks.js';
 import type { ProgressLike } from './reports-port.js';
-import type { CampaignStatus, DryRunResult, Spend } from './views.js';
+import type { CampaignStatus, DryRunResult, Spend } from '@shadowplane/contracts';
 
 export { MAX_PRICE_USD_PER_MTOK, withCatalogueRateCards } from './campaign-validate.js';
 

@@ -1,6 +1,6 @@
 import { FLAG_PAID_DISPATCH, PaidDispatchFlag } from '@shadowplane/contracts';
 import type { KV } from '@nats-io/kv';
-import type { FlagView } from './views.js';
+import type { FlagView } from '@shadowplane/contracts';
 
 /**
  * Reads the `paid_dispatch` kill switch. Absent, deleted or unparsable → `unknown`, which is off:

@@ -11,12 +11,3 @@ export { comparisonKey, limitMicroUsd, newCampaignId, TERMINAL_STATES } from './
 export { ROUTES } from './routes.js';
 export type { RouteDef } from './routes.js';
 export type { ReportsPort } from './reports-port.js';
-export {
-  CampaignStatus,
-  CampaignList,
-  DryRunResult,
-  FlagView,
-  ErrorBody,
-  OutcomeAccepted,
-  ReportView,
-} from './views.js';

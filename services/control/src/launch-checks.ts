@@ -7,7 +7,7 @@ import { ShadowplaneError, type CampaignSpec } from '@shadowplane/contracts';
 import { priceCatalogue } from '@shadowplane/prices';
 import { intervalLevel } from '@shadowplane/stats';
 import { dryRunPower, priorDesignEffect } from './dry-run-power.js';
-import type { DryRunResult, FlagView } from './views.js';
+import type { DryRunResult, FlagView } from '@shadowplane/contracts';
 
 /** How to turn the kill switch on, named in every paid_dispatch_disabled refusal (admin scope). */
 const PAID_DISPATCH_HINT =

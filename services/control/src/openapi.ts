@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '@shadowplane/contracts';
 import { LaunchOptionsBody, ROUTES, type RouteDef } from './routes.js';
-import { ErrorBody } from './views.js';
+import { ErrorBody } from '@shadowplane/contracts';
 
 type Json = Record<string, unknown>;
 

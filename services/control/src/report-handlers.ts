@@ -12,6 +12,8 @@ import {
   Outcome,
   OutcomeRecord,
   OUTCOMES_NO_CAMPAIGN,
+  REPORT_ID_HEADER,
+  RUN_RECORD_ID_HEADER,
   ShadowplaneError,
 } from '@shadowplane/contracts';
 import type { CampaignService } from './campaigns.js';
@@ -53,10 +55,8 @@ export function reportHandlers({ bus, svc, reports, keyring, reportRequestTimeou
       const latest = await reports.readLatestReport(bus, id);
       if (!latest)
         throw new ShadowplaneError('report_not_ready', `no report for ${id} yet`, { details: { campaign_id: id } });
-      reply
-        .header('x-shadow-report-id', latest.reportId)
-        .header('x-shadow-report-provisional', String(latest.provisional));
-      if (latest.runRecordId) reply.header('x-shadow-run-record-id', latest.runRecordId);
+      reply.header(REPORT_ID_HEADER, latest.reportId).header('x-shadow-report-provisional', String(latest.provisional));
+      if (latest.runRecordId) reply.header(RUN_RECORD_ID_HEADER, latest.runRecordId);
       if (format === 'html') {
         if (!latest.html)
           throw new ShadowplaneError('report_not_ready', `report ${latest.reportId} has no HTML rendering`);

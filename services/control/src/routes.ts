@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { CampaignSpec, CampaignState, DatasetCard, FreezeRequest, Outcome } from '@shadowplane/contracts';
-import { FreezeResultView, SuiteStatusView } from './suite-views.js';
+import { FreezeResultView, SuiteStatusView } from '@shadowplane/contracts';
 import type { Scope } from './auth.js';
 import { BENCH_ROUTES } from './bench-routes.js';
 import {
@@ -13,7 +13,7 @@ import {
   OutcomeAccepted,
   ReportView,
   EvidenceBundleView,
-} from './views.js';
+} from '@shadowplane/contracts';
 
 /** A query or path parameter of a route. */
 export interface RouteParam {

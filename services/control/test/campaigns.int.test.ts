@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openKv } from '@shadowplane/bus';
 import { BudgetLedger, Campaign, FLAG_PAID_DISPATCH, OutcomeRecord, type Envelope } from '@shadowplane/contracts';
 import { attemptUpperBoundMicroUsd, prepareArmRequest, promptTokensUpperBound } from '@shadowplane/providers';
-import { CampaignStatus, DryRunResult } from '../src/index.js';
+import { CampaignStatus, DryRunResult } from '@shadowplane/contracts';
 import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 
 const post = (f: Fixture, url: string, body: unknown, key: string = KEYS.write) =>

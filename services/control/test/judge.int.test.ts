@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DryRunResult } from '../src/index.js';
+import { DryRunResult } from '@shadowplane/contracts';
 import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 
 const post = (f: Fixture, url: string, body: unknown) =>

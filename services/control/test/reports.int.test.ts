@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObsMessage } from '@shadowplane/contracts';
-import { ReportView } from '../src/index.js';
+import { ReportView } from '@shadowplane/contracts';
 import { auth, fixture, KEYS, validSpec, type Fixture } from '../testing/helpers.js';
 import { seedReport } from '../testing/seed.js';
 

@@ -1,8 +1,17 @@
 import { z } from 'zod';
-import { Campaign, CampaignState, ErrorClass, PaidDispatchFlag, Report, RunRecord } from '@shadowplane/contracts';
+import { Campaign, CampaignState, PaidDispatchFlag } from './campaign-records.js';
+import { Report } from './report.js';
+import { RunRecord } from './run-record.js';
+import { ErrorClass } from './usage.js';
 
-// Response shapes of the control API, as zod schemas: the OpenAPI document is generated from
-// them and the tests validate live responses against them.
+// Response shapes of the control API, as zod schemas: control's OpenAPI document is generated
+// from them, shadowctl checks the answers it reads against them, and the tests validate live
+// responses with them.
+
+/** The header that carries a report answer's report_id (GET /v1/campaigns/{id}/report, every format). */
+export const REPORT_ID_HEADER = 'x-shadow-report-id';
+/** The header that carries a report answer's run_record_id. */
+export const RUN_RECORD_ID_HEADER = 'x-shadow-run-record-id';
 
 /** The error body of every non-2xx answer. */
 export const ErrorBody = z

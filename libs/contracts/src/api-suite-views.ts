@@ -1,9 +1,9 @@
 /**
- * Response shapes of the suite routes, for the OpenAPI document (services/control/src/suites.ts
- * builds them).
+ * Response shapes of the suite routes, for the OpenAPI document (control's suites.ts builds them; shadowctl reads them).
  */
 import { z } from 'zod';
-import { DatasetCard, FitEligibility, PowerPlanValue } from '@shadowplane/contracts';
+import { DatasetCard, FitEligibility } from './dataset-card.js';
+import { PowerPlanValue } from './report.js';
 
 /** `GET /v1/suites/{suite}/status`. */
 export const SuiteStatusView = z
