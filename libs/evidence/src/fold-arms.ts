@@ -13,7 +13,7 @@ import {
   type RunRecord,
 } from '@shadowplane/contracts';
 import type { CostEvidenceRow } from './bundle.js';
-import { inc, majorityBasis, pct, reportedMean, share, type ScoredObs } from './fold-util.js';
+import { inc, majorityBasis, pct, reportedMean, share, type ScoredIndex, type ScoredObs } from './fold-util.js';
 
 /** Stage 5 output: views in spec order (incumbent first), cost rows, the run record's times. */
 export interface CallTypeArms {
@@ -28,7 +28,7 @@ export function armViews(p: {
   spec: CampaignSpec;
   admitted: readonly string[];
   outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
-  scored: ReadonlyMap<string, ScoredObs>;
+  scored: ScoredIndex;
   armObs: (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => ScoredObs[];
   aaCalls: number;
 }): CallTypeArms {
@@ -158,7 +158,7 @@ export function armViews(p: {
     timesOf(arm.id, role, armObs(arm.id, role));
   const aaTimes: RunArmTimes[] = [];
   const aaByArm = new Map<string, ScoredObs[]>();
-  for (const s of scored.values())
+  for (const s of scored.all)
     if (s.obs.role === 'incumbent_aa') aaByArm.set(s.obs.arm_id, [...(aaByArm.get(s.obs.arm_id) ?? []), s]);
   for (const id of [...aaByArm.keys()].sort()) aaTimes.push(timesOf(id, 'incumbent_aa', aaByArm.get(id)!));
   const runTimes = {

@@ -3,14 +3,15 @@
  * admitted by the spec), exact-duplicate weights (1 + duplicate events), near-duplicate clusters
  * (prompt SimHash) and strata.
  */
-import { BASELINE_ARTIFACT_MISSING, type CampaignSpec, type ItemEvent, type Observation } from '@shadowplane/contracts';
+import { BASELINE_ARTIFACT_MISSING, type CampaignSpec, type ItemEvent } from '@shadowplane/contracts';
+import type { FoldObs } from './obs-table.js';
 import { clusterBySimhash } from './clusters.js';
 import { inc } from './fold-util.js';
 
 /** The admitted items of one call type and what the later stages need about them. */
 export interface CallTypeItems {
   /** first observation seen per item (prompt SimHash, expectations, traffic class) */
-  seenItems: Map<string, Observation>;
+  seenItems: Map<string, FoldObs>;
   excludedReason: Map<string, string>;
   /** admitted item hashes, sorted */
   admitted: string[];
@@ -28,7 +29,7 @@ export interface CallTypeItems {
 /** Stage 2 (pure): admits the items of one call type. */
 export function admitItems(
   spec: CampaignSpec,
-  ctObs: readonly { o: Observation; id: string }[],
+  ctObs: readonly { o: FoldObs; id: string }[],
   ctEvents: readonly ItemEvent[],
 ): CallTypeItems {
   // an item excluded more than once keeps its smallest reason (code-unit order), never the one
@@ -41,7 +42,7 @@ export function admitItems(
     if (had === undefined || r < had) excludedReason.set(e.item_hash, r);
   }
   const trafficCounts: Record<string, number> = {};
-  const seenItems = new Map<string, Observation>();
+  const seenItems = new Map<string, FoldObs>();
   for (const { o } of ctObs) if (!seenItems.has(o.item_hash)) seenItems.set(o.item_hash, o);
   for (const [h, o] of seenItems) {
     inc(trafficCounts, o.traffic_class);

@@ -5,12 +5,13 @@
  * the majority among same-basis pairs (`estimate` never decides) and every other pair is
  * excluded and counted.
  */
-import type { CampaignSpec, CostBasis, Observation } from '@shadowplane/contracts';
+import type { CampaignSpec, CostBasis } from '@shadowplane/contracts';
+import type { FoldObs } from './obs-table.js';
 import { compositeQuality, type ScoreResult } from '@shadowplane/scoring';
 import type { JudgeAgreementRow } from './bundle.js';
 import { weakestInstrument, type PairRow } from './compare.js';
 import { preference, type judgeInputs } from './judge-fold.js';
-import { byKey, inc, type ScoredObs } from './fold-util.js';
+import { byKey, inc, type ScoredIndex, type ScoredObs } from './fold-util.js';
 
 /** The pairs of one candidate and what was excluded on the way. */
 export interface CandidatePairs {
@@ -40,9 +41,8 @@ export function pairCandidate(p: {
   spec: CampaignSpec;
   cand: CampaignSpec['incumbent'];
   admitted: readonly string[];
-  scored: ReadonlyMap<string, ScoredObs>;
-  instrumentOf: ReadonlyMap<string, Observation['instrument']>;
-  seenItems: ReadonlyMap<string, Observation>;
+  scored: ScoredIndex;
+  seenItems: ReadonlyMap<string, FoldObs>;
   weight: ReadonlyMap<string, number>;
   clusterOf: ReadonlyMap<string, string>;
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
@@ -58,7 +58,6 @@ export function pairCandidate(p: {
     cand,
     admitted,
     scored,
-    instrumentOf,
     seenItems,
     weight,
     clusterOf,
@@ -72,6 +71,8 @@ export function pairCandidate(p: {
   const agreementRows: JudgeAgreementRow[] = [];
   const excluded: Record<string, number> = {};
   const pairsByBasis = new Map<CostBasis, PairRow[]>();
+  // both calls' instruments of each pair, per basis (the weakest of the deciding basis's pairs)
+  const instrumentsByBasis = new Map<CostBasis, FoldObs['instrument'][]>();
   const offBasisPairs: { basisInc: CostBasis | null; basisCand: CostBasis | null; h: string }[] = [];
   let hardFails = 0;
   let ceiling = 0;
@@ -90,8 +91,8 @@ export function pairCandidate(p: {
   let unscoredPairs = 0;
   let okPairs = 0;
   for (const h of admitted) {
-    const a = scored.get(`${h}|${spec.incumbent.id}|incumbent`);
-    const b = scored.get(`${h}|${cand.id}|candidate`);
+    const a = scored.get(h, spec.incumbent.id, 'incumbent');
+    const b = scored.get(h, cand.id, 'candidate');
     if (b?.obs.status === 'ok') {
       if (comp(b)?.hardFailed) hardFails++;
       if (
@@ -186,6 +187,9 @@ export function pairCandidate(p: {
     const list = pairsByBasis.get(ba);
     if (list) list.push(row);
     else pairsByBasis.set(ba, [row]);
+    const insts = instrumentsByBasis.get(ba);
+    if (insts) insts.push(a.obs.instrument, b.obs.instrument);
+    else instrumentsByBasis.set(ba, [a.obs.instrument, b.obs.instrument]);
     judgeShareOf.set(h, pairShare ?? Math.max(comp(a)?.judgeShare ?? 0, comp(b)?.judgeShare ?? 0));
   }
   // choose the deciding basis: majority among same-basis pairs, estimate never decides
@@ -199,9 +203,7 @@ export function pairCandidate(p: {
     if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
   for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
   rows = byKey(rows, (r) => r.item_hash);
-  const instrument = weakestInstrument(
-    rows.flatMap((r) => [instrumentOf.get(r.obs_inc)!, instrumentOf.get(r.obs_cand)!]),
-  );
+  const instrument = weakestInstrument(basis ? instrumentsByBasis.get(basis)! : []);
   return {
     rows,
     basis,

@@ -2,21 +2,23 @@
  * Fold stage 1: partition a campaign's OBS messages and de-duplicate them, order-independently:
  * observations by (call type, item_hash, arm, role), keeping the earliest start; item events by
  * their full key; outcomes by outcome_id (only for items with observations); judge verdicts.
+ * Observations are read from an {@link ObsTable} (columns, not message objects); the ones among
+ * the messages are added to it first.
  */
-import type { ItemEvent, ObsMessage, Observation, OutcomeRecord } from '@shadowplane/contracts';
+import type { ItemEvent, ObsMessage, OutcomeRecord } from '@shadowplane/contracts';
 import type { ScoreResult } from '@shadowplane/scoring';
 import { collectJudgeVerdicts, judgeInputs } from './judge-fold.js';
-import { byKey } from './fold-util.js';
-import { observationId } from './fold-ids.js';
+import { byKey, cmpJoined } from './fold-util.js';
+import { ObsTable, type FoldObs } from './obs-table.js';
 
 /** What stage 1 gives the later stages. */
 export interface Partitioned {
-  /** every observation of the campaign as received (with duplicates), with its lineage id */
-  withIds: { o: Observation; id: string }[];
-  /** observations received, duplicates included */
-  obsRawCount: number;
+  /** the table holding the campaign's observations */
+  table: ObsTable;
+  /** rows of every observation of the campaign as received (with duplicates) */
+  rawRows: number[];
   /** de-duplicated observations, sorted by call type, item_hash, arm, role */
-  obs: { o: Observation; id: string }[];
+  obs: { o: FoldObs; id: string }[];
   /** de-duplicated item events, sorted */
   evs: ItemEvent[];
   /** de-duplicated outcomes of items with observations, sorted by outcome_id */
@@ -30,41 +32,46 @@ export interface Partitioned {
   outcomesFor: Map<string, OutcomeRecord[]>;
 }
 
-/** Stage 1 (pure): partitions and de-duplicates `messages` of campaign `cid`. */
+/**
+ * Stage 1 (pure but for `table`, which the observations among `messages` are added to): partitions
+ * and de-duplicates the messages and table rows of campaign `cid`.
+ */
 export function partitionMessages(
   cid: string,
   incumbentId: string,
   messages: readonly ObsMessage[],
   given: {
+    table?: ObsTable | undefined;
     judgeScores?: ReadonlyMap<string, ScoreResult>;
     judgeFamily?: string;
     armFamilies?: Readonly<Record<string, string>>;
   },
 ): Partitioned {
-  const obsRaw: Observation[] = [];
+  const table = given.table ?? new ObsTable();
   const events: ItemEvent[] = [];
   const outcomesRaw: OutcomeRecord[] = [];
   for (const m of messages) {
-    if (m.schema === 'shadow.observation/v1' && m.campaign_id === cid) obsRaw.push(m);
+    if (m.schema === 'shadow.observation/v1') table.add(m);
     else if (m.schema === 'shadow.item_event/v1' && m.campaign_id === cid) events.push(m);
     else if (m.schema === 'shadow.outcome/v1' && (m.campaign_id === cid || m.campaign_id === null)) outcomesRaw.push(m);
   }
-  const withIds = obsRaw.map((o) => ({ o, id: observationId(o) }));
-  const obsByKey = new Map<string, { o: Observation; id: string }>();
-  for (const x of byKey(withIds, (x) => `${x.o.started_at}|${x.o.envelope_id}|${x.id}`)) {
-    const k = `${x.o.call_type}|${x.o.item_hash}|${x.o.arm_id}|${x.o.role}`;
-    if (!obsByKey.has(k)) obsByKey.set(k, x);
-  }
-  const obs = byKey([...obsByKey.values()], (x) => `${x.o.call_type}|${x.o.item_hash}|${x.o.arm_id}|${x.o.role}`);
+  const rawRows = table.rowsOf(cid);
+  const obs = dedupObservations(table, rawRows);
   const eventMap = new Map<string, ItemEvent>();
   for (const e of events) eventMap.set(`${e.call_type}|${e.kind}|${e.item_hash}|${e.envelope_id}|${e.reason ?? ''}`, e);
   const evs = byKey(
     [...eventMap.values()],
     (e) => `${e.call_type}|${e.item_hash}|${e.kind}|${e.envelope_id}|${e.reason ?? ''}`,
   );
+  // only outcomes and verdicts need these: a fold without them does not build them
+  const need = outcomesRaw.length > 0 || messages.some((m) => m.schema === 'shadow.judge_verdict/v1');
   const envelopeItem = new Map<string, string>();
-  for (const { o } of obs) envelopeItem.set(o.envelope_id, o.item_hash);
-  const itemsWithObs = new Set(obs.map((x) => x.o.item_hash));
+  const itemsWithObs = new Set<string>();
+  if (need)
+    for (const { o } of obs) {
+      envelopeItem.set(o.envelope_id, o.item_hash);
+      itemsWithObs.add(o.item_hash);
+    }
   const outcomeMap = new Map<string, OutcomeRecord>();
   for (const o of outcomesRaw) {
     const item = o.item_hash ?? (o.envelope_id ? envelopeItem.get(o.envelope_id) : undefined);
@@ -88,8 +95,8 @@ export function partitionMessages(
     else outcomesFor.set(k, [o]);
   }
   return {
-    withIds,
-    obsRawCount: obsRaw.length,
+    table,
+    rawRows,
     obs,
     evs,
     outcomes,
@@ -100,4 +107,37 @@ export function partitionMessages(
     armFamilies,
     outcomesFor,
   };
+}
+
+/**
+ * The observations of `rows` de-duplicated by (call type, item_hash, arm, role), keeping the
+ * first by (started_at, envelope_id, id), sorted by the key. Orders compare the keys as the
+ * `|`-joined strings would (code-unit order) without building them: 300k keys of ~150
+ * characters were ~50 MB at once.
+ */
+function dedupObservations(t: ObsTable, rows: readonly number[]): { o: FoldObs; id: string }[] {
+  const s = t.s;
+  const p = t.pool as string[];
+  const key = (r: number) => [p[s.call_type[r]!]!, p[s.item_hash[r]!]!, p[s.arm_id[r]!]!, p[s.role[r]!]!];
+  // same pool ids: same strings (the common case of two arms of one item differs in arm_id only)
+  const keyCmp = (a: number, b: number) =>
+    s.call_type[a] === s.call_type[b] &&
+    s.item_hash[a] === s.item_hash[b] &&
+    s.arm_id[a] === s.arm_id[b] &&
+    s.role[a] === s.role[b]
+      ? 0
+      : cmpJoined(key(a), key(b));
+  const firstCmp = (a: number, b: number) =>
+    cmpJoined(
+      [p[s.started_at[a]!]!, p[s.envelope_id[a]!]!, t.id(a)],
+      [p[s.started_at[b]!]!, p[s.envelope_id[b]!]!, t.id(b)],
+    );
+  const sorted = [...rows].sort((a, b) => keyCmp(a, b) || firstCmp(a, b));
+  const out: { o: FoldObs; id: string }[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const r = sorted[i]!;
+    if (i > 0 && keyCmp(sorted[i - 1]!, r) === 0) continue;
+    out.push({ o: t.row(r), id: t.id(r) });
+  }
+  return out;
 }

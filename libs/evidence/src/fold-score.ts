@@ -12,17 +12,17 @@ import {
   type ScoreResult,
 } from '@shadowplane/scoring';
 import { sdOfDifferences } from '@shadowplane/stats';
-import type { Observation } from '@shadowplane/contracts';
+import type { FoldObs } from './obs-table.js';
 import type { JudgeAgreementRow } from './bundle.js';
 import { goodBad } from './judge-fold.js';
 import { judgeKey } from './fold-ids.js';
-import type { ScoredObs } from './fold-util.js';
+import { ScoredIndex, type ScoredObs } from './fold-util.js';
+
+const NO_SCORES: ScoreResult[] = Object.freeze([]) as unknown as ScoreResult[];
 
 /** What stage 3–4 gives the later stages of a call type. */
 export interface CallTypeScores {
-  /** keyed `<item_hash>|<arm_id>|<role>` */
-  scored: Map<string, ScoredObs>;
-  instrumentOf: Map<string, Observation['instrument']>;
+  scored: ScoredIndex;
   armObs: (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => ScoredObs[];
   /** pointwise (judge, programmatic) labels */
   agreement: [string, string][];
@@ -38,21 +38,23 @@ export interface CallTypeScores {
 export function scoreCallType(p: {
   ct: string;
   spec: CampaignSpec;
-  ctObs: readonly { o: Observation; id: string }[];
+  ctObs: readonly { o: FoldObs; id: string }[];
   admittedSet: ReadonlySet<string>;
   outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
   judgeWeight: number;
+  /** keep every observation's programmatic scores (pairwise judge verdicts need them); else only where a judge score is */
+  keepScores: boolean;
 }): CallTypeScores {
-  const { ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight } = p;
+  const { ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight, keepScores } = p;
   let anyScored = false;
   const agreementRows: JudgeAgreementRow[] = [];
-  const scored = new Map<string, ScoredObs>(); // key item|arm|role
+  const scored = new ScoredIndex();
   for (const { o, id } of ctObs) {
     if (!admittedSet.has(o.item_hash)) continue;
     let composite: Composite | null = null;
     let compositeNoJudge: Composite | null = null;
-    let progScores: ScoreResult[] = [];
+    let progScores: ScoreResult[] = NO_SCORES;
     if (o.status === 'ok') {
       const scores: ScoreResult[] = scoreProgrammatic({
         output: o.output_text ?? null,
@@ -61,8 +63,10 @@ export function scoreCallType(p: {
         callType: ct,
       });
       for (const oc of outcomesFor.get(`${o.item_hash}|${o.arm_id}`) ?? []) scores.push(scoreOutcome(oc));
-      progScores = [...scores];
       const j = judgeScores?.get(judgeKey(o.item_hash, o.arm_id, o.role));
+      // held only where a judge score will be compared with them: one array per observation adds up
+      if (j) progScores = [...scores];
+      else if (keepScores) progScores = scores;
       if (j) {
         compositeNoJudge = compositeQuality(scores, judgeWeight);
         scores.push(j);
@@ -72,18 +76,10 @@ export function scoreCallType(p: {
       if (composite.quality !== null) anyScored = true;
       if (o.instrument === 'replay') anyScored = true; // priced evidence: the report is not empty
     }
-    scored.set(`${o.item_hash}|${o.arm_id}|${o.role}`, {
-      obs: o,
-      id,
-      composite,
-      compositeNoJudge,
-      scores: progScores,
-    });
+    scored.add({ obs: o, id, composite, compositeNoJudge, scores: progScores });
   }
-  const instrumentOf = new Map<string, Observation['instrument']>();
-  for (const s of scored.values()) instrumentOf.set(s.id, s.obs.instrument);
   const byArm = new Map<string, ScoredObs[]>();
-  for (const s of scored.values()) {
+  for (const s of scored.all) {
     const k = `${s.obs.arm_id}|${s.obs.role}`;
     const list = byArm.get(k);
     if (list) list.push(s);
@@ -93,7 +89,7 @@ export function scoreCallType(p: {
     byArm.get(`${armId}|${role}`) ?? [];
   // judge agreement with programmatic / first-party scores on the same outputs (pointwise)
   const agreement: [string, string][] = [];
-  for (const s of scored.values()) {
+  for (const s of scored.all) {
     const j = judgeScores?.get(judgeKey(s.obs.item_hash, s.obs.arm_id, s.obs.role));
     const prog = s.compositeNoJudge?.quality ?? null;
     if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null)) {
@@ -108,17 +104,17 @@ export function scoreCallType(p: {
     }
   }
   let aaCalls = 0;
-  for (const s of scored.values()) if (s.obs.role === 'incumbent_aa') aaCalls++;
+  for (const s of scored.all) if (s.obs.role === 'incumbent_aa') aaCalls++;
 
   // 4. A-A noise floor
   const aaDiffs: number[] = [];
-  for (const s of scored.values()) {
+  for (const s of scored.all) {
     if (s.obs.role !== 'incumbent_aa' || s.composite?.quality == null) continue;
-    const first = scored.get(`${s.obs.item_hash}|${spec.incumbent.id}|incumbent`);
+    const first = scored.get(s.obs.item_hash, spec.incumbent.id, 'incumbent');
     // the judge does not grade A-A second calls: compare like with like (no judge on either side)
     const ref = s.composite === s.compositeNoJudge ? first?.compositeNoJudge : first?.composite;
     if (ref?.quality != null) aaDiffs.push(s.composite.quality - ref.quality);
   }
   const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
-  return { scored, instrumentOf, armObs, agreement, agreementRows, aaCalls, anyScored, aaDiffs, aaSd };
+  return { scored, armObs, agreement, agreementRows, aaCalls, anyScored, aaDiffs, aaSd };
 }

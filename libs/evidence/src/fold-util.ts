@@ -2,17 +2,41 @@
 import type { CostBasis, ShareValue } from '@shadowplane/contracts';
 import type { Composite, ScoreResult } from '@shadowplane/scoring';
 import { quantileType7, wilsonInterval } from '@shadowplane/stats';
-import type { Observation } from '@shadowplane/contracts';
+import type { FoldObs } from './obs-table.js';
 
 /** One de-duplicated observation of an admitted item, with its composites. */
 export interface ScoredObs {
-  obs: Observation;
+  obs: FoldObs;
   id: string;
   composite: Composite | null;
   /** the composite without judge scores (differs only when a judge score exists) */
   compositeNoJudge: Composite | null;
   /** the programmatic and first-party scores (no judge), for pairwise judge composites */
   scores: ScoreResult[];
+}
+
+/**
+ * The scored observations of one call type: in scoring order (`all`), and found by (item_hash,
+ * arm, role). Held as one map per arm and role keyed by the item_hash string the observation
+ * already holds: ~300k `item|arm|role` key strings were ~30 MB. Keys are unique (stage 1 de-duplicates).
+ */
+export class ScoredIndex {
+  readonly all: ScoredObs[] = [];
+  private readonly by = new Map<string, Map<string, ScoredObs>>();
+
+  /** Adds `s` under its observation's item_hash, arm and role. */
+  add(s: ScoredObs): void {
+    this.all.push(s);
+    const k = `${s.obs.arm_id}|${s.obs.role}`;
+    let m = this.by.get(k);
+    if (!m) this.by.set(k, (m = new Map()));
+    m.set(s.obs.item_hash, s);
+  }
+
+  /** The scored observation of item `itemHash` on arm `armId` in role `role`, if any. */
+  get(itemHash: string, armId: string, role: string): ScoredObs | undefined {
+    return this.by.get(`${armId}|${role}`)?.get(itemHash);
+  }
 }
 
 const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
@@ -22,6 +46,34 @@ export function byKey<T>(xs: readonly T[], key: (x: T) => string): T[] {
   const decorated = xs.map((x) => [key(x), x] as const);
   decorated.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   return decorated.map((d) => d[1]);
+}
+
+/**
+ * Compares `a.join('|')` with `b.join('|')` in code-unit order (as `<` on the joined strings)
+ * without building them: −1, 0 or 1.
+ */
+export function cmpJoined(a: readonly string[], b: readonly string[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x === y) continue;
+    const m = Math.min(x.length, y.length);
+    for (let k = 0; k < m; k++) {
+      const d = x.charCodeAt(k) - y.charCodeAt(k);
+      if (d !== 0) return d < 0 ? -1 : 1;
+    }
+    // one field is a prefix of the other: what follows it in the joined string decides; when
+    // that is a '|' on both sides the rare case is settled on the joined strings themselves
+    const xn = x.length > m ? x.charCodeAt(m) : i + 1 < a.length ? 124 : -1;
+    const yn = y.length > m ? y.charCodeAt(m) : i + 1 < b.length ? 124 : -1;
+    if (xn !== yn) return xn < yn ? -1 : 1;
+    const ja = a.join('|');
+    const jb = b.join('|');
+    return ja < jb ? -1 : ja > jb ? 1 : 0;
+  }
+  if (a.length === b.length) return 0;
+  return a.length < b.length ? -1 : 1;
 }
 
 /** A share with its 95% Wilson interval (null share when `of` is 0). */

@@ -27,7 +27,6 @@ import {
   type DatasetCard,
   type JudgeSummary,
   type ObsMessage,
-  type Observation,
   type Report,
   type RunRecord,
   type RunSpend,
@@ -49,6 +48,7 @@ import { datasetCard, describe, frontierOf } from './fold-frontier.js';
 import { admitItems } from './fold-items.js';
 import { pairCandidate } from './fold-pairs.js';
 import { partitionMessages } from './fold-partition.js';
+import type { ObsTable } from './obs-table.js';
 import { scoreCallType } from './fold-score.js';
 import { appendAll, inc, sortRecord } from './fold-util.js';
 
@@ -73,6 +73,12 @@ export interface FoldInput {
   campaign: FoldCampaign;
   /** every OBS message of the campaign (observations with `output_text` where available), any order */
   messages: readonly ObsMessage[];
+  /**
+   * observations already held as columns (the offline fold adds each line as it reads it, and
+   * keeps no message objects); the observations among `messages` are added to it. Rows of other
+   * campaigns are left out, as such messages are.
+   */
+  observations?: ObsTable;
   /** true for an on-demand report of a running campaign */
   provisional: boolean;
   /** optional LLM-judge scores keyed by {@link judgeKey}; weight from the spec's llm_judge scorer */
@@ -129,8 +135,9 @@ export function foldReport(input: FoldInput): FoldResult {
   const judgeWeight = judgeSpec && judgeSpec.kind === 'llm_judge' ? judgeSpec.weight : 0.5;
 
   // 1. partition and de-duplicate (order-independent)
-  const { withIds, obsRawCount, obs, evs, outcomes, verdicts, ji, judgeScores, judgeFamily, armFamilies, outcomesFor } =
-    partitionMessages(cid, spec.incumbent.id, input.messages, input);
+  const messagesIn = input.messages.length + (input.observations?.length ?? 0);
+  const { table, rawRows, obs, evs, outcomes, verdicts, ji, judgeScores, judgeFamily, armFamilies, outcomesFor } =
+    partitionMessages(cid, spec.incumbent.id, input.messages, { ...input, table: input.observations });
   const agreementAll: [string, string][] = [];
   // the same agreement with the verdict each judge label came from, for offline verification
   const agreementRows: JudgeAgreementRow[] = [];
@@ -164,8 +171,9 @@ export function foldReport(input: FoldInput): FoldResult {
     if (exclusions.length > 0) anyRefused = true;
 
     // 3-4. scoring, pointwise judge agreement, A-A noise floor
-    const sc = scoreCallType({ ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight });
-    const { scored, instrumentOf, agreement } = sc;
+    const keepScores = ji.pairwise.size > 0;
+    const sc = scoreCallType({ ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight, keepScores });
+    const { scored, agreement } = sc;
     if (sc.anyScored) anyScored = true;
     appendAll(agreementRows, sc.agreementRows);
     aaParts.push({ call_type: ct, diffs: sc.aaDiffs, sd: sc.aaSd });
@@ -191,7 +199,6 @@ export function foldReport(input: FoldInput): FoldResult {
         cand,
         admitted,
         scored,
-        instrumentOf,
         seenItems,
         weight,
         clusterOf,
@@ -261,8 +268,13 @@ export function foldReport(input: FoldInput): FoldResult {
     verdictText.push(
       describe(t.ct, spec.incumbent.id, t.cmp, spec.margins.noninferiority_pp, t.judge?.kappa ? t.judge : reportJudge),
     );
-  const starts = obs.map((x) => x.o.started_at).sort();
-  const ends = obs.map((x) => x.o.ended_at).sort();
+  // the window: earliest start, latest end (code-unit order, as a sort would give)
+  let firstStart: string | null = null;
+  let lastEnd: string | null = null;
+  for (const { o } of obs) {
+    if (firstStart === null || o.started_at < firstStart) firstStart = o.started_at;
+    if (lastEnd === null || o.ended_at > lastEnd) lastEnd = o.ended_at;
+  }
   const body: Report = {
     schema: 'shadow.report/v1',
     provisional,
@@ -291,10 +303,10 @@ export function foldReport(input: FoldInput): FoldResult {
     campaign_id: cid,
     campaign_state: campaign.state ?? null,
     provisional,
-    window: { first_started_at: starts[0] ?? null, last_ended_at: ends[ends.length - 1] ?? null },
-    counts: { messages_in: input.messages.length, superseded_observations: obsRawCount - obs.length },
+    window: { first_started_at: firstStart, last_ended_at: lastEnd },
+    counts: { messages_in: messagesIn, superseded_observations: rawRows.length - obs.length },
     call_types: runTimes,
-    spend: runSpend(withIds, verdicts),
+    spend: runSpend(table, rawRows, verdicts),
   };
   const runPlain = JSON.parse(canonicalJson(runBody)) as RunRecord;
   const runRecordId = fastContentHash(runPlain);
@@ -325,15 +337,18 @@ export function foldReport(input: FoldInput): FoldResult {
 
 /** Σ charged_micro_usd over distinct observations (by id), split by arm; the judge's verdicts apart (see RunSpend). */
 function runSpend(
-  withIds: { o: Observation; id: string }[],
+  table: ObsTable,
+  rows: readonly number[],
   verdicts: readonly { charged_micro_usd: number }[],
 ): RunSpend {
   const seen = new Set<string>();
   const byArm: Record<string, number> = {};
   let total = 0;
-  for (const { o, id } of withIds) {
+  for (const r of rows) {
+    const id = table.id(r);
     if (seen.has(id)) continue;
     seen.add(id);
+    const o = table.row(r);
     total += o.charged_micro_usd;
     inc(byArm, o.role === 'incumbent_aa' ? `${o.arm_id}:aa` : o.arm_id, o.charged_micro_usd);
   }

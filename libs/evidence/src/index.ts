@@ -18,6 +18,8 @@ export type { VerifyResult, BundleProblem } from './verify.js';
 export { clusterBySimhash, hammingDistance64, NEAR_DUPLICATE_HAMMING_BITS, NEAR_DUPLICATE_METHOD } from './clusters.js';
 export { obsInterner } from './obs-intern.js';
 export type { ObsInterner } from './obs-intern.js';
+export { ObsTable } from './obs-table.js';
+export type { FoldObs, FoldUsage, FoldCost } from './obs-table.js';
 export { fastCanonicalJson, fastContentHash, writeCanonicalJson } from './canonical-fast.js';
 export { compareModeMessages } from './compare-mode.js';
 export type { CompareModeInput, CompareModeResult } from './compare-mode.js';

@@ -2,8 +2,8 @@ import { closeSync, createReadStream, openSync, readFileSync, writeFileSync, wri
 import { createInterface } from 'node:readline';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { Campaign, CampaignSpec, ObsMessage, StoredCampaignSpec, type Observation } from '@shadowplane/contracts';
-import { foldReport, obsInterner, writeCanonicalJson, type FoldResult } from '@shadowplane/evidence';
+import { Campaign, CampaignSpec, ObsMessage, StoredCampaignSpec } from '@shadowplane/contracts';
+import { ObsTable, foldReport, writeCanonicalJson, type FoldObs, type FoldResult } from '@shadowplane/evidence';
 import { renderReportHtml } from '@shadowplane/reports';
 
 /**
@@ -12,7 +12,7 @@ import { renderReportHtml } from '@shadowplane/reports';
  * observations, every other field at its CampaignSpec default; max_cost_usd is what the
  * observations were charged (Σ charged_micro_usd, rounded up to a cent). The report names it.
  */
-export function specFromObservations(obs: Observation[]): CampaignSpec {
+export function specFromObservations(obs: readonly FoldObs[]): CampaignSpec {
   const arm = (role: string) =>
     [
       ...new Map(
@@ -38,19 +38,24 @@ export function specFromObservations(obs: Observation[]): CampaignSpec {
   });
 }
 
-/** Outcome of {@link readObsFile}: the messages, or the error line and the exit code (65 bad data, 66 unreadable). */
-export type ReadObsResult = { ok: true; messages: ObsMessage[] } | { ok: false; exitCode: 65 | 66; error: string };
+/**
+ * Outcome of {@link readObsFile}: the observations (as columns) and the other messages, or the
+ * error line and the exit code (65 bad data, 66 unreadable).
+ */
+export type ReadObsResult =
+  { ok: true; observations: ObsTable; messages: ObsMessage[] } | { ok: false; exitCode: 65 | 66; error: string };
 
 /**
  * Reads an exported observations file as a stream, one line at a time (the file is never one
  * string), validating each non-blank line as an OBS message with the contracts schema (the same
- * strictness as the verdict service), sharing repeated values among the messages read (obsInterner). Stops at the first bad line: `FILE:LINE: not JSON: ...` or
+ * strictness as the verdict service). Each observation goes into an ObsTable as it is read (compact columns; the
+ * parsed object is dropped at once), the other messages into a list. Stops at the first bad line: `FILE:LINE: not JSON: ...` or
  * `FILE:LINE: not an OBS message: <first 3 issues>` (exit code 65); `cannot read FILE` (66).
  */
 export async function readObsFile(file: string): Promise<ReadObsResult> {
   const messages: ObsMessage[] = [];
-  // lines repeat ids, names and timestamps: hold each distinct value once (libs/evidence obs-intern.ts)
-  const intern = obsInterner();
+  // hundreds of thousands of observations: held as columns, not as parsed objects (obs-table.ts)
+  const observations = new ObsTable();
   let lineNo = 0;
   try {
     const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
@@ -74,12 +79,13 @@ export async function readObsFile(file: string): Promise<ReadObsResult> {
           .join('; ');
         return { ok: false, exitCode: 65, error: `${file}:${lineNo}: not an OBS message: ${issues}` };
       }
-      messages.push(intern(r.data));
+      if (r.data.schema === 'shadow.observation/v1') observations.add(r.data);
+      else messages.push(r.data);
     }
   } catch (e) {
     return { ok: false, exitCode: 66, error: `cannot read ${file}: ${(e as Error).message}` };
   }
-  return { ok: true, messages };
+  return { ok: true, observations, messages };
 }
 
 /** Writes `v` as canonical JSON to `path` in chunks (a bundle of hundreds of MB is never one string). */
@@ -169,10 +175,9 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
     process.stderr.write(`shadowplane fold: ${read.error}\n`);
     return read.exitCode;
   }
-  const messages = read.messages;
-  const obs = messages.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
+  const { messages, observations } = read;
   let spec: CampaignSpec;
-  let campaignId = o.campaignId ?? obs[0]?.campaign_id;
+  let campaignId = o.campaignId ?? (observations.length > 0 ? observations.row(0).campaign_id : undefined);
   let runIndex = o.runIndex ? Number(o.runIndex) : undefined;
   let state: string | null = null;
   try {
@@ -187,7 +192,7 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
         runIndex ??= asCampaign.data.run_index;
         state = asCampaign.data.state;
       } else spec = StoredCampaignSpec.parse(doc);
-    } else spec = specFromObservations(obs);
+    } else spec = specFromObservations(Array.from({ length: observations.length }, (_, r) => observations.row(r)));
   } catch (e) {
     process.stderr.write(`shadowplane fold: bad spec: ${(e as Error).message}\n`);
     return 64;
@@ -204,6 +209,7 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
     return foldReport({
       campaign: { campaign_id: campaignId, spec, run_index: runIndex ?? 1, state },
       messages,
+      observations,
       provisional: o.provisional,
     });
   } catch (e) {

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { ObsMessage, type Observation } from '@shadowplane/contracts';
+import { synthCampaign, synthEvent, synthSpec } from '@shadowplane/testkit';
+import { foldReport, observationId } from './fold.js';
+import { cmpJoined } from './fold-util.js';
+import { ObsTable } from './obs-table.js';
+
+const reparsed = (msgs: readonly ObsMessage[]): ObsMessage[] =>
+  msgs.map((m) => ObsMessage.parse(JSON.parse(JSON.stringify(m))));
+const FIELDS = [
+  'campaign_id',
+  'item_hash',
+  'call_type',
+  'arm_id',
+  'role',
+  'instrument',
+  'envelope_id',
+  'provider',
+  'model',
+  'started_at',
+  'ended_at',
+  'start_skew_ms',
+  'attempts',
+  'status',
+  'error_class',
+  'latency_ms',
+  'ttft_ms',
+  'charged_micro_usd',
+  'abandoned',
+  'output_text',
+  'prompt_simhash',
+  'traffic_class',
+  'expectations',
+] as const;
+const isObs = (m: ObsMessage): m is Observation => m.schema === 'shadow.observation/v1';
+
+describe('ObsTable', () => {
+  const cid = 'cmp_tabletabletable01';
+  const msgs = [...synthCampaign(cid, 40, 0.9, { a: 'same', b: 0.7 }), synthEvent(cid, 3, 'duplicate', null)];
+
+  it('gives back every field the fold reads, valued as in the message, and the lineage id', () => {
+    const t = new ObsTable();
+    const obs = reparsed(msgs).filter(isObs);
+    // nulls, an absent output, a cost reason and an error: each column's null/absent case
+    obs[1] = {
+      ...obs[1]!,
+      status: 'error',
+      error_class: 'hang_timeout',
+      latency_ms: null,
+      ttft_ms: null,
+      output_text: null,
+      usage: { ...obs[1]!.usage, input_tokens: null, output_tokens: 0 },
+      cost: { usd: null, micro_usd: null, basis: null, reason: 'provider_zero_with_billed_tokens' },
+    };
+    for (const o of obs) t.add(o);
+    expect(t.length).toBe(obs.length);
+    obs.forEach((o, r) => {
+      const v = t.row(r);
+      const { usage, cost } = o;
+      const got = Object.fromEntries(FIELDS.map((k) => [k, v[k]]));
+      const want = Object.fromEntries(FIELDS.map((k) => [k, k === 'output_text' ? (o.output_text ?? null) : o[k]]));
+      expect(got).toEqual(want);
+      const { raw: _raw, ...u } = usage;
+      expect(v.usage).toEqual(u);
+      expect(v.cost).toEqual({ usd: cost.usd, basis: cost.basis, ...(cost.reason ? { reason: cost.reason } : {}) });
+      expect(t.id(r)).toBe(observationId(o));
+    });
+    // an item's arms share one frozen expectation list
+    expect(Object.is(t.row(0).expectations, t.row(1).expectations)).toBe(true);
+    expect(Object.isFrozen(t.row(0).expectations)).toBe(true);
+    expect(t.rowsOf(cid)).toEqual(obs.map((_, r) => r));
+    expect(t.rowsOf('cmp_othercampaign0001')).toEqual([]);
+  });
+
+  it('folds to the same report and bundle bytes whether the observations come as messages or as a table', () => {
+    const spec = synthSpec(['a', 'b']);
+    const campaign = { campaign_id: cid, spec, run_index: 1 };
+    const asMessages = foldReport({ campaign, messages: reparsed(msgs), provisional: false });
+    const observations = new ObsTable();
+    const rest: ObsMessage[] = [];
+    for (const m of reparsed(msgs))
+      if (isObs(m)) observations.add(m);
+      else rest.push(m);
+    const asTable = foldReport({ campaign, messages: rest, observations, provisional: false });
+    expect(asTable.reportJson).toBe(asMessages.reportJson);
+    expect(asTable.runRecordJson).toBe(asMessages.runRecordJson);
+    expect(asTable.bundle.bundle_hash).toBe(asMessages.bundle.bundle_hash);
+  });
+});
+
+describe('cmpJoined', () => {
+  it("orders tuples as their '|'-joined strings do, prefixes included", () => {
+    const cases: [string[], string[]][] = [
+      [
+        ['a', 'x'],
+        ['ab', 'y'],
+      ],
+      [
+        ['ab', 'y'],
+        ['a', 'x'],
+      ],
+      [['a'], ['a', 'b']],
+      [
+        ['a|', 'b'],
+        ['a', '|b'],
+      ],
+      [
+        ['a', '}'],
+        ['a}', 'x'],
+      ],
+      [
+        ['same', 'same'],
+        ['same', 'same'],
+      ],
+      [
+        ['2026-01-01T00:00:00Z', 'e'],
+        ['2026-01-01T00:00:00.5Z', 'e'],
+      ],
+    ];
+    for (const [a, b] of cases) {
+      const ja = a.join('|');
+      const jb = b.join('|');
+      expect(cmpJoined(a, b)).toBe(ja < jb ? -1 : ja > jb ? 1 : 0);
+    }
+  });
+});

@@ -1,0 +1,331 @@
+/**
+ * Observations held as compact columns for the fold (the offline fold reads hundreds of
+ * thousands). A parsed observation is an object graph of ~600 bytes even with its repeated
+ * strings shared; a row here is ~160 bytes of typed arrays (strings as ids into one pool of
+ * distinct values, numbers as float64 with NaN for null) plus its lineage id and output text.
+ * Only the fields the fold reads are kept; the lineage id is computed from the whole observation
+ * when it is added, so it is the same id as {@link observationId} of the message.
+ *
+ * The fold stages read rows through {@link FoldObs} views: same field names and values as the
+ * observation, built from the columns on access.
+ */
+import type { Observation } from '@shadowplane/contracts';
+import { observationId } from './fold-ids.js';
+
+/** The usage fields the fold reads (token counts, null when not reported). */
+export type FoldUsage = Omit<Observation['usage'], 'raw'>;
+/** The cost fields the fold reads. */
+export type FoldCost = Pick<Observation['cost'], 'usd' | 'basis' | 'reason'>;
+
+/** What the fold reads of an observation: the fields it uses, valued as in the message. */
+export interface FoldObs {
+  readonly campaign_id: string;
+  readonly item_hash: string;
+  readonly call_type: string;
+  readonly arm_id: string;
+  readonly role: Observation['role'];
+  readonly instrument: Observation['instrument'];
+  readonly envelope_id: string;
+  readonly provider: string;
+  readonly model: string;
+  readonly started_at: string;
+  readonly ended_at: string;
+  readonly start_skew_ms: number;
+  readonly attempts: number;
+  readonly status: Observation['status'];
+  readonly error_class: Observation['error_class'];
+  readonly latency_ms: number | null;
+  readonly ttft_ms: number | null;
+  readonly usage: FoldUsage;
+  readonly cost: FoldCost;
+  readonly charged_micro_usd: number;
+  readonly abandoned: boolean;
+  readonly output_text: string | null;
+  readonly prompt_simhash: string;
+  readonly traffic_class: Observation['traffic_class'];
+  readonly expectations: Observation['expectations'];
+}
+
+const STR = [
+  'campaign_id',
+  'item_hash',
+  'call_type',
+  'arm_id',
+  'role',
+  'instrument',
+  'envelope_id',
+  'provider',
+  'model',
+  'started_at',
+  'ended_at',
+  'status',
+  'error_class',
+  'basis',
+  'reason',
+  'prompt_simhash',
+  'traffic_class',
+  'expectations',
+] as const;
+const NUM = [
+  'start_skew_ms',
+  'attempts',
+  'latency_ms',
+  'ttft_ms',
+  'usd',
+  'input_tokens',
+  'cache_read_input_tokens',
+  'cache_creation_input_tokens',
+  'output_tokens',
+  'reasoning_output_tokens',
+  'charged_micro_usd',
+] as const;
+type StrCol = (typeof STR)[number];
+type NumCol = (typeof NUM)[number];
+
+/** Expectation lists whose JSON is longer are not shared: their key would cost as much as the list. */
+const MAX_SHARED_LIST_JSON = 1024;
+
+/**
+ * A growing column store of observations. `add` each observation as it is read (the message can
+ * then be dropped); `row(r)` gives a {@link FoldObs} view of row r. Rows are never changed.
+ */
+export class ObsTable {
+  /** rows held */
+  length = 0;
+  /** @internal string columns: ids into `pool`, -1 for null/absent */
+  readonly s = {} as Record<StrCol, Int32Array>;
+  /** @internal number columns, NaN for null */
+  readonly n = {} as Record<NumCol, Float64Array>;
+  /** @internal */
+  abandoned = new Uint8Array(0);
+  /** @internal lineage id of each row */
+  readonly ids: string[] = [];
+  /** @internal output text of each row (null when absent) */
+  readonly outputs: (string | null)[] = [];
+  /** @internal distinct strings and expectation lists, by id */
+  readonly pool: unknown[] = [];
+  private readonly poolIdx = new Map<string, number>();
+  private readonly listIdx = new Map<string, number>();
+  private cap = 0;
+
+  constructor() {
+    this.grow(1024);
+  }
+
+  /**
+   * Adds an observation (validated by the contracts schema); `id` is its lineage id when already
+   * known, else computed ({@link observationId}). Returns its row number.
+   */
+  add(o: Observation, id: string = observationId(o)): number {
+    if (this.length === this.cap) this.grow(Math.ceil(this.cap * 1.5));
+    const r = this.length++;
+    const s = this.s;
+    const str = (v: string | null | undefined): number => (v === null || v === undefined ? -1 : this.str(v));
+    s.campaign_id[r] = str(o.campaign_id);
+    s.item_hash[r] = str(o.item_hash);
+    s.call_type[r] = str(o.call_type);
+    s.arm_id[r] = str(o.arm_id);
+    s.role[r] = str(o.role);
+    s.instrument[r] = str(o.instrument);
+    s.envelope_id[r] = str(o.envelope_id);
+    s.provider[r] = str(o.provider);
+    s.model[r] = str(o.model);
+    s.started_at[r] = str(o.started_at);
+    s.ended_at[r] = str(o.ended_at);
+    s.status[r] = str(o.status);
+    s.error_class[r] = str(o.error_class);
+    s.basis[r] = str(o.cost.basis);
+    s.reason[r] = str(o.cost.reason);
+    s.prompt_simhash[r] = str(o.prompt_simhash);
+    s.traffic_class[r] = str(o.traffic_class);
+    s.expectations[r] = this.list(o.expectations);
+    const n = this.n;
+    const num = (v: number | null): number => (v === null ? NaN : v);
+    n.start_skew_ms[r] = o.start_skew_ms;
+    n.attempts[r] = o.attempts;
+    n.latency_ms[r] = num(o.latency_ms);
+    n.ttft_ms[r] = num(o.ttft_ms);
+    n.usd[r] = num(o.cost.usd);
+    const u = o.usage;
+    n.input_tokens[r] = num(u.input_tokens);
+    n.cache_read_input_tokens[r] = num(u.cache_read_input_tokens);
+    n.cache_creation_input_tokens[r] = num(u.cache_creation_input_tokens);
+    n.output_tokens[r] = num(u.output_tokens);
+    n.reasoning_output_tokens[r] = num(u.reasoning_output_tokens);
+    n.charged_micro_usd[r] = o.charged_micro_usd;
+    this.abandoned[r] = o.abandoned ? 1 : 0;
+    this.ids.push(id);
+    this.outputs.push(o.output_text ?? null);
+    return r;
+  }
+
+  /** A view of row `r` (0 ≤ r < length): the observation's fields as the fold reads them. */
+  row(r: number): FoldObs {
+    return new ObsRow(this, r);
+  }
+
+  /** The rows of campaign `cid`, in the order they were added. */
+  rowsOf(cid: string): number[] {
+    const out: number[] = [];
+    const c = this.poolIdx.get(cid);
+    if (c === undefined) return out;
+    const col = this.s.campaign_id;
+    for (let r = 0; r < this.length; r++) if (col[r] === c) out.push(r);
+    return out;
+  }
+
+  /** The lineage id of row `r`. */
+  id(r: number): string {
+    return this.ids[r]!;
+  }
+
+  /** @internal the pool id of string `v` (added when new) */
+  str(v: string): number {
+    const hit = this.poolIdx.get(v);
+    if (hit !== undefined) return hit;
+    this.pool.push(v);
+    this.poolIdx.set(v, this.pool.length - 1);
+    return this.pool.length - 1;
+  }
+
+  private list(xs: Observation['expectations']): number {
+    const key = JSON.stringify(xs);
+    const shared = key.length <= MAX_SHARED_LIST_JSON;
+    if (shared) {
+      const hit = this.listIdx.get(key);
+      if (hit !== undefined) return hit;
+    }
+    // frozen: the fold never writes to its input, and rows share the list
+    this.pool.push(deepFreeze(structuredClone(xs)));
+    if (shared) this.listIdx.set(key, this.pool.length - 1);
+    return this.pool.length - 1;
+  }
+
+  private grow(cap: number): void {
+    for (const k of STR) {
+      const a = new Int32Array(cap);
+      if (this.s[k]) a.set(this.s[k]);
+      this.s[k] = a;
+    }
+    for (const k of NUM) {
+      const a = new Float64Array(cap);
+      if (this.n[k]) a.set(this.n[k]);
+      this.n[k] = a;
+    }
+    const b = new Uint8Array(cap);
+    b.set(this.abandoned);
+    this.abandoned = b;
+    this.cap = cap;
+  }
+}
+
+/** A row of an {@link ObsTable} read as a {@link FoldObs}. */
+class ObsRow implements FoldObs {
+  constructor(
+    private readonly t: ObsTable,
+    private readonly r: number,
+  ) {}
+  private str(k: StrCol): string {
+    return this.t.pool[this.t.s[k][this.r]!] as string;
+  }
+  private strOrNull(k: StrCol): string | null {
+    const i = this.t.s[k][this.r]!;
+    return i < 0 ? null : (this.t.pool[i] as string);
+  }
+  private num(k: NumCol): number | null {
+    const v = this.t.n[k][this.r]!;
+    return Number.isNaN(v) ? null : v;
+  }
+  get campaign_id(): string {
+    return this.str('campaign_id');
+  }
+  get item_hash(): string {
+    return this.str('item_hash');
+  }
+  get call_type(): string {
+    return this.str('call_type');
+  }
+  get arm_id(): string {
+    return this.str('arm_id');
+  }
+  get role(): Observation['role'] {
+    return this.str('role') as Observation['role'];
+  }
+  get instrument(): Observation['instrument'] {
+    return this.str('instrument') as Observation['instrument'];
+  }
+  get envelope_id(): string {
+    return this.str('envelope_id');
+  }
+  get provider(): string {
+    return this.str('provider');
+  }
+  get model(): string {
+    return this.str('model');
+  }
+  get started_at(): string {
+    return this.str('started_at');
+  }
+  get ended_at(): string {
+    return this.str('ended_at');
+  }
+  get start_skew_ms(): number {
+    return this.t.n.start_skew_ms[this.r]!;
+  }
+  get attempts(): number {
+    return this.t.n.attempts[this.r]!;
+  }
+  get status(): Observation['status'] {
+    return this.str('status') as Observation['status'];
+  }
+  get error_class(): Observation['error_class'] {
+    return this.strOrNull('error_class') as Observation['error_class'];
+  }
+  get latency_ms(): number | null {
+    return this.num('latency_ms');
+  }
+  get ttft_ms(): number | null {
+    return this.num('ttft_ms');
+  }
+  get usage(): FoldUsage {
+    return {
+      input_tokens: this.num('input_tokens'),
+      cache_read_input_tokens: this.num('cache_read_input_tokens'),
+      cache_creation_input_tokens: this.num('cache_creation_input_tokens'),
+      output_tokens: this.num('output_tokens'),
+      reasoning_output_tokens: this.num('reasoning_output_tokens'),
+    };
+  }
+  get cost(): FoldCost {
+    const reason = this.strOrNull('reason');
+    const c: FoldCost = { usd: this.num('usd'), basis: this.strOrNull('basis') as FoldCost['basis'] };
+    if (reason !== null) c.reason = reason;
+    return c;
+  }
+  get charged_micro_usd(): number {
+    return this.t.n.charged_micro_usd[this.r]!;
+  }
+  get abandoned(): boolean {
+    return this.t.abandoned[this.r] === 1;
+  }
+  get output_text(): string | null {
+    return this.t.outputs[this.r]!;
+  }
+  get prompt_simhash(): string {
+    return this.str('prompt_simhash');
+  }
+  get traffic_class(): Observation['traffic_class'] {
+    return this.str('traffic_class') as Observation['traffic_class'];
+  }
+  get expectations(): Observation['expectations'] {
+    return this.t.pool[this.t.s.expectations[this.r]!] as Observation['expectations'];
+  }
+}
+
+function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
