@@ -17,12 +17,12 @@ import {
   startRig,
   waitFor,
   type Rig,
+  largeMediumArms,
 } from './harness.js';
 
 // The budget cap on a real 3-node JetStream cluster (three nats-servers routed on loopback, R3
 // everywhere): two worker processes run a campaign whose budget runs out, while the leader of a
 // stream is killed and restarted. Every revision of the ledger is watched.
-const card = (input: number, output: number) => ({ input, cached_input: input / 2, output });
 const limits = { first_byte_timeout_ms: 5000, stall_timeout_ms: 5000, max_retries: 1, concurrency: 64 };
 const N = 48;
 
@@ -60,24 +60,7 @@ describe('budget cap on a replicated 3-node NATS cluster', () => {
         name: `cluster ${victim}`,
         suite,
         call_types: ['qa'],
-        incumbent: {
-          id: 'large',
-          provider: 'simopenai',
-          model: 'sim-large',
-          rate_card: card(2.5, 10),
-          max_output_tokens: 100,
-          limits,
-        },
-        candidates: [
-          {
-            id: 'medium',
-            provider: 'simanthropic',
-            model: 'sim-medium',
-            rate_card: card(0.4, 1.6),
-            max_output_tokens: 100,
-            limits,
-          },
-        ],
+        ...largeMediumArms({ limits }),
         max_items: N,
         max_cost_usd: 0.03,
         aa_share: 0,

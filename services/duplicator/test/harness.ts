@@ -285,6 +285,32 @@ export async function spawnWorker(
   return { child, workerId };
 }
 
+/** A sim rate card in USD per million tokens, cached input at half the input price. */
+export const simCard = (input: number, output: number) => ({ input, cached_input: input / 2, output });
+
+/**
+ * The incumbent and candidate of the crash, recovery and cluster tests: `large` (sim-large on
+ * simopenai, $2.5/$10 per M) against `medium` (sim-medium, $0.4/$1.6 per M), 100 output tokens each.
+ * @param o.limits per-arm limits for both arms (absent: the defaults)
+ * @param o.candidateProvider the candidate's provider (default simanthropic, a second wire API)
+ */
+export function largeMediumArms(
+  o: { limits?: CampaignSpecInput['incumbent']['limits']; candidateProvider?: string } = {},
+): Pick<CampaignSpecInput, 'incumbent' | 'candidates'> {
+  const arm = (id: string, provider: string, model: string, card: { input: number; output: number }) => ({
+    id,
+    provider,
+    model,
+    rate_card: simCard(card.input, card.output),
+    max_output_tokens: 100,
+    ...(o.limits ? { limits: o.limits } : {}),
+  });
+  return {
+    incumbent: arm('large', 'simopenai', 'sim-large', { input: 2.5, output: 10 }),
+    candidates: [arm('medium', o.candidateProvider ?? 'simanthropic', 'sim-medium', { input: 0.4, output: 1.6 })],
+  };
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /**

@@ -15,6 +15,7 @@ import {
   startRig,
   waitFor,
   type Rig,
+  largeMediumArms,
 } from './harness.js';
 import { JudgeCallRecord } from '../src/judge-record.js';
 
@@ -60,21 +61,11 @@ describe('judge crash safety: kill -9 a worker during a judge call', () => {
 
   it('ends every item with a verdict: the lost judge call charged its bound and named, nothing re-called or left reserved', async () => {
     const N = 6;
-    const card = (input: number, output: number) => ({ input, cached_input: input / 2, output });
     const { id } = await launchCampaign(rig.bus, {
       name: 'judge-crash',
       suite: 'jcr',
       call_types: ['chat'],
-      incumbent: {
-        id: 'large',
-        provider: 'simopenai',
-        model: 'sim-large',
-        rate_card: card(2.5, 10),
-        max_output_tokens: 100,
-      },
-      candidates: [
-        { id: 'medium', provider: 'simopenai', model: 'sim-medium', rate_card: card(0.4, 1.6), max_output_tokens: 100 },
-      ],
+      ...largeMediumArms({ candidateProvider: 'simopenai' }),
       max_items: N,
       max_cost_usd: 5,
       aa_share: 0,

@@ -16,12 +16,12 @@ import {
   startRig,
   waitFor,
   type Rig,
+  largeMediumArms,
 } from './harness.js';
 
 // A campaign leaves `running` while its arms are in flight, every worker is killed (-9), and a
 // replacement starts: whatever the state, the replacement recovers what the dead held — lost arms
 // charged their upper bound, finished arms settled and published — and nothing stays reserved.
-const card = (input: number, output: number) => ({ input, cached_input: input / 2, output });
 const limits = { first_byte_timeout_ms: 5000, stall_timeout_ms: 5000, max_retries: 0, concurrency: 64 };
 
 describe('recovery of arms lost in flight, in every campaign state', () => {
@@ -95,24 +95,7 @@ describe('recovery of arms lost in flight, in every campaign state', () => {
         name: `recovery ${target}`,
         suite,
         call_types: ['qa'],
-        incumbent: {
-          id: 'large',
-          provider: 'simopenai',
-          model: 'sim-large',
-          rate_card: card(2.5, 10),
-          max_output_tokens: 100,
-          limits,
-        },
-        candidates: [
-          {
-            id: 'medium',
-            provider: 'simanthropic',
-            model: 'sim-medium',
-            rate_card: card(0.4, 1.6),
-            max_output_tokens: 100,
-            limits,
-          },
-        ],
+        ...largeMediumArms({ limits }),
         max_items: 40,
         // budget_exhausted: room for a few items only, so the refusal comes while arms are in flight
         max_cost_usd: target === 'budget_exhausted' ? 0.012 : 10,
