@@ -87,6 +87,24 @@ describe('shadowplane fold (offline)', () => {
     expect(report.spec.name).toBe('offline fold: spec derived from observations (no pinned spec given)');
     expect(report.spec.candidates.map((c) => c.id)).toEqual(['same', 'worse']);
   });
+  it('without --spec, observations no campaign spec can hold (a 250-character model name) exit 65 naming the field and --spec', async () => {
+    const long = join(dir, 'long-model.jsonl');
+    const model = 'm'.repeat(250);
+    const msgs = synthCampaign(CID, 20, 0.9, { same: 'same' }).map((m) =>
+      m.schema === 'shadow.observation/v1' && m.role === 'incumbent' ? { ...m, model } : m,
+    );
+    writeFileSync(long, msgs.map((m) => JSON.stringify(m)).join('\n') + '\n');
+    const err: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      expect(await main([long])).toBe(65);
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(err.join('')).toMatch(/cannot be read as a campaign spec \(incumbent\.model: .*\); pass .* --spec/);
+    expect(err.join('')).not.toMatch(/bad spec/);
+  });
   it('folds a campaign stored with patterns RE2 refuses: those scores are unscored, neither pass nor fail', async () => {
     // Under JavaScript syntax the lookahead scorer matched every output (a pass) and the hard
     // lookahead expectation matched none (a hard fail); now both give no score, so the verdict is

@@ -11,6 +11,8 @@ import { renderReportHtml } from '@shadowplane/reports';
  * `incumbent` is the incumbent, every `candidate` arm a candidate, call types and suite from the
  * observations, every other field at its CampaignSpec default; max_cost_usd is what the
  * observations were charged (Σ charged_micro_usd, rounded up to a cent). The report names it.
+ * @throws Error when there is no incumbent observation, or a value of the file does not fit a
+ *   campaign spec (e.g. a model name over 200 characters): the message names the field
  */
 export function specFromObservations(obs: readonly FoldObs[]): CampaignSpec {
   const arm = (role: string) =>
@@ -27,7 +29,7 @@ export function specFromObservations(obs: readonly FoldObs[]): CampaignSpec {
   const inc = arm('incumbent')[0];
   if (!inc) throw new Error('no incumbent observation in the file; pass --spec');
   const spent = obs.reduce((a, o) => a + o.charged_micro_usd, 0) / 1e6;
-  return CampaignSpec.parse({
+  const derived = CampaignSpec.safeParse({
     name: 'offline fold: spec derived from observations (no pinned spec given)',
     suite: 'offline',
     call_types: [...new Set(obs.map((o) => o.call_type))].sort(),
@@ -36,6 +38,12 @@ export function specFromObservations(obs: readonly FoldObs[]): CampaignSpec {
     max_cost_usd: Math.max(0.01, Math.ceil(spent * 100) / 100),
     traffic_classes: [...new Set(obs.map((o) => o.traffic_class))].sort(),
   });
+  if (derived.success) return derived.data;
+  // values a campaign spec refuses (a model name over 200 characters, say) came from the file
+  const issue = derived.error.issues[0]!;
+  throw new Error(
+    `the observations cannot be read as a campaign spec (${issue.path.join('.')}: ${issue.message}); pass the run's pinned spec with --spec`,
+  );
 }
 
 /**
@@ -192,7 +200,15 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
         runIndex ??= asCampaign.data.run_index;
         state = asCampaign.data.state;
       } else spec = StoredCampaignSpec.parse(doc);
-    } else spec = specFromObservations(Array.from({ length: observations.length }, (_, r) => observations.row(r)));
+    } else {
+      try {
+        spec = specFromObservations(Array.from({ length: observations.length }, (_, r) => observations.row(r)));
+      } catch (e) {
+        // no spec was given: the data is what cannot be folded (65), not the command line
+        process.stderr.write(`shadowplane fold: ${(e as Error).message}\n`);
+        return 65;
+      }
+    }
   } catch (e) {
     process.stderr.write(`shadowplane fold: bad spec: ${(e as Error).message}\n`);
     return 64;
