@@ -20,8 +20,9 @@ describe('artifacts', () => {
 
   it('round-trips an output, and the stored bytes hold no plaintext', async () => {
     const store = await openObjectStore(bus, bus.names.buckets.artifacts);
+    const to = { bus, bucket: bus.names.buckets.artifacts };
     const kr = keyringFrom('k1', { k1: generateKey() });
-    const ref = await putArtifact(store, kr, { output_text: 'The answer is 42 ✓', tool_calls: [] }, meta);
+    const ref = await putArtifact(to, kr, { output_text: 'The answer is 42 ✓', tool_calls: [] }, meta);
     expect(ref).toMatch(/^art:[0-9a-f]{64}$/);
     const raw = new TextDecoder().decode((await store.getBlob(ref.slice(4)))!);
     expect(raw).not.toContain('answer is 42');
@@ -32,16 +33,18 @@ describe('artifacts', () => {
 
   it('decrypts with a rotated keyring that still lists the old key id', async () => {
     const store = await openObjectStore(bus, bus.names.buckets.artifacts);
+    const to = { bus, bucket: bus.names.buckets.artifacts };
     const k1 = generateKey();
-    const ref = await putArtifact(store, keyringFrom('k1', { k1 }), { output_text: 'x', tool_calls: [] }, meta);
+    const ref = await putArtifact(to, keyringFrom('k1', { k1 }), { output_text: 'x', tool_calls: [] }, meta);
     const rotated = keyringFrom('k2', { k1, k2: generateKey() });
     expect((await getArtifact(store, rotated, ref)).output_text).toBe('x');
   });
 
   it('refuses the wrong key, and an expired artifact', async () => {
     const store = await openObjectStore(bus, bus.names.buckets.artifacts);
+    const to = { bus, bucket: bus.names.buckets.artifacts };
     const kr = keyringFrom('k1', { k1: generateKey() });
-    const ref = await putArtifact(store, kr, { output_text: 'y', tool_calls: [] }, meta);
+    const ref = await putArtifact(to, kr, { output_text: 'y', tool_calls: [] }, meta);
     await expect(getArtifact(store, keyringFrom('k1', { k1: generateKey() }), ref)).rejects.toMatchObject({
       code: 'internal',
     });

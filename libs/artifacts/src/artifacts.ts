@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ObjectStore } from '@nats-io/obj';
+import { putNewBlob, type Bus } from '@shadowplane/bus';
 import { z } from 'zod';
 import { ShadowplaneError, sha256Hex } from '@shadowplane/contracts';
 
@@ -153,20 +154,33 @@ export function sealArtifact(
   return { name, bytes: new TextEncoder().encode(stored), ref: `art:${name}` };
 }
 
+/** The object-store bucket artifacts are written to, and the connection that writes them. */
+export interface ArtifactBucket {
+  bus: Bus;
+  /** the object store's bucket name (`bus.names.buckets.artifacts`) */
+  bucket: string;
+}
+
 /**
  * Encrypts and stores an artifact in the object store ({@link sealArtifact}, then a put under its
- * content address).
+ * content address). The sealed bytes embed a random IV, so the name is new to the bucket and the
+ * object is written without looking for an earlier one of its name (putNewBlob, libs/bus).
  * @returns artifact_ref `art:<sha256>`
  */
 export async function putArtifact(
-  store: ObjectStore,
+  to: ArtifactBucket,
   keyring: Keyring,
   body: ArtifactBody,
   meta: ArtifactMeta,
   now = new Date(),
 ): Promise<string> {
   const sealed = sealArtifact(keyring, body, meta, now);
-  await store.putBlob({ name: sealed.name, description: `${meta.campaign_id}/${meta.arm_id}` }, sealed.bytes);
+  await putNewBlob(
+    to.bus,
+    to.bucket,
+    { name: sealed.name, description: `${meta.campaign_id}/${meta.arm_id}` },
+    sealed.bytes,
+  );
   return sealed.ref;
 }
 

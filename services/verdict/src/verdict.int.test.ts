@@ -52,7 +52,6 @@ describe('verdict service over a real nats-server', () => {
     prefix = randomPrefix('vd');
     bus = await connectBus({ url: sharedNatsUrl(), name: 'verdict-test', prefix });
     await provision(bus, { storage: 'memory' });
-    const artifacts = await bus.objm.open(bus.names.buckets.artifacts);
     await bus.kvm.open(bus.names.buckets.campaigns).then((kv) => kv.put(CID, JSON.stringify(campaign)));
     // observations as the duplicator publishes them: outputs encrypted in the artifact store
     const msgs: ObsMessage[] = [
@@ -63,7 +62,7 @@ describe('verdict service over a real nats-server', () => {
       let out: ObsMessage = m;
       if (m.schema === 'shadow.observation/v1') {
         const ref = await putArtifact(
-          artifacts,
+          { bus, bucket: bus.names.buckets.artifacts },
           keyring,
           { output_text: m.output_text ?? '', tool_calls: [] },
           { campaign_id: CID, arm_id: m.arm_id, item_hash: m.item_hash, purpose: 'shadow-evaluation', ttl_days: 7 },

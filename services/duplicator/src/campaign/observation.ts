@@ -39,7 +39,7 @@ export async function buildObservation(
     digest = sha256Hex(parsed.outputText);
     const spec = campaign.spec;
     artifactRef = await putArtifact(
-      ctx.artifacts,
+      { bus: ctx.bus, bucket: ctx.bus.names.buckets.artifacts },
       ctx.keyring,
       {
         output_text: parsed.outputText,

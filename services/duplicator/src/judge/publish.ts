@@ -36,7 +36,7 @@ export async function publishVerdict(
   let artifactRef: string | null = null;
   if (v.calls > 0) {
     artifactRef = await putArtifact(
-      d.ctx.artifacts,
+      { bus: d.ctx.bus, bucket: d.ctx.bus.names.buckets.artifacts },
       d.ctx.keyring,
       {
         output_text: JSON.stringify({ score: v.score, null_reason: v.null_reason, orders: v.orders }),
