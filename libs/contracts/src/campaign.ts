@@ -13,10 +13,10 @@ export const MAX_ITEMS_DEFAULT = 500;
 /** Fewest merged observations per arm before any verdict (docs/architecture.md honesty rule 10). */
 export const MIN_ARM_OBSERVATIONS = 8;
 /**
- * The instruments a campaign spec may choose (docs/bench.md "Instruments"). `judged_dataset_run`
- * is produced by compare mode only (`compare:`), never chosen here.
+ * The instruments a campaign spec may choose (docs/bench.md "Instruments"). Compare mode
+ * (`compare:`) also produces `judged_dataset_run` observations, without choosing it here.
  */
-const CampaignInstrument = z.enum(['shadow_dual_run', 'replay']);
+const CampaignInstrument = z.enum(['shadow_dual_run', 'replay', 'judged_dataset_run']);
 type CampaignInstrument = z.infer<typeof CampaignInstrument>;
 
 /**
@@ -48,6 +48,48 @@ export function replayConflicts(spec: {
     out.push({ path: ['stopping'], message: `${why}: it decides no quality, so there is nothing to stop on` });
   if (spec.max_request_cost_usd !== undefined)
     out.push({ path: ['max_request_cost_usd'], message: `${why}: there is no request to cap` });
+  return out;
+}
+
+/**
+ * Why a `judged_dataset_run` spec cannot run as written, one issue per field (empty when it can).
+ * The incumbent is never called: its observation is built from the output production actually
+ * served, retained by the sidecar (docs/bench.md "judged_dataset_run"). So refused: a live source
+ * (the served outputs of a frozen dataset are re-scored, use frozen:<hash>), `compare` (the served
+ * output is the reference, not a baseline run), A-A pairs (`aa_share` must be 0: there is no
+ * second incumbent call), an `llm_judge` scorer (the served output is redacted — its PII replaced
+ * by placeholders — while the candidate's is not, so a judge comparing them would be biased), and
+ * sequential stopping (its looks are not supported for this instrument).
+ */
+export function judgedDatasetRunConflicts(spec: {
+  source: string;
+  compare?: unknown;
+  aa_share: number;
+  scorers: readonly { kind: string }[];
+  stopping?: string | undefined;
+}): { path: (string | number)[]; message: string }[] {
+  const out: { path: (string | number)[]; message: string }[] = [];
+  const why = 'instrument judged_dataset_run never calls the incumbent';
+  if (spec.source === 'live')
+    out.push({
+      path: ['source'],
+      message: `${why}: it re-scores the served outputs retained for a frozen dataset, use frozen:<hash>`,
+    });
+  if (spec.compare !== undefined)
+    out.push({ path: ['compare'], message: `${why}: the served output is its reference, not a baseline run` });
+  if (spec.aa_share !== 0) out.push({ path: ['aa_share'], message: `${why}: it draws no A-A pairs, set aa_share: 0` });
+  spec.scorers.forEach((sc, i) => {
+    if (sc.kind === 'llm_judge')
+      out.push({
+        path: ['scorers', i],
+        message: `${why}: the served output is redacted (placeholders for PII) and the candidate's is not, so a judge comparing them would be biased`,
+      });
+  });
+  if (spec.stopping === 'sequential')
+    out.push({
+      path: ['stopping'],
+      message: 'instrument judged_dataset_run does not support sequential stopping: use stopping fixed',
+    });
   return out;
 }
 
@@ -160,7 +202,7 @@ const CampaignSpecFields = z
     /** compare mode (docs/bench.md): the candidates alone, paired with a baseline run's retained arm */
     compare: CompareSpec.optional(),
     instrument: CampaignInstrument.optional().describe(
-      "how the run measures (absent: shadow_dual_run). shadow_dual_run: every arm called on each item; replay: no arm is called ($0): each frozen item's captured production usage is priced on the incumbent's and each candidate's rate card, the candidate's token counts assumed equal to the incumbent's; cost half only, never a quality verdict, scorers not applied (needs a frozen source and aa_share 0; no llm_judge, sequential stopping, compare or max_request_cost_usd)",
+      "how the run measures (absent: shadow_dual_run). shadow_dual_run: every arm called on each item; replay: no arm is called ($0): each frozen item's captured production usage is priced on the incumbent's and each candidate's rate card, the candidate's token counts assumed equal to the incumbent's; cost half only, never a quality verdict, scorers not applied (needs a frozen source and aa_share 0; no llm_judge, sequential stopping, compare or max_request_cost_usd); judged_dataset_run: the incumbent is never called — its observation is the output production served, retained by the sidecar under consent (served.artifact_ref), usage and latency from the served summary — and each candidate is called and both scored; items without a retained served output are excluded with a reason; state capped at ON_FRONTIER (needs a frozen source and aa_share 0; no llm_judge, sequential stopping or compare)",
     ),
   })
   .strict();
@@ -193,6 +235,8 @@ function specRules(spec: SpecFields, ctx: z.RefinementCtx): void {
       path: ['scorers'],
     });
   if (spec.instrument === 'replay') replayConflicts(spec).forEach((x) => ctx.addIssue({ code: 'custom', ...x }));
+  if (spec.instrument === 'judged_dataset_run')
+    judgedDatasetRunConflicts(spec).forEach((x) => ctx.addIssue({ code: 'custom', ...x }));
   const ids = [spec.incumbent.id, ...spec.candidates.map((c) => c.id)];
   const seen = new Set<string>();
   ids.forEach((id, i) => {

@@ -48,6 +48,7 @@ export {
   CampaignSpec,
   StoredCampaignSpec,
   replayConflicts,
+  judgedDatasetRunConflicts,
   MAX_ITEMS_CEILING,
   SEQUENTIAL_BATCH_DEFAULT,
   MAX_ITEMS_DEFAULT,

@@ -9,6 +9,7 @@ import {
   Usage,
   itemHash,
   MAX_ITEMS_CEILING,
+  judgedDatasetRunConflicts,
 } from './index.js';
 
 const arm = (id: string, extra: object = {}) => ({ id, provider: 'openai', model: 'gpt-4o-mini', ...extra });
@@ -188,9 +189,41 @@ describe('CampaignSpec instrument', () => {
   it('replay on a frozen source with aa_share 0 is accepted and pinned', () => {
     expect(CampaignSpec.parse(spec({ instrument: 'replay', source: frozen, aa_share: 0 })).instrument).toBe('replay');
   });
-  it('refuses judged_dataset_run (compare mode only) and unknown instruments, naming the field', () => {
-    expect(paths({ instrument: 'judged_dataset_run' })).toEqual(['instrument']);
+  it('refuses unknown instruments, naming the field', () => {
     expect(paths({ instrument: 'vibes' })).toEqual(['instrument']);
+  });
+  it('judged_dataset_run on a frozen source with aa_share 0 is accepted and pinned; a candidate request cap applies', () => {
+    const p = CampaignSpec.parse(
+      spec({ instrument: 'judged_dataset_run', source: frozen, aa_share: 0, max_request_cost_usd: 0.01 }),
+    );
+    expect(p.instrument).toBe('judged_dataset_run');
+    expect(p.max_request_cost_usd).toBe(0.01);
+  });
+  it('judged_dataset_run refuses what cannot apply without an incumbent call, naming each field', () => {
+    // the defaults it cannot keep: a live source and aa_share 0.1
+    expect(paths({ instrument: 'judged_dataset_run' })).toEqual(['source', 'aa_share']);
+    const r = CampaignSpec.safeParse(
+      spec({
+        instrument: 'judged_dataset_run',
+        source: frozen,
+        aa_share: 0.5,
+        stopping: 'sequential',
+        scorers: [{ kind: 'expectations' }, { kind: 'llm_judge', provider: 'openai', model: 'gpt-4o' }],
+        compare: { baseline: 'support:main' },
+      }),
+    );
+    expect(r.success).toBe(false);
+    const issues = r.error!.issues.map((i) => [i.path.join('.'), i.message] as const);
+    expect(issues.map(([p]) => p)).toEqual(expect.arrayContaining(['aa_share', 'compare', 'scorers.1', 'stopping']));
+    expect(Object.fromEntries(issues)['scorers.1']).toMatch(/redacted/);
+    expect(Object.fromEntries(issues)['aa_share']).toMatch(/aa_share: 0/);
+    // the same rules, as a function the control API can call
+    expect(
+      judgedDatasetRunConflicts({ source: 'live', aa_share: 0, scorers: [{ kind: 'expectations' }] }).map((x) =>
+        x.path.join('.'),
+      ),
+    ).toEqual(['source']);
+    expect(judgedDatasetRunConflicts({ source: frozen, aa_share: 0, scorers: [] })).toEqual([]);
   });
   it('replay refuses every field that needs an arm call, naming each', () => {
     expect(paths({ instrument: 'replay' })).toEqual(['source', 'aa_share']);

@@ -72,8 +72,11 @@ export class BaselineService {
       });
     if (c.spec.suite !== suite) throw refuse(`it belongs to suite ${c.spec.suite}, not ${suite}`);
     if (!TERMINAL_STATES.has(c.state)) throw refuse(`it is ${c.state}; pin it once it has ended`);
-    const arm = armId ?? (c.spec.compare ? c.spec.candidates[0]!.id : c.spec.incumbent.id);
-    const called = c.spec.compare
+    // a compare run and a judged_dataset_run never called their incumbent (its observations
+    // stand for a baseline run's or for what production served)
+    const incumbentNotCalled = c.spec.compare !== undefined || c.spec.instrument === 'judged_dataset_run';
+    const arm = armId ?? (incumbentNotCalled ? c.spec.candidates[0]!.id : c.spec.incumbent.id);
+    const called = incumbentNotCalled
       ? c.spec.candidates.map((a) => a.id)
       : [c.spec.incumbent.id, ...c.spec.candidates.map((a) => a.id)];
     if (!called.includes(arm)) throw refuse(`it called no arm ${arm} (its arms: ${called.join(', ')})`);

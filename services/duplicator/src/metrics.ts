@@ -18,6 +18,8 @@ export class DuplicatorMetrics {
   readonly rateLimitWait: Histogram<'arm_role'>;
   /** items by outcome (`dispatched`, `replayed` (instrument replay: priced, no call), `duplicate`, `excluded`, `not_sampled`, `lost_in_flight`) */
   readonly items: Counter<'outcome'>;
+  /** judged_dataset_run items without a served output to stand for the incumbent, by reason (campaign/judged.ts) */
+  readonly servedExcluded: Counter<'reason'>;
   /** captures not yet delivered to the campaign consumers this worker runs (num_pending, polled) */
   readonly consumerLag: Gauge;
   /** campaigns this worker is consuming */
@@ -50,6 +52,12 @@ export class DuplicatorMetrics {
     this.spendUsd = new Counter({
       name: 'shadowplane_duplicator_spend_usd_total',
       help: 'USD settled on budget ledgers by this worker',
+      registers: reg,
+    });
+    this.servedExcluded = new Counter({
+      name: 'shadowplane_duplicator_served_exclusions_total',
+      help: 'judged_dataset_run items excluded for want of a retained served output, by reason (served_no_response, served_no_usage, served_not_retained, served_artifact_missing, served_artifact_invalid)',
+      labelNames: ['reason'],
       registers: reg,
     });
     this.reservations = new Counter({

@@ -109,7 +109,7 @@ describe('instrument replay on a frozen dataset', () => {
       [{ aa_share: 0.1 }, 'aa_share'],
       [{ source: 'live' }, 'source'],
       [{ stopping: 'sequential' }, 'stopping'],
-      [{ instrument: 'judged_dataset_run' }, 'instrument'],
+      [{ instrument: 'vibes' }, 'instrument'],
     ] as const) {
       const bad = await req('POST', '/v1/campaigns', KEYS.write, spec(extra));
       expect([bad.statusCode, bad.json().error.details.issues[0].path]).toEqual([400, path]);

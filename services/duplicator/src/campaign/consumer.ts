@@ -31,7 +31,8 @@ export class CampaignConsumer {
   /** Creates (or joins) the shared durable consumer and starts pulling. */
   async start(): Promise<void> {
     const s = this.s;
-    if (!s.campaign.spec.compare && !s.slots.some((x) => x.role === 'incumbent')) {
+    const incumbentCalled = !s.campaign.spec.compare && s.campaign.spec.instrument !== 'judged_dataset_run';
+    if (incumbentCalled && !s.slots.some((x) => x.role === 'incumbent')) {
       s.log.error({}, 'the incumbent arm cannot be dispatched; campaign not consumed');
       return;
     }

@@ -7,6 +7,7 @@ import type { CampaignState } from './state.js';
 import { event, exclude, finishClaim } from './claim.js';
 import { admit } from './admission.js';
 import { replayItem } from './replay.js';
+import { judgedItem } from './judged.js';
 import { dispatch } from './dispatch.js';
 import { heldByLiveWorker, judgedEarlier, publishAndSettle, recoverArm } from './recovery.js';
 
@@ -59,6 +60,7 @@ export async function processItem(s: CampaignState, env: Envelope): Promise<Verd
   const plans = planArms(s.campaign, s.slots, env, body);
   if (!Array.isArray(plans)) return exclude(s, env, key, claim.revision, plans.reason);
   if (spec.instrument === 'replay') return replayItem(s, env, key, claim, plans, body);
+  if (spec.instrument === 'judged_dataset_run') return judgedItem(s, env, key, claim, plans, body, rev !== null);
 
   if (claim.value.state === 'claimed') {
     const r = await admit(s, env, key, claim, plans, rev !== null);

@@ -1,7 +1,7 @@
 // The observation record of one arm call, with its output stored as an encrypted artifact.
 import { putArtifact } from '@shadowplane/artifacts';
 import { NULL_USAGE, sha256Hex, type Campaign, type Envelope, type Observation } from '@shadowplane/contracts';
-import { resolveCost } from '@shadowplane/providers';
+import { rateCardCost, resolveCost } from '@shadowplane/providers';
 import type { AttemptOutcome } from '../invoke.js';
 import type { RunnerContext } from './context.js';
 import type { ArmPlan } from './plan.js';
@@ -13,7 +13,8 @@ const iso = (ms: number) => new Date(ms).toISOString();
  * one is the result): cost from the provider-reported usage and the arm's rate card, `charged`
  * µUSD as settled against the budget, `skewMs` the start skew against the item's first arm, and
  * the prompt's simhash. A 2xx output is stored as an encrypted artifact under the campaign's
- * retention (purpose, TTL) and referenced by `artifact_ref`.
+ * retention (purpose, TTL) and referenced by `artifact_ref`. In a `judged_dataset_run` the
+ * observation carries that instrument and its cost is the rate-card price of the reported usage.
  */
 export async function buildObservation(
   ctx: RunnerContext,
@@ -28,10 +29,16 @@ export async function buildObservation(
   const last = attempts[attempts.length - 1]!;
   const parsed = last.parsed;
   const is2xx = last.status !== null && last.status >= 200 && last.status < 300;
+  // judged_dataset_run pairs the candidate with the served call, priced on the incumbent's rate
+  // card (the served summary carries no provider-reported cost): the candidate is priced on its
+  // own card too, so the two costs share a basis
+  const judged = campaign.spec.instrument === 'judged_dataset_run';
   // a failed call whose body reported usage was billed: its cost is recorded like a 2xx's
   const cost =
     parsed && (is2xx || parsed.usage.raw !== null)
-      ? resolveCost(parsed, p.slot.arm.rate_card)
+      ? judged && p.slot.arm.rate_card
+        ? rateCardCost(parsed.usage, p.slot.arm.rate_card)
+        : resolveCost(parsed, p.slot.arm.rate_card)
       : { usd: null, micro_usd: null, basis: null, reason: last.errorClass ?? 'no_response' };
   let artifactRef: string | null = null;
   let digest: string | null = null;
@@ -63,7 +70,7 @@ export async function buildObservation(
     call_type: env.call_type,
     arm_id: p.slot.armId,
     role: p.slot.role,
-    instrument: 'shadow_dual_run',
+    instrument: judged ? 'judged_dataset_run' : 'shadow_dual_run',
     envelope_id: env.envelope_id,
     provider: p.slot.provider.id,
     model: p.slot.arm.model,

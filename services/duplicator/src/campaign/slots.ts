@@ -6,7 +6,7 @@ import type { RunnerContext } from './context.js';
 import type { ArmSlot } from './plan.js';
 
 /**
- * The campaign's arm slots: the incumbent (none in compare mode), its A-A twin when `aa_share`
+ * The campaign's arm slots: the incumbent (none in compare mode or a judged_dataset_run), its A-A twin when `aa_share`
  * > 0 (sharing the incumbent's limiter), then every candidate. An arm whose provider is not on
  * the allowlist, or that has no rate card (its worst case cannot be reserved), is logged, counted
  * in `armsSkipped` and left out. Each other arm gets its own limiter `<campaign>.<arm>`.
@@ -44,8 +44,12 @@ export function buildSlots(ctx: RunnerContext, campaign: Campaign, log: Logger):
     return slot;
   };
   // compare mode (docs/bench.md): the baseline run's retained observations stand for the
-  // incumbent, so it is never called (and no A-A pair is drawn); only the candidate spends
-  const inc = spec.compare ? undefined : add(spec.incumbent, 'incumbent', spec.incumbent.id);
+  // incumbent, so it is never called (and no A-A pair is drawn); only the candidate spends.
+  // judged_dataset_run: the output production served stands for it (judged.ts)
+  const inc =
+    spec.compare || spec.instrument === 'judged_dataset_run'
+      ? undefined
+      : add(spec.incumbent, 'incumbent', spec.incumbent.id);
   if (inc && spec.aa_share > 0) {
     // the A-A call shares the incumbent's limits (same provider and model)
     add(spec.incumbent, 'incumbent_aa', aaArmId(spec.incumbent.id), inc);
