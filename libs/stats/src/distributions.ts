@@ -134,6 +134,31 @@ export function studentTPpf(p: number, df: number): number {
 }
 
 /**
+ * Student t upper-tail quantile: the t ≥ 0 with P(T ≥ t) = p, accurate for tiny p (where
+ * studentTPpf(1 − p) would lose p to rounding), e.g. the critical value of an early
+ * group-sequential look.
+ * Shape: p ∈ (0, 0.5], df > 0 → t ≥ 0. Accuracy ~1e-10 relative.
+ * Errors: RangeError when p ∉ (0, 0.5] or df is not a finite number > 0.
+ * Source: P(T ≥ t) = ½·I_{df/(df+t²)}(df/2, ½) (Abramowitz & Stegun 26.7.1), inverted by bisection.
+ */
+export function studentTUpperPpf(p: number, df: number): number {
+  if (!(p > 0 && p <= 0.5)) throw new RangeError(`studentTUpperPpf: p must be in (0, 0.5], got ${p}`);
+  if (!(Number.isFinite(df) && df > 0))
+    throw new RangeError(`studentTUpperPpf: df must be a finite number > 0, got ${df}`);
+  if (p === 0.5) return 0;
+  const tail = (t: number): number => 0.5 * betaInc(df / 2, 0.5, df / (df + t * t));
+  let lo = 0;
+  let hi = 2;
+  while (tail(hi) > p && hi < 1e300) hi *= 2;
+  for (let i = 0; i < 400 && hi - lo > 1e-12 * hi; i++) {
+    const mid = 0.5 * (lo + hi);
+    if (tail(mid) > p) lo = mid;
+    else hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+/**
  * Chi-square quantile: the x with P(X ≤ x) = p for `df` degrees of freedom.
  * Shape: p ∈ (0, 1), df > 0 → x > 0. Accuracy ~1e-10 relative.
  * Errors: RangeError when p ∉ (0, 1) or df is not a finite number > 0.

@@ -14,7 +14,7 @@ export { createRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
 export { pairedClusterBootstrap } from './bootstrap.js';
 export { pairedScoreIntervals, pairedDifferenceSpread } from './score-interval.js';
 export type { ScoreInterval, PairedScoreIntervals } from './score-interval.js';
-export { studentTCdf, studentTPpf, chiSquarePpf } from './distributions.js';
+export { studentTCdf, studentTPpf, studentTUpperPpf, chiSquarePpf } from './distributions.js';
 export type { PairedItem, Interval, BootstrapResult, CostSavingsNullReason } from './bootstrap.js';
 export { cohensKappa } from './kappa.js';
 export type { KappaResult } from './kappa.js';
@@ -27,3 +27,12 @@ export type {
   SequentialLook,
   SequentialSettings,
 } from './confidence-sequence.js';
+export {
+  obrienFlemingSpending,
+  spendingBoundaries,
+  conditionalPower,
+  GROUP_SEQUENTIAL_MAX_LOOKS,
+  GROUP_SEQUENTIAL_FUTILITY_POWER,
+  GROUP_SEQUENTIAL_METHOD,
+} from './group-sequential.js';
+export type { GroupSequentialBoundaries } from './group-sequential.js';

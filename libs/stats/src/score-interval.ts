@@ -4,7 +4,7 @@
  * Both use Student t critical values with k − 1 degrees of freedom (k = clusters).
  */
 import type { PairedItem } from './bootstrap.js';
-import { studentTPpf } from './distributions.js';
+import { studentTPpf, studentTUpperPpf } from './distributions.js';
 
 /** A two-sided interval for D or S with its small-sample diagnostics. */
 export interface ScoreInterval {
@@ -108,7 +108,9 @@ export function clusterSums(items: readonly PairedItem[], who: string): ClusterS
  * degenerate (S) = se is 0 (every cluster has the same cost ratio): zero width, not evidence.
  * A candidate of zero cost gives S = 1 exactly (not degenerate: nothing is estimated).
  *
- * Shape: items (≥ 1; k ≥ 2 clusters for a finite t) and { level ∈ (0, 1) } → {@link PairedScoreIntervals}.
+ * Shape: items (≥ 1; k ≥ 2 clusters for a finite t) and { level ∈ (0, 1) } (two-sided) or
+ * { oneSidedTail ∈ (0, 0.5) } (each bound at that one-sided level, t from the upper tail directly,
+ * for levels too close to 1 to write as a double) → {@link PairedScoreIntervals}.
  * With k = 1 the interval is the whole range (D ∈ [−1, 1], S unbounded below).
  * Deterministic; O(n + k·60·60) (bisection on Δ, and on the EL multiplier inside).
  * Errors: RangeError on empty input, a weight ≤ 0 or non-finite, a quality ∉ [0, 1], a negative or
@@ -119,9 +121,16 @@ export function clusterSums(items: readonly PairedItem[], who: string): ClusterS
  * G − 1 df); Kish (1965) Survey Sampling §11.7 (design effect of unequal weights); Cochran (1977)
  * Sampling Techniques §6.9 (ratio estimator).
  */
-export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: number }): PairedScoreIntervals {
-  if (!(o.level > 0 && o.level < 1))
-    throw new RangeError(`pairedScoreIntervals: level must be in (0, 1), got ${o.level}`);
+export function pairedScoreIntervals(
+  items: readonly PairedItem[],
+  o: { level: number } | { oneSidedTail: number },
+): PairedScoreIntervals {
+  const tail = 'oneSidedTail' in o ? o.oneSidedTail : null;
+  if (tail !== null && !(tail > 0 && tail < 0.5))
+    throw new RangeError(`pairedScoreIntervals: oneSidedTail must be in (0, 0.5), got ${tail}`);
+  const level = 'level' in o ? o.level : 1 - 2 * tail!;
+  if (tail === null && !(level > 0 && level < 1))
+    throw new RangeError(`pairedScoreIntervals: level must be in (0, 1), got ${level}`);
   const s = clusterSums(items, 'pairedScoreIntervals');
   const { k, W, A, X, Y } = s;
   let sw = 0;
@@ -139,7 +148,13 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
   const D = sa / sw;
   const deff = (k * sw2) / (sw * sw);
   const wbar = sw / k;
-  const t = k >= 2 ? studentTPpf((1 + o.level) / 2, k - 1) : Number.POSITIVE_INFINITY;
+  // a tail given directly keeps its precision where 1 − tail would round (early group-sequential looks)
+  const t =
+    k < 2
+      ? Number.POSITIVE_INFINITY
+      : tail !== null
+        ? studentTUpperPpf(tail, k - 1)
+        : studentTPpf((1 + level) / 2, k - 1);
 
   // Empirical cluster-robust variance of u_c (does not depend on Δ: u_c − ū = (A_c − D·W_c)/W̄).
   let vEmp = 0;
@@ -252,7 +267,7 @@ export function pairedScoreIntervals(items: readonly PairedItem[], o: { level: n
       };
     }
   }
-  return { qualityDelta, costSavings, clusters: k, designEffect: deff, level: o.level };
+  return { qualityDelta, costSavings, clusters: k, designEffect: deff, level };
 }
 
 /**
