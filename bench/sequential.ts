@@ -1,16 +1,18 @@
 /**
- * Sequential vs fixed-n stopping on the calibration generator (libs/evidence/test/tier-sim.ts):
- * paid items and dollars for clearly worse, clearly equal and borderline candidates, and how
- * often each rule decides. Written to docs/statistics.md between the sequential markers.
+ * Sequential and group-sequential vs fixed-n stopping on the calibration generator
+ * (libs/evidence/test/tier-sim.ts): paid items and dollars for clearly worse, clearly equal and
+ * borderline candidates, and how often each rule decides. Written to docs/statistics.md between the sequential markers.
  *
  * Run: `npm run bench:sequential` (or `make bench-sequential`); `-- --write` replaces the table.
  * Env knobs: SEQ_CAMPAIGNS (200 per cell), SEQ_CLUSTERS (400: max_items in clusters), SEQ_BATCH
  * (25 paired items between looks), SEQ_RESAMPLES (500: B of the fixed-n fold; the bootstrap only
  * widens the fixed-n hull), SEQ_SEED (13).
  *
- * Per cell, the same campaigns go through both rules: the sequential rule looks after every
- * batch and stops when settled (items paid = items up to the settling look); the fixed-n rule
- * pays for all clusters and decides once with the fold's computeComparison. Both at α = 0.05
+ * Per cell, the same campaigns go through the three rules: the sequential rule looks after every
+ * batch and stops when settled (items paid = items up to the settling look); the group-sequential
+ * rule looks at the planned looks every batch up to the campaign's items (its max_items) and stops
+ * when settled; the fixed-n rule pays for all clusters and decides once with the fold's
+ * computeComparison. Both at α = 0.05
  * one-sided, K = 1, run 1 (α_adj 3.04%), margin 5 pp, min_savings 20%.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -44,8 +46,8 @@ function main(): void {
   lines.push(
     `${CAMPAIGNS} campaigns per cell (rates ± 1 MC sd), up to ${CLUSTERS} clusters, looks every ${BATCH} paired items, fixed-n B = ${RESAMPLES}, seed ${SEED}, margin ${MARGIN_PP} pp, min_savings 20%, α = ${ALPHA} one-sided, K = 1, run 1 (α_adj 3.04% per side); node ${process.version}, ${cpus().length} CPUs`,
     '',
-    '| regime | candidate | sequential: pass % / fail % / settled % | fixed-n: pass % / fail % | paid items: sequential / fixed-n | change | USD: sequential / fixed-n |',
-    '|---|---|---|---|---|---|---|',
+    '| regime | candidate | sequential: pass % / fail % / settled % | group_sequential: pass % / fail % / settled % | fixed-n: pass % / fail % | paid items: sequential / group_sequential / fixed-n | change: sequential / group_sequential | USD: sequential / group_sequential / fixed-n |',
+    '|---|---|---|---|---|---|---|---|',
   );
   let cell = 0;
   for (const name of REGIME_NAMES) {
@@ -63,11 +65,17 @@ function main(): void {
         alpha: ALPHA,
         marginPp: MARGIN_PP,
         resamples: RESAMPLES,
+        groupSequential: true,
       });
       const settled = c.seq.pass + c.seq.fail + c.seq.futile;
-      const change = c.seq.items / c.fixed.items - 1;
+      const gsSettled = c.gs.pass + c.gs.fail + c.gs.futile;
+      const change = (x: number): string => {
+        const v = x / c.fixed.items - 1;
+        return `${v <= 0 ? '−' : '+'}${pct(Math.abs(v))}%`;
+      };
+      const per = (x: number, d: number): string => (x / CAMPAIGNS).toFixed(d);
       lines.push(
-        `| ${name} | ${label} | ${rate(c.seq.pass)} / ${rate(c.seq.fail)} / ${pct(settled / CAMPAIGNS)} | ${rate(c.fixed.pass)} / ${rate(c.fixed.fail)} | ${(c.seq.items / CAMPAIGNS).toFixed(0)} / ${(c.fixed.items / CAMPAIGNS).toFixed(0)} | ${change <= 0 ? '−' : '+'}${pct(Math.abs(change))}% | ${(c.seq.usd / CAMPAIGNS).toFixed(3)} / ${(c.fixed.usd / CAMPAIGNS).toFixed(3)} |`,
+        `| ${name} | ${label} | ${rate(c.seq.pass)} / ${rate(c.seq.fail)} / ${pct(settled / CAMPAIGNS)} | ${rate(c.gs.pass)} / ${rate(c.gs.fail)} / ${pct(gsSettled / CAMPAIGNS)} | ${rate(c.fixed.pass)} / ${rate(c.fixed.fail)} | ${per(c.seq.items, 0)} / ${per(c.gs.items, 0)} / ${per(c.fixed.items, 0)} | ${change(c.seq.items)} / ${change(c.gs.items)} | ${per(c.seq.usd, 3)} / ${per(c.gs.usd, 3)} / ${per(c.fixed.usd, 3)} |`,
       );
       console.error(`  ${name} / ${label} done (${((performance.now() - started) / 1000).toFixed(0)} s)`);
     }

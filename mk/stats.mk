@@ -17,5 +17,5 @@ bench-fold-cli: install stats-numpy ## the whole `shadowplane fold --bundle` on 
 bench-calibration: install ## calibration table of the verdict statistics (type-I, coverage, MDE, powered-pass), written to docs/statistics.md
 	npm run -s bench:calibration -- --write
 
-bench-sequential: install ## sequential vs fixed-n stopping: paid items and dollars by candidate, written to docs/statistics.md
+bench-sequential: install ## sequential and group-sequential vs fixed-n stopping: paid items and dollars by candidate, written to docs/statistics.md
 	npm run -s bench:sequential -- --write

@@ -143,7 +143,7 @@ export const CallTypePower = z.object({
   powered: z.boolean(),
 });
 
-/** Expected paid items and dollars under `sequential` in one simulated scenario. */
+/** Expected paid items and dollars under `sequential` (or `group_sequential`) in one simulated scenario. */
 const ScenarioSpend = z.object({
   scenario: z.enum(['clearly_worse', 'at_margin', 'equal']),
   delta_pp: z.number().describe("the candidates' assumed quality gap, pp (clearly worse = −4 × margin)"),
@@ -155,14 +155,25 @@ const ScenarioSpend = z.object({
     .describe('share of simulated campaigns in which every candidate settled before the last item'),
 });
 
-/** Spend of one call type under both stopping rules (dry runs only). */
+/** Spend of one call type under the stopping rules (dry runs only). */
 const StoppingSpend = z.object({
   call_type: z.string(),
-  rule: z.enum(['fixed', 'sequential']).describe("the spec's rule; the other is shown for comparison"),
+  rule: z
+    .enum(['fixed', 'sequential', 'group_sequential'])
+    .describe("the spec's rule; the others are shown for comparison"),
   worst_case_items: z.number().int().describe('min(max_items, items_affordable): the most either rule pays for'),
-  worst_case_usd: z.number().nullable().describe('the same under both rules: sequential can only stop earlier'),
+  worst_case_usd: z
+    .number()
+    .nullable()
+    .describe('the same under every rule: sequential and group_sequential can only stop earlier'),
   fixed: z.object({ expected_items: z.number().int(), expected_usd: z.number().nullable() }),
   sequential: z.object({ batch_items: z.number().int(), scenarios: z.array(ScenarioSpend) }),
+  group_sequential: z
+    .object({ batch_items: z.number().int(), planned_looks: z.number().int(), scenarios: z.array(ScenarioSpend) })
+    .nullable()
+    .describe(
+      'the same scenarios under group_sequential (planned looks every batch up to max_items); null when that plan would exceed the look limit',
+    ),
   simulation: z.object({
     basis: z.literal('simulation'),
     campaigns: z.number().int(),
@@ -223,7 +234,7 @@ export const DryRunResult = z.object({
   stopping: z
     .array(StoppingSpend)
     .describe(
-      'expected and worst-case spend under fixed and sequential stopping, per call type (libs/evidence stoppingSpendPlan)',
+      'expected and worst-case spend under fixed, sequential and group_sequential stopping, per call type (libs/evidence stoppingSpendPlan)',
     ),
   dispositions: z.array(Disposition),
 });

@@ -8,6 +8,11 @@ import { AA_ARM_SUFFIX, aaArmId, Arm, ScorerSpec } from './campaign-arm.js';
 export const MAX_ITEMS_CEILING = 5000;
 /** Paired items between two sequential looks when `stopping_batch_items` is absent. */
 export const SEQUENTIAL_BATCH_DEFAULT = 25;
+/**
+ * Most planned looks of a `group_sequential` campaign (its exact boundaries cost O(looks·grid²));
+ * the same value as libs/stats GROUP_SEQUENTIAL_MAX_LOOKS, which contracts does not import.
+ */
+export const GROUP_SEQUENTIAL_MAX_LOOKS = 200;
 /** Default max_items per call type. */
 export const MAX_ITEMS_DEFAULT = 500;
 /** Fewest merged observations per arm before any verdict (docs/architecture.md honesty rule 10). */
@@ -23,7 +28,7 @@ type CampaignInstrument = z.infer<typeof CampaignInstrument>;
  * Why a `replay` spec cannot run as written, one issue per field (empty when it can). Replay calls
  * no arm, so anything that needs an arm's output or a live call is refused rather than ignored:
  * a live source (replay prices a frozen dataset's captured usage), `compare`, A-A pairs
- * (`aa_share` must be 0), an `llm_judge` scorer, sequential stopping, and `max_request_cost_usd`
+ * (`aa_share` must be 0), an `llm_judge` scorer, sequential or group-sequential stopping, and `max_request_cost_usd`
  * (a per-request ceiling on a call that is never made).
  */
 export function replayConflicts(spec: {
@@ -44,7 +49,7 @@ export function replayConflicts(spec: {
     if (sc.kind === 'llm_judge')
       out.push({ path: ['scorers', i], message: `${why}: there is no candidate output to judge` });
   });
-  if (spec.stopping === 'sequential')
+  if (spec.stopping === 'sequential' || spec.stopping === 'group_sequential')
     out.push({ path: ['stopping'], message: `${why}: it decides no quality, so there is nothing to stop on` });
   if (spec.max_request_cost_usd !== undefined)
     out.push({ path: ['max_request_cost_usd'], message: `${why}: there is no request to cap` });
@@ -59,7 +64,7 @@ export function replayConflicts(spec: {
  * output is the reference, not a baseline run), A-A pairs (`aa_share` must be 0: there is no
  * second incumbent call), an `llm_judge` scorer (the served output is redacted — its PII replaced
  * by placeholders — while the candidate's is not, so a judge comparing them would be biased), and
- * sequential stopping (its looks are not supported for this instrument).
+ * sequential or group-sequential stopping (their looks are not supported for this instrument).
  */
 export function judgedDatasetRunConflicts(spec: {
   source: string;
@@ -85,10 +90,10 @@ export function judgedDatasetRunConflicts(spec: {
         message: `${why}: the served output is redacted (placeholders for PII) and the candidate's is not, so a judge comparing them would be biased`,
       });
   });
-  if (spec.stopping === 'sequential')
+  if (spec.stopping === 'sequential' || spec.stopping === 'group_sequential')
     out.push({
       path: ['stopping'],
-      message: 'instrument judged_dataset_run does not support sequential stopping: use stopping fixed',
+      message: `instrument judged_dataset_run does not support ${spec.stopping} stopping: use stopping fixed`,
     });
   return out;
 }
@@ -185,10 +190,10 @@ const CampaignSpecFields = z
       .default(['production']),
     expectations: z.array(Expectation).optional(),
     stopping: z
-      .enum(['fixed', 'sequential'])
+      .enum(['fixed', 'sequential', 'group_sequential'])
       .optional()
       .describe(
-        'fixed (absent): decide at max_items or the budget; sequential: look after every batch with anytime-valid confidence sequences and stop (state decided) once every candidate is settled',
+        "fixed (absent): decide at max_items or the budget; sequential: look after every batch with anytime-valid confidence sequences and stop (state decided) once every candidate is settled; group_sequential: look only at the planned looks every batch up to max_items, against O'Brien-Fleming-type alpha-spending boundaries with a non-binding futility stop, and stop (state decided) once every candidate is settled (valid for the planned looks only)",
       ),
     stopping_batch_items: z
       .number()
@@ -197,12 +202,12 @@ const CampaignSpecFields = z
       .max(MAX_ITEMS_CEILING)
       .optional()
       .describe(
-        `paired items per candidate between two sequential looks (default ${SEQUENTIAL_BATCH_DEFAULT}); only with stopping sequential`,
+        `paired items per candidate between two sequential looks (default ${SEQUENTIAL_BATCH_DEFAULT}); only with stopping sequential or group_sequential (there: the planned look spacing, at most ${GROUP_SEQUENTIAL_MAX_LOOKS} looks up to max_items)`,
       ),
     /** compare mode (docs/bench.md): the candidates alone, paired with a baseline run's retained arm */
     compare: CompareSpec.optional(),
     instrument: CampaignInstrument.optional().describe(
-      "how the run measures (absent: shadow_dual_run). shadow_dual_run: every arm called on each item; replay: no arm is called ($0): each frozen item's captured production usage is priced on the incumbent's and each candidate's rate card, the candidate's token counts assumed equal to the incumbent's; cost half only, never a quality verdict, scorers not applied (needs a frozen source and aa_share 0; no llm_judge, sequential stopping, compare or max_request_cost_usd); judged_dataset_run: the incumbent is never called — its observation is the output production served, retained by the sidecar under consent (served.artifact_ref), usage and latency from the served summary — and each candidate is called and both scored; items without a retained served output are excluded with a reason; state capped at ON_FRONTIER (needs a frozen source and aa_share 0; no llm_judge, sequential stopping or compare)",
+      "how the run measures (absent: shadow_dual_run). shadow_dual_run: every arm called on each item; replay: no arm is called ($0): each frozen item's captured production usage is priced on the incumbent's and each candidate's rate card, the candidate's token counts assumed equal to the incumbent's; cost half only, never a quality verdict, scorers not applied (needs a frozen source and aa_share 0; no llm_judge, sequential or group_sequential stopping, compare or max_request_cost_usd); judged_dataset_run: the incumbent is never called — its observation is the output production served, retained by the sidecar under consent (served.artifact_ref), usage and latency from the served summary — and each candidate is called and both scored; items without a retained served output are excluded with a reason; state capped at ON_FRONTIER (needs a frozen source and aa_share 0; no llm_judge, sequential or group_sequential stopping or compare)",
     ),
   })
   .strict();
@@ -210,12 +215,21 @@ type SpecFields = z.infer<typeof CampaignSpecFields>;
 
 /** The rules across fields every spec keeps, submitted or stored. */
 function specRules(spec: SpecFields, ctx: z.RefinementCtx): void {
-  if (spec.stopping_batch_items !== undefined && spec.stopping !== 'sequential')
+  if (spec.stopping_batch_items !== undefined && spec.stopping !== 'sequential' && spec.stopping !== 'group_sequential')
     ctx.addIssue({
       code: 'custom',
-      message: 'stopping_batch_items applies only to stopping: sequential',
+      message: 'stopping_batch_items applies only to stopping: sequential or group_sequential',
       path: ['stopping_batch_items'],
     });
+  if (spec.stopping === 'group_sequential') {
+    const looks = Math.ceil(spec.max_items / (spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT));
+    if (looks > GROUP_SEQUENTIAL_MAX_LOOKS)
+      ctx.addIssue({
+        code: 'custom',
+        message: `group_sequential plans at most ${GROUP_SEQUENTIAL_MAX_LOOKS} looks; max_items ${spec.max_items} / stopping_batch_items ${spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT} gives ${looks}: raise stopping_batch_items`,
+        path: ['stopping_batch_items'],
+      });
+  }
   if (spec.stopping_batch_items !== undefined && spec.stopping_batch_items > spec.max_items)
     ctx.addIssue({
       code: 'custom',

@@ -51,6 +51,7 @@ export {
   judgedDatasetRunConflicts,
   MAX_ITEMS_CEILING,
   SEQUENTIAL_BATCH_DEFAULT,
+  GROUP_SEQUENTIAL_MAX_LOOKS,
   MAX_ITEMS_DEFAULT,
   MIN_ARM_OBSERVATIONS,
 } from './campaign.js';

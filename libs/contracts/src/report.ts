@@ -193,6 +193,12 @@ export const SequentialSummary = z
     cost_savings: z.object({ lower: z.number(), upper: z.number() }).strict().nullable(),
     /** clusters whose weight was clipped to the predictable bound (quality, savings) */
     clipped: z.object({ quality: z.number().int(), savings: z.number().int() }).strict(),
+    /** group_sequential only: the planned looks (paired items), ending at max_items */
+    planned_looks: z.array(z.number().int().positive()).optional(),
+    /** group_sequential only: the efficacy boundary (Z scale) of every planned look */
+    boundaries: z.array(z.number()).optional(),
+    /** group_sequential only: conditional power under D = 0 at the last look evaluated (null at the final look) */
+    conditional_power: z.number().nullable().optional(),
   })
   .strict();
 export type SequentialSummary = z.infer<typeof SequentialSummary>;
@@ -256,9 +262,10 @@ export const Comparison = z
       .nullable(),
     power_plan: PowerPlanValue.nullable(),
     /**
-     * The sequential stopping rule's record (spec `stopping: sequential` only): method, looks,
-     * the running confidence-sequence bounds at the last look evaluated, the decision, and the
-     * items used and saved against max_items.
+     * The sequential stopping rule's record (spec `stopping: sequential` or `group_sequential`):
+     * method, looks, the bounds at the last look evaluated (running confidence-sequence bounds, or
+     * the group-sequential look's interval at its boundary), the decision, and the items used and
+     * saved against max_items; group_sequential adds the planned looks and their boundaries.
      */
     sequential: SequentialSummary.optional(),
   })

@@ -239,4 +239,31 @@ describe('CampaignSpec instrument', () => {
       }),
     ).toEqual(expect.arrayContaining(['compare', 'scorers.1', 'stopping', 'max_request_cost_usd']));
   });
+  it('replay and judged_dataset_run refuse group_sequential stopping too', () => {
+    expect(paths({ instrument: 'replay', source: frozen, aa_share: 0, stopping: 'group_sequential' })).toEqual([
+      'stopping',
+    ]);
+    expect(
+      paths({ instrument: 'judged_dataset_run', source: frozen, aa_share: 0, stopping: 'group_sequential' }),
+    ).toEqual(['stopping']);
+  });
+});
+
+describe('CampaignSpec stopping', () => {
+  const paths = (x: object) => {
+    const r = CampaignSpec.safeParse(spec(x));
+    return r.success ? [] : r.error.issues.map((i) => i.path.join('.'));
+  };
+  it('group_sequential is accepted with or without a batch (the look spacing)', () => {
+    expect(CampaignSpec.parse(spec({ stopping: 'group_sequential' })).stopping).toBe('group_sequential');
+    expect(paths({ stopping: 'group_sequential', max_items: 500, stopping_batch_items: 50 })).toEqual([]);
+  });
+  it('refuses a batch without a sequential rule, and a group-sequential plan of more than 200 looks', () => {
+    expect(paths({ stopping_batch_items: 50 })).toEqual(['stopping_batch_items']);
+    expect(paths({ stopping: 'group_sequential', max_items: 5000, stopping_batch_items: 20 })).toEqual([
+      'stopping_batch_items',
+    ]);
+    // the same batch is fine for the confidence sequence, which has no planned looks
+    expect(paths({ stopping: 'sequential', max_items: 5000, stopping_batch_items: 20 })).toEqual([]);
+  });
 });

@@ -12,6 +12,7 @@ import {
 } from '@shadowplane/stats';
 import { MIN_ARM_OBSERVATIONS, type Instrument, type IntervalValue, type PowerPlanValue } from '@shadowplane/contracts';
 import { rowsInOrder, sequentialComparison, type SequentialResult } from './sequential.js';
+import { groupSequentialComparison } from './group-sequential.js';
 
 /** One paired item as written in the evidence bundle (`parts.paired[].rows`). Costs in USD on the comparison's one basis. */
 export interface PairRow {
@@ -52,10 +53,20 @@ export interface ComparisonSettings {
    */
   instrument?: Instrument;
   /**
-   * Present for `stopping: sequential` campaigns: the batch between looks and the paired rows'
-   * arrival order (item hashes; the fold orders by the later of the two calls' end, then hash).
+   * Present for `stopping: sequential` and `group_sequential` campaigns: the batch between looks
+   * and the paired rows' arrival order (item hashes; the fold orders by the later of the two calls'
+   * end, then hash). `method: 'group_sequential'` with the planned horizon `max_items` selects the
+   * group-sequential rule; absent, the confidence sequence (`sequential`). `final: true` (a final
+   * report's rows: the campaign has ended) lets the group-sequential rule take its closing look at
+   * the last row when that is short of the next planned look (see groupSequentialComparison).
    */
-  sequential?: { batch_items: number; order: string[] };
+  sequential?: {
+    batch_items: number;
+    order: string[];
+    method?: 'group_sequential';
+    max_items?: number;
+    final?: boolean;
+  };
   /**
    * Total weight of items made ineligible because the baseline half of their pair is unknown (a
    * compare run whose baseline artifact is missing or expired). Each such pair could differ by
@@ -210,9 +221,19 @@ export function computeComparison(rows: readonly PairRow[], s: ComparisonSetting
   let seq: SequentialResult | undefined;
   if (s.sequential) {
     // Under sequential stopping the fixed-n interval alone no longer carries a pass (the campaign
-    // could have stopped at any look): a pass needs the confidence sequence to pass too, and a
-    // sequence that settled on fail decides fail.
-    seq = sequentialComparison(rowsInOrder(rows, s.sequential.order), { ...s, batch_items: s.sequential.batch_items });
+    // could have stopped at any look): a pass needs the sequential rule (confidence sequence or
+    // group-sequential boundary) to pass too, and a rule that settled on fail decides fail.
+    const ordered = rowsInOrder(rows, s.sequential.order);
+    if (s.sequential.method === 'group_sequential') {
+      if (s.sequential.max_items === undefined)
+        throw new RangeError('computeComparison: group_sequential settings need max_items (the planned horizon)');
+      seq = groupSequentialComparison(ordered, {
+        ...s,
+        batch_items: s.sequential.batch_items,
+        max_items: s.sequential.max_items,
+        final: s.sequential.final === true,
+      });
+    } else seq = sequentialComparison(ordered, { ...s, batch_items: s.sequential.batch_items });
     if (d.decision === 'pass' && seq.decision !== 'pass') {
       d.decision = 'inconclusive';
       d.reasons = [`sequential_not_passed: ${seq.reason}`];

@@ -48,6 +48,8 @@ export function compareCandidate(p: {
   spec: CampaignSpec;
   cand: CampaignSpec['incumbent'];
   runIndex: number;
+  /** a provisional report takes only planned group-sequential looks; a final one may take the closing look */
+  provisional: boolean;
   pairs: CandidatePairs;
   arms: readonly ArmView[];
   admittedCount: number;
@@ -184,11 +186,18 @@ export function compareCandidate(p: {
       hard_gate_failures: hardFails,
       cost_ceiling_breaches: ceiling,
       instrument,
-      ...(spec.stopping === 'sequential'
+      ...(spec.stopping === 'sequential' || spec.stopping === 'group_sequential'
         ? {
             sequential: {
               batch_items: spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT,
               order: byKey(rows, (r) => `${arrivalOf.get(r.item_hash)!}|${r.item_hash}`).map((r) => r.item_hash),
+              ...(spec.stopping === 'group_sequential'
+                ? {
+                    method: 'group_sequential' as const,
+                    max_items: spec.max_items,
+                    ...(p.provisional ? {} : { final: true }),
+                  }
+                : {}),
             },
           }
         : {}),

@@ -213,6 +213,7 @@ export function foldReport(input: FoldInput): FoldResult {
       appendAll(agreementRows, pairs.agreementRows);
       if (Object.keys(pairs.excluded).length > 0) anyRefused = true;
       const c = compareCandidate({
+        provisional,
         ct,
         spec,
         cand,

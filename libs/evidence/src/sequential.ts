@@ -28,9 +28,17 @@ export type SequentialSettings = Pick<
   batch_items: number;
 };
 
-/** One look as recorded: paired items and clusters seen, the running bounds and the decision. */
+/**
+ * One look as recorded: paired items and clusters seen, the bounds and the decision. Under
+ * `group_sequential` the bounds are that look's (not intersected) and the look also records its
+ * boundary and the conditional power of its futility rule.
+ */
 export interface SequentialLookRecord extends SequentialLook {
   items: number;
+  /** group_sequential: the look's critical value on the Z scale */
+  boundary?: number;
+  /** group_sequential: conditional power of the final look under D = 0 (null at the last look or < 2 clusters) */
+  conditional_power?: number | null;
 }
 
 /** The recomputable result of {@link sequentialComparison}. */
@@ -48,6 +56,8 @@ export interface SequentialResult {
   items_used: number;
   /** clusters whose weight was clipped to the predictable bound (quality, savings) */
   clipped: { quality: number; savings: number };
+  /** group_sequential: every planned look (paired items) and its critical value (Z scale) */
+  plan?: { items: number[]; boundaries: number[] };
 }
 
 /**
@@ -192,5 +202,12 @@ export function sequentialSummary(
     quality_delta: last ? last.delta : { lower: -1, upper: 1 },
     cost_savings: last?.savings ?? null,
     clipped: r.clipped,
+    ...(r.plan
+      ? {
+          planned_looks: r.plan.items,
+          boundaries: r.plan.boundaries,
+          conditional_power: last?.conditional_power ?? null,
+        }
+      : {}),
   };
 }

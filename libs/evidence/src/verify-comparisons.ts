@@ -1,4 +1,4 @@
-import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
+import { MIN_ARM_OBSERVATIONS, SEQUENTIAL_BATCH_DEFAULT } from '@shadowplane/contracts';
 import type { BundleParts, StatsPart } from './bundle.js';
 import { fastCanonicalJson as canonicalJson } from './canonical-fast.js';
 import { clusterBySimhash } from './clusters.js';
@@ -10,7 +10,7 @@ import { isObj, sameNumber, type AddProblem, type Obj } from './verify-util.js';
  * Every comparison's paired rows, recomputed: SimHash clusters, item count and Σweight, the
  * MIN_ARM_OBSERVATIONS floor, the settings against the pinned `spec`, the fold result
  * (bootstrap intervals, level, decision, state), the sequential looks and summary for
- * `stopping: sequential`, and the report's copy of each (`callTypes` = report.call_types).
+ * `stopping: sequential` / `group_sequential`, and the report's copy of each (`callTypes` = report.call_types).
  */
 export function checkComparisons(parts: BundleParts, spec: Obj | undefined, callTypes: Obj[], add: AddProblem): void {
   const findCmp = (ct: string, cand: string): { c: number; m: number; cmp: Obj } | null => {
@@ -81,11 +81,27 @@ export function checkComparisons(parts: BundleParts, spec: Obj | undefined, call
         if (!sameNumber((s.settings as unknown as Obj)[f], v))
           add(`${sp}.settings.${f}`, v, (s.settings as unknown as Obj)[f], `setting ${f} differs from the pinned spec`);
     }
-    if (spec && (spec.stopping === 'sequential') !== (s.settings.sequential !== undefined))
+    const stopping = (spec?.stopping as string | undefined) ?? 'fixed';
+    const seqSet = s.settings.sequential;
+    if (
+      spec &&
+      ((stopping !== 'fixed') !== (seqSet !== undefined) ||
+        (seqSet !== undefined &&
+          (seqSet.batch_items !== ((spec.stopping_batch_items as number | undefined) ?? SEQUENTIAL_BATCH_DEFAULT) ||
+            (stopping === 'group_sequential') !== (seqSet.method === 'group_sequential') ||
+            (stopping === 'group_sequential'
+              ? seqSet.max_items !== spec.max_items ||
+                (seqSet.final === true) !== ((parts.report as unknown as Obj).provisional === false)
+              : seqSet.max_items !== undefined || seqSet.final !== undefined))))
+    )
       add(
         `${sp}.settings.sequential`,
-        spec.stopping === 'sequential' ? 'the batch and arrival order' : undefined,
-        s.settings.sequential ?? null,
+        stopping === 'group_sequential'
+          ? `the batch, arrival order, method group_sequential, max_items ${String(spec.max_items)} and final for a final report`
+          : stopping === 'sequential'
+            ? 'the batch and arrival order'
+            : undefined,
+        seqSet ?? null,
         'the sequential settings do not match the pinned stopping rule',
       );
     const r = computeComparison(rows, s.settings);

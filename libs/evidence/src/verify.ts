@@ -32,8 +32,9 @@ export interface VerifyResult {
  *    seed, B and level), the level from α/K/run, the non-inferiority decision and the four-state
  *    outcome are recomputed from the paired rows and compared with `parts.stats` and the report;
  *    the MIN_ARM_OBSERVATIONS floor is checked; for `stopping: sequential` the confidence
- *    sequences are recomputed look by look from the rows in their recorded arrival order, and the
- *    report's `sequential` record (looks, decision, items used and saved) is checked against them;
+ *    sequences (for `group_sequential` the planned looks, their α-spending boundaries and
+ *    conditional power) are recomputed look by look from the rows in their recorded arrival order,
+ *    and the report's `sequential` record (looks, decision, items used and saved) is checked against them;
  * 3. the A-A sd and every comparison's power plan (MDE, clusters needed) are recomputed;
  *    each arm's per-request cost mean is recomputed from `parts.cost_evidence`;
  * 4. dataset cards and the pinned spec agree between the report and the parts; every paired row

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { stoppingSpendPlan, type StoppingSpendInput } from '../src/sequential-plan.js';
+import { groupSequentialSettling, stoppingSpendPlan, type StoppingSpendInput } from '../src/sequential-plan.js';
+import { spendingBoundaries } from '@shadowplane/stats';
 
 const base: StoppingSpendInput = {
   rule: 'sequential',
@@ -74,5 +75,38 @@ describe('stoppingSpendPlan', () => {
     expect(() => stoppingSpendPlan({ ...base, items: -1 })).toThrow(RangeError);
     expect(() => stoppingSpendPlan({ ...base, batchItems: 0 })).toThrow(RangeError);
     expect(() => stoppingSpendPlan({ ...base, costRatios: [] })).toThrow(RangeError);
+  });
+
+  it('group_sequential: planned looks, worst case unchanged, clearly worse and at-margin runs stop early', () => {
+    const p = stoppingSpendPlan({ ...base, rule: 'group_sequential' });
+    expect(p.rule).toBe('group_sequential');
+    expect(p.group_sequential!.planned_looks).toBe(20);
+    const s = Object.fromEntries(p.group_sequential!.scenarios.map((x) => [x.scenario, x]));
+    for (const x of p.group_sequential!.scenarios) expect(x.expected_items).toBeLessThanOrEqual(p.worst_case_items);
+    expect(s['clearly_worse']!.expected_items).toBeLessThan(0.6 * 500);
+    // the futility rule stops most at-margin runs before max_items (the sequential rule cannot)
+    expect(s['at_margin']!.expected_items).toBeLessThan(byScenario(p)['at_margin']!.expected_items);
+  });
+
+  it('group_sequential: the horizon is max_items even when the budget affords fewer items', () => {
+    const p = stoppingSpendPlan({ ...base, items: 200, maxItems: 500 });
+    expect(p.group_sequential!.planned_looks).toBe(20);
+    for (const x of p.group_sequential!.scenarios) expect(x.p90_items).toBeLessThanOrEqual(200);
+    // a plan over the look limit has no group_sequential block
+    expect(stoppingSpendPlan({ ...base, items: 5000, batchItems: 1, campaigns: 2 }).group_sequential).toBeNull();
+  });
+
+  it('groupSequentialSettling settles only at planned looks, on the boundaries given', () => {
+    const looks = [20, 40, 60, 80, 100];
+    const b = spendingBoundaries(
+      looks.map((n) => n / 100),
+      0.0304,
+    );
+    const worse = Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? -1 : 0));
+    const at = groupSequentialSettling(worse, looks, b.critical, 100, 0.05, true);
+    expect(looks).toContain(at);
+    expect(groupSequentialSettling(worse.slice(0, 10), looks, b.critical, 100, 0.05, true)).toBeNull();
+    // savings that cannot be met settle at the first look with enough clusters
+    expect(groupSequentialSettling(worse, looks, b.critical, 100, 0.05, false)).toBe(20);
   });
 });

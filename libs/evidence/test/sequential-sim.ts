@@ -8,13 +8,27 @@
  */
 import { createRng } from '@shadowplane/stats';
 import { computeComparison, type PairRow } from '../src/compare.js';
-import { sequentialComparison } from '../src/sequential.js';
+import { sequentialComparison, type SequentialResult } from '../src/sequential.js';
+import { groupSequentialComparison } from '../src/group-sequential.js';
 import { simulateTierCampaign, type TierRegime } from './tier-sim.js';
 
-/** Tallies of one sequential-vs-fixed cell. */
+/** Tallies of one stopping rule over a cell's campaigns. */
+export interface RuleTally {
+  pass: number;
+  fail: number;
+  futile: number;
+  open: number;
+  items: number;
+  usd: number;
+  looks: number;
+}
+
+/** Tallies of one sequential-vs-fixed cell (group_sequential too when asked). */
 export interface SequentialCell {
   campaigns: number;
-  seq: { pass: number; fail: number; futile: number; open: number; items: number; usd: number; looks: number };
+  seq: RuleTally;
+  /** `stopping: group_sequential` with the horizon at each campaign's own item count */
+  gs: RuleTally;
   fixed: { pass: number; fail: number; inconclusive: number; items: number; usd: number };
 }
 
@@ -35,7 +49,10 @@ const rowsOf = (items: ReturnType<typeof simulateTierCampaign>): PairRow[] =>
 /**
  * Runs `campaigns` campaigns at candidate ability θ_c. Paid items = paired items dispatched
  * (both arms); dollars = Σ incumbent + candidate cost of those items (weights are duplicate
- * counts, which are not paid again). `fixed: false` skips the fixed-n fold (the type-I test).
+ * counts, which are not paid again). `fixed: false` skips the fixed-n fold (the type-I test);
+ * `sequential: false` skips the confidence sequence; `groupSequential: true` adds the
+ * group-sequential rule with the planned horizon max_items = the campaign's item count (the
+ * campaign's last item is the plan's last look).
  */
 export function runSequentialCell(o: {
   regime: TierRegime;
@@ -50,12 +67,17 @@ export function runSequentialCell(o: {
   candidatesK?: number;
   runIndex?: number;
   fixed?: boolean;
+  sequential?: boolean;
+  groupSequential?: boolean;
+  /** group_sequential: ignore the (non-binding) futility rule */
+  ignoreFutility?: boolean;
   resamples?: number;
 }): SequentialCell {
   const rng = createRng(o.seed);
   const res: SequentialCell = {
     campaigns: o.campaigns,
     seq: { pass: 0, fail: 0, futile: 0, open: 0, items: 0, usd: 0, looks: 0 },
+    gs: { pass: 0, fail: 0, futile: 0, open: 0, items: 0, usd: 0, looks: 0 },
     fixed: { pass: 0, fail: 0, inconclusive: 0, items: 0, usd: 0 },
   };
   const settings = {
@@ -69,15 +91,27 @@ export function runSequentialCell(o: {
   };
   for (let i = 0; i < o.campaigns; i++) {
     const rows = rowsOf(simulateTierCampaign(o.regime, o.thetaCandidate, o.maxClusters, rng));
-    const s = sequentialComparison(rows, { ...settings, batch_items: o.batchItems });
-    const used = s.items_used;
-    res.seq.items += used;
-    for (const r of rows.slice(0, used)) res.seq.usd += r.cost_inc_usd + r.cost_cand_usd;
-    res.seq.looks += s.looks.length;
-    if (s.decision === 'pass') res.seq.pass++;
-    else if (s.decision === 'fail') res.seq.fail++;
-    else if (s.decision === 'futile') res.seq.futile++;
-    else res.seq.open++;
+    const tally = (t: RuleTally, s: SequentialResult): void => {
+      const used = s.items_used;
+      t.items += used;
+      for (const r of rows.slice(0, used)) t.usd += r.cost_inc_usd + r.cost_cand_usd;
+      t.looks += s.looks.length;
+      if (s.decision === 'pass') t.pass++;
+      else if (s.decision === 'fail') t.fail++;
+      else if (s.decision === 'futile') t.futile++;
+      else t.open++;
+    };
+    if (o.sequential !== false) tally(res.seq, sequentialComparison(rows, { ...settings, batch_items: o.batchItems }));
+    if (o.groupSequential)
+      tally(
+        res.gs,
+        groupSequentialComparison(rows, {
+          ...settings,
+          batch_items: o.batchItems,
+          max_items: rows.length,
+          ignore_futility: o.ignoreFutility === true,
+        }),
+      );
     if (o.fixed !== false) {
       const f = computeComparison(rows, { ...settings, resamples: o.resamples ?? 200, seed: o.seed * 1000 + i });
       res.fixed.items += rows.length;

@@ -50,7 +50,7 @@ export function registerCampaignCommands(
             ),
             ...(d.stopping ?? []).map(
               (x) =>
-                `spend ${x.call_type} (${x.rule}): fixed pays ${x.worst_case_items} items, ${usd(x.worst_case_usd)} (worst case of both rules); sequential expected (simulated) ${x.sequential.scenarios.map((sc) => `${sc.scenario} ${sc.expected_items} items ${usd(sc.expected_usd)}`).join(', ')}`,
+                `spend ${x.call_type} (${x.rule}): fixed pays ${x.worst_case_items} items, ${usd(x.worst_case_usd)} (worst case of every rule); sequential expected (simulated) ${x.sequential.scenarios.map((sc) => `${sc.scenario} ${sc.expected_items} items ${usd(sc.expected_usd)}`).join(', ')}${x.group_sequential ? `; group_sequential (${x.group_sequential.planned_looks} planned looks) expected (simulated) ${x.group_sequential.scenarios.map((sc) => `${sc.scenario} ${sc.expected_items} items ${usd(sc.expected_usd)}`).join(', ')}` : ''}`,
             ),
             ...d.dispositions.map(
               (x) =>

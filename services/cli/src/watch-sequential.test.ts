@@ -41,6 +41,32 @@ describe('shadowctl campaign watch: sequential lines', () => {
       'sequential gsm8k/tiny: no look yet (too few pairs)',
     ]);
   });
+  it('group_sequential: names how many of the planned looks were taken', () => {
+    const lines = sequentialLines({
+      call_types: [
+        {
+          call_type: 'gsm8k',
+          comparisons: [
+            {
+              candidate_arm_id: 'medium',
+              sequential: {
+                looks: 2,
+                decision: 'continue',
+                settled_look: null,
+                items_used: 60,
+                quality_delta: { lower: -0.3, upper: 0.1 },
+                cost_savings: null,
+                planned_looks: [25, 50, 75, 100],
+              },
+            },
+          ],
+        },
+      ],
+    });
+    expect(lines).toEqual([
+      'sequential gsm8k/medium: quality [-30.0, 10.0]pp; open after 2 of 4 planned looks (60 items)',
+    ]);
+  });
   it('prints nothing for a report without call types', () => {
     expect(sequentialLines({})).toEqual([]);
   });

@@ -42,7 +42,13 @@ interface SequentialWire {
           sequential?:
             | Pick<
                 SequentialSummary,
-                'looks' | 'decision' | 'settled_look' | 'items_used' | 'quality_delta' | 'cost_savings'
+                | 'looks'
+                | 'decision'
+                | 'settled_look'
+                | 'items_used'
+                | 'quality_delta'
+                | 'cost_savings'
+                | 'planned_looks'
               >
             | null
             | undefined;
@@ -52,9 +58,10 @@ interface SequentialWire {
 }
 
 /**
- * Each candidate's running confidence-sequence bounds and, once settled, the look and items it
- * settled at, one line per call type × candidate, from a (provisional or final) report of a
- * `stopping: sequential` campaign. ±100 pp is a side the sequence has not bet on yet.
+ * Each candidate's running confidence-sequence bounds (group_sequential: the last planned look's
+ * interval at its boundary) and, once settled, the look and items it settled at, one line per call
+ * type × candidate, from a (provisional or final) report of a `stopping: sequential` or
+ * `group_sequential` campaign. ±100 pp is a side the sequence has not bet on yet.
  */
 export function sequentialLines(report: SequentialWire): string[] {
   const pp = (x: number) => `${(100 * x).toFixed(1)}`;
@@ -69,7 +76,7 @@ export function sequentialLines(report: SequentialWire): string[] {
       const sv = q.cost_savings ? `  savings [${pp(q.cost_savings.lower)}, ${pp(q.cost_savings.upper)}]%` : '';
       const when =
         q.settled_look === null
-          ? `open after ${q.looks} looks (${q.items_used} items)`
+          ? `open after ${q.looks}${q.planned_looks ? ` of ${q.planned_looks.length} planned` : ''} looks (${q.items_used} items)`
           : `settled ${q.decision} at look ${q.settled_look} (${q.items_used} items)`;
       out.push(
         `sequential ${ct.call_type}/${c.candidate_arm_id}: quality [${pp(q.quality_delta.lower)}, ${pp(q.quality_delta.upper)}]pp${sv}; ${when}`,
@@ -145,7 +152,8 @@ export async function watchCampaign(client: ControlClient, id: string, o: WatchO
         const rep = await finalReport(client, id);
         if (rep) reportId = rep.reportId;
       }
-      if (s.campaign.spec.stopping === 'sequential' && (reportId !== null || Date.now() - seqAt >= 10_000)) {
+      const seqRule = s.campaign.spec.stopping === 'sequential' || s.campaign.spec.stopping === 'group_sequential';
+      if (seqRule && (reportId !== null || Date.now() - seqAt >= 10_000)) {
         seqAt = Date.now();
         seq = (await latestSequential(client, id)) ?? seq;
       }

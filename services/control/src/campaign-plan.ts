@@ -89,7 +89,7 @@ export async function planCampaign(
       warnings,
     };
   });
-  // spend under both stopping rules; simulated, so only for a dry run (a launch needs none of it)
+  // spend under the stopping rules; simulated, so only for a dry run (a launch needs none of it)
   const stopping = opts.dryRun
     ? estimates.map((est, i) => {
         const incumbent = est.arms.find((a) => a.role === 'incumbent')?.worst_case_usd ?? null;
@@ -101,6 +101,7 @@ export async function planCampaign(
           ...stoppingSpendPlan({
             rule: spec.stopping ?? 'fixed',
             items: Math.max(0, Math.min(spec.max_items, itemsAffordable ?? spec.max_items)),
+            maxItems: spec.max_items,
             batchItems: spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT,
             marginPp: spec.margins.noninferiority_pp,
             minSavings: spec.margins.min_savings,

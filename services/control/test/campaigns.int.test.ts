@@ -95,6 +95,10 @@ describe('campaign launch, kill switch and lifecycle', () => {
       expect(x.expected_items).toBeLessThanOrEqual(200);
       expect(x.expected_usd).toBeCloseTo(x.expected_items * est.per_item_worst_case_usd!, 9);
     }
+    // group_sequential over the same simulated items: planned looks every 25 up to max_items 200
+    expect(st.group_sequential).toMatchObject({ batch_items: 25, planned_looks: 8 });
+    expect(st.group_sequential!.scenarios.map((x) => x.scenario)).toEqual(['clearly_worse', 'at_margin', 'equal']);
+    for (const x of st.group_sequential!.scenarios) expect(x.expected_items).toBeLessThanOrEqual(200);
     expect(st.simulation.model).toMatch(/ratios 0\.160/); // medium / large = 0.00242 / 0.01512
     expect(d.dispositions[0]).toMatchObject({
       disposition: 'runnable',

@@ -9,10 +9,10 @@ import { startVerdict, type VerdictHandle } from './index.js';
 
 // The verdict service's sequential looks over a real nats-server: observations of a clearly
 // worse candidate arrive in batches; the service moves the campaign to `decided` (compare-and-set
-// on the campaign KV) once its confidence sequence settles, well before max_items, and then writes
-// the final report whose sequential record verifyBundle recomputes.
+// on the campaign KV) once its confidence sequence (or, under group_sequential, a planned look's
+// boundary) settles, well before max_items, and then writes the final report whose sequential
+// record verifyBundle recomputes.
 
-const CID = 'cmp_5e9e000000000001';
 const keyring = keyringFrom('k1', { k1: generateKey() });
 
 async function until<T>(fn: () => Promise<T | null | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -25,13 +25,16 @@ async function until<T>(fn: () => Promise<T | null | undefined>, timeoutMs = 30_
   }
 }
 
-describe('verdict service: sequential stopping', () => {
+describe.each([
+  ['sequential', 'cmp_5e9e000000000001'],
+  ['group_sequential', 'cmp_5e9e000000000002'],
+] as const)('verdict service: %s stopping', (rule, CID) => {
   let bus: Bus;
   let svc: VerdictHandle | null = null;
   const spec = synthSpec(['worse'], {
     max_items: 1000,
     margins: { noninferiority_pp: 5, min_savings: 0.2 },
-    stopping: 'sequential',
+    stopping: rule,
     stopping_batch_items: 20,
   });
   const campaign = Campaign.parse({
@@ -83,7 +86,7 @@ describe('verdict service: sequential stopping', () => {
     }
     expect(await until(async () => ((await state()) === 'decided' ? true : null))).toBe(true);
     const c = Campaign.parse((await kv.get(CID))!.json());
-    expect(c.state_reason).toMatch(/^sequential: every candidate settled: math\/worse fail at look \d+/);
+    expect(c.state_reason).toMatch(new RegExp(`^${rule}: every candidate settled: math/worse fail at look \\d+`));
     expect(published).toBeLessThan(400);
 
     const fin = await until(() => readFinalReport(bus, CID));
@@ -93,6 +96,12 @@ describe('verdict service: sequential stopping', () => {
     expect(cmp.sequential).toMatchObject({ decision: 'fail', max_items: 1000 });
     expect(cmp.sequential!.items_used).toBeLessThanOrEqual(cmp.sequential!.items_paired);
     expect(cmp.sequential!.items_saved).toBe(1000 - cmp.sequential!.items_paired);
+    if (rule === 'group_sequential') {
+      // settled at a planned look (every 20 paired items), against that look's boundary
+      expect(cmp.sequential!.items_used % 20).toBe(0);
+      expect(cmp.sequential!.planned_looks).toHaveLength(50);
+      expect(cmp.sequential!.method).toMatch(/^group sequential/);
+    }
     expect(verifyBundle(fin.bundle)).toEqual({ ok: true, problems: [] });
   });
 });

@@ -1,13 +1,17 @@
 import type { Report } from '@shadowplane/contracts';
 
 /**
- * Whether a (provisional) report of a `stopping: sequential` campaign settles it: every
+ * Whether a (provisional) report of a `stopping: sequential` (or `group_sequential`, `rule`)
+ * campaign settles it: every
  * comparison of every call type carries a sequential record whose decision is pass, fail or
  * futile. A comparison without one (not yet measurable, fewer than the minimum pairs) keeps the
  * campaign running. Shape: report → { settled, reason } (reason names each candidate's decision
- * and the items it used, for the campaign's state_reason).
+ * and the items it used, for the campaign's state_reason, prefixed by the rule).
  */
-export function sequentialVerdict(report: Report): { settled: boolean; reason: string } {
+export function sequentialVerdict(
+  report: Report,
+  rule: 'sequential' | 'group_sequential' = 'sequential',
+): { settled: boolean; reason: string } {
   const parts: string[] = [];
   let settled = (report.call_types ?? []).length > 0;
   for (const ct of report.call_types ?? []) {
@@ -21,5 +25,5 @@ export function sequentialVerdict(report: Report): { settled: boolean; reason: s
         );
     }
   }
-  return { settled, reason: settled ? `sequential: every candidate settled: ${parts.join('; ')}` : '' };
+  return { settled, reason: settled ? `${rule}: every candidate settled: ${parts.join('; ')}` : '' };
 }

@@ -51,7 +51,7 @@ export interface VerdictHandle {
  * (state is rebuilt from the stream alone; restart = replay = same reports), watches
  * `shadow_campaigns`, writes progress summaries, writes the final report of a campaign once it is
  * terminal (completed/stopped/budget_exhausted/decided) and the OBS backlog is drained, moves a
- * `stopping: sequential` campaign to `decided` once a look (after each batch of new messages)
+ * `stopping: sequential` or `group_sequential` campaign to `decided` once a look (after each batch of new messages)
  * finds every candidate of every call type settled, and answers
  * provisional report requests on `names.verdictReportSubject` (`{campaign_id}` →
  * `{report_id, run_record_id}` or `{error:{code,message}}`). Every report is written with its run
@@ -171,19 +171,25 @@ export async function startVerdict(cfg: VerdictConfig): Promise<VerdictHandle> {
           } else log.error({ campaignId: id, err: e }, 'final report failed');
         }
       }
-      // sequential stopping: look after each batch; once every candidate is settled, decide
+      // sequential / group-sequential stopping: look after each batch; once every candidate is
+      // settled, decide (the group-sequential rule itself only evaluates its planned looks)
       if (Date.now() - lastLook >= (cfg.sequentialLookMs ?? 5000)) {
         lastLook = Date.now();
         // (the fold's own looks are over every batch of paired items; this only decides when to fold)
         for (const [id, s] of slots) {
           const c = s.campaign;
-          if (!c || c.spec.stopping !== 'sequential' || TERMINAL.has(c.state)) continue;
+          if (
+            !c ||
+            (c.spec.stopping !== 'sequential' && c.spec.stopping !== 'group_sequential') ||
+            TERMINAL.has(c.state)
+          )
+            continue;
           // a look folds the whole campaign: only after a batch of newly observed items
           const batch = c.spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT;
           if (s.items.size < s.lookAt + batch) continue;
           s.lookAt = s.items.size;
           try {
-            const v = sequentialVerdict((await foldCampaign(d, id, true)).report);
+            const v = sequentialVerdict((await foldCampaign(d, id, true)).report, c.spec.stopping);
             if (v.settled) await decideCampaign(campaignsKv, id, v.reason, log, metrics);
           } catch (e) {
             if (!(isShadowplaneError(e) && e.code === 'report_empty'))
