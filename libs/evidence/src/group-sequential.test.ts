@@ -105,6 +105,16 @@ describe('groupSequentialComparison', () => {
     expect(h.reason).toMatch(/^hard_fail/);
   });
 
+  it('a repeated fold reuses earlier looks and gives the same record; a changed row changes only the looks after it', () => {
+    const rows = Array.from({ length: 100 }, (_, i) => row(i, i % 3 === 0 ? 0 : 1, i % 4 === 0 ? 0 : 1));
+    const a = groupSequentialComparison(rows, { ...S, ignore_futility: true });
+    expect(groupSequentialComparison(rows, { ...S, ignore_futility: true })).toEqual(a);
+    const changed = rows.map((r, i) => (i === 50 ? { ...r, q_cand: 1 - r.q_cand } : r));
+    const b = groupSequentialComparison(changed, { ...S, ignore_futility: true });
+    expect(b.looks.slice(0, 2)).toEqual(a.looks.slice(0, 2));
+    expect(b.looks[2]!.delta).not.toEqual(a.looks[2]!.delta);
+  });
+
   it('fewer clusters than the minimum never settle', () => {
     const rows = Array.from({ length: 20 }, (_, i) => row(i % 5, 1, 0)).map((r, i) => ({
       ...r,

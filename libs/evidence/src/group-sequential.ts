@@ -16,7 +16,9 @@ import {
   pairedScoreIntervals,
   spendingBoundaries,
   type PairedItem,
+  type PairedScoreIntervals,
 } from '@shadowplane/stats';
+import { createHash } from 'node:crypto';
 import { MIN_ARM_OBSERVATIONS } from '@shadowplane/contracts';
 import type { PairRow } from './compare.js';
 import type { SequentialLookRecord, SequentialResult, SequentialSettings } from './sequential.js';
@@ -68,6 +70,49 @@ const itemOf = (r: PairRow): PairedItem => ({
 const clamp1 = (x: number): number => Math.max(-1, Math.min(1, x));
 
 /**
+ * Look statistics already computed, by (sha256 of the prefix's rows, boundary): the verdict
+ * service folds a running campaign again after every batch, and without this each fold would
+ * recompute every earlier look (measured: 200 looks over 5000 rows, 2.8 s per comparison). The
+ * values are the same numbers a fresh computation gives; entries are never mutated.
+ */
+const lookCache = new Map<string, { score: PairedScoreIntervals; sd: number | null }>();
+const LOOK_CACHE_MAX = 4096;
+
+function lookStats(
+  rows: readonly PairRow[],
+  n: number,
+  prefixHash: string,
+  c: number,
+): { score: PairedScoreIntervals; sd: number | null } {
+  const key = `${prefixHash}|${c}`;
+  const hit = lookCache.get(key);
+  if (hit) return hit;
+  const items = rows.slice(0, n).map(itemOf);
+  const v = {
+    score: pairedScoreIntervals(items, { oneSidedTail: normCdf(-c) }),
+    sd: pairedDifferenceSpread(items).sd,
+  };
+  if (lookCache.size >= LOOK_CACHE_MAX) lookCache.delete(lookCache.keys().next().value!);
+  lookCache.set(key, v);
+  return v;
+}
+
+/** sha256 of the first n rows' statistical fields, for every n in `at` (one pass over the rows). */
+function prefixHashes(rows: readonly PairRow[], at: readonly number[]): string[] {
+  const h = createHash('sha256');
+  const out: string[] = [];
+  let i = 0;
+  for (const n of at) {
+    for (; i < n; i++) {
+      const r = rows[i]!;
+      h.update(`${r.cluster}\t${r.weight}\t${r.q_inc}\t${r.q_cand}\t${r.cost_inc_usd}\t${r.cost_cand_usd}\n`);
+    }
+    out.push(h.copy().digest('hex'));
+  }
+  return out;
+}
+
+/**
  * Looks at the planned looks that the rows have reached and returns the group-sequential decision.
  * At look k (information fraction t_k = n_k / max_items, boundary c_k, one-sided tail p_k = 1 − Φ(c_k)):
  * the fixed-n score-EL interval for D and the log-ratio interval for S, both with t(k − 1) at the
@@ -113,12 +158,12 @@ export function groupSequentialComparison(rows: readonly PairRow[], s: GroupSequ
   const cK = b.critical.at(-1)!;
   const looks: SequentialLookRecord[] = [];
   let settled: number | null = null;
+  const hashes = prefixHashes(rows, lookItems);
   for (let j = 0; j < lookItems.length && settled === null; j++) {
     const n = lookItems[j]!;
     const c = critical[j]!;
     const isClosing = closing && j === lookItems.length - 1;
-    const items = rows.slice(0, n).map(itemOf);
-    const score = pairedScoreIntervals(items, { oneSidedTail: normCdf(-c) });
+    const { score, sd: sdLook } = lookStats(rows, n, hashes[j]!, c);
     const k = score.clusters;
     const delta = { lower: clamp1(score.qualityDelta.lower), upper: clamp1(score.qualityDelta.upper) };
     const sv = score.costSavings;
@@ -130,7 +175,7 @@ export function groupSequentialComparison(rows: readonly PairRow[], s: GroupSequ
     let cpFail: number | null = null;
     const t = n / s.max_items;
     if (k >= 2 && t < 1 && !isClosing) {
-      const sd = pairedDifferenceSpread(items).sd ?? 0;
+      const sd = sdLook ?? 0;
       const se = sd / Math.sqrt(k);
       const d = score.qualityDelta.point + margin;
       const z = se > 0 ? d / se : d > 0 ? Infinity : d < 0 ? -Infinity : 0;
