@@ -12,7 +12,7 @@ export class VerdictMetrics {
   constructor(r: Registry) {
     this.decided = new Counter({
       name: 'shadowplane_verdict_campaigns_decided_total',
-      help: 'sequential campaigns moved to decided because every candidate was settled',
+      help: 'sequential and group_sequential campaigns moved to decided because every candidate was settled',
       registers: [r],
     });
     this.messages = new Counter({
