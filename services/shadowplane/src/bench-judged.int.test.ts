@@ -58,6 +58,10 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
       const chunks: Buffer[] = [];
       rq.on('data', (c: Buffer) => chunks.push(c));
       rq.on('end', () => {
+        if (Buffer.concat(chunks).includes('(upstream down)')) {
+          rs.writeHead(503, { 'content-type': 'application/json' });
+          return void rs.end('{"error":{"message":"overloaded","type":"server_error"}}');
+        }
         void (async () => {
           const r = await fetch(`${sim.url}${rq.url}`, {
             method: 'POST',
@@ -118,8 +122,8 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
   it('re-scores what production served without calling the incumbent; no consent is excluded; capped at ON_FRONTIER', async () => {
     await until('the sidecar to reach NATS', async () => sidecar.publisher.isConnected);
     // production: N consenting requests and one that does not consent, all served by sim-large
-    const send = async (i: number, consent: boolean) => {
-      const g = GSM8K[i]!;
+    const send = async (i: number, consent: boolean, down = false) => {
+      const g = { ...GSM8K[i]!, question: `${GSM8K[i]!.question}${down ? ' (upstream down)' : ''}` };
       const r = await fetch(`${sidecar.url}/v1/chat/completions`, {
         method: 'POST',
         headers: {
@@ -136,6 +140,7 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
           max_tokens: 256,
         }),
       });
+      if (down) return expect(r.status).toBe(503);
       expect(r.status).toBe(200);
       const text = ((await r.json()) as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
       expect(text).toContain(PII); // production got its answer unchanged
@@ -143,12 +148,13 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
     };
     for (let i = 0; i < N; i++) await send(i, true);
     await send(N, false);
+    await send(N + 1, true, true); // production failed: nothing was served
     const productionCalls = sim.calls().filter((c) => c.model === 'sim-large').length;
     expect(productionCalls).toBe(N + 1);
 
     const envelopes = await until('every capture in the stream', async () => {
       const info = await f.bus.jsm.streams.info(f.bus.names.streams.capture);
-      if (info.state.messages < N + 1) return null;
+      if (info.state.messages < N + 2) return null;
       const out: Envelope[] = [];
       for (let seq = 1; seq <= info.state.messages; seq++) {
         const m = await f.bus.jsm.streams.getMessage(f.bus.names.streams.capture, { seq });
@@ -156,7 +162,9 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
       }
       return out;
     });
-    const consented = envelopes.filter((e) => e.retention.consent);
+    const failed = envelopes.find((e) => e.served?.status === 503)!;
+    expect(failed.served!.artifact_ref).toBeNull(); // retention wanted, nothing 2xx to retain
+    const consented = envelopes.filter((e) => e.retention.consent && e !== failed);
     const refused = envelopes.find((e) => !e.retention.consent)!;
     expect(consented).toHaveLength(N);
     expect(refused.served?.artifact_ref ?? null).toBeNull();
@@ -180,7 +188,13 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
     // one retained output deleted (as its TTL would): that item is excluded, never silently missing
     const gone = consented[0]!;
     await store.delete(gone.served!.artifact_ref!.slice(4));
-    const kept = N - 1;
+    // another one tampered with (one ciphertext character changed): it fails authentication
+    const tampered = consented[1]!;
+    const tName = tampered.served!.artifact_ref!.slice(4);
+    const sealed = JSON.parse(Buffer.from((await store.getBlob(tName))!).toString('utf8')) as { ct: string };
+    sealed.ct = (sealed.ct[0] === 'A' ? 'B' : 'A') + sealed.ct.slice(1);
+    await store.putBlob({ name: tName }, new TextEncoder().encode(JSON.stringify(sealed)));
+    const kept = N - 2;
 
     const frozen = await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, {});
     expect(frozen.statusCode).toBe(201);
@@ -263,9 +277,11 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
       expect.arrayContaining([
         [refused.item_hash, 'served_not_retained'],
         [gone.item_hash, 'served_artifact_missing'],
+        [tampered.item_hash, 'served_artifact_invalid'],
+        [failed.item_hash, 'served_no_response'],
       ]),
     );
-    expect(excluded).toHaveLength(2);
+    expect(excluded).toHaveLength(4);
 
     const rep = await until('the final report', async () => {
       const r = await req('GET', `/v1/campaigns/${id}/report`, KEYS.read);
@@ -281,7 +297,8 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
     // quality was measured from the served outputs (not the whole range, as for replay)
     expect(c.stats.quality_delta.upper - c.stats.quality_delta.lower).toBeLessThan(2);
     expect(JSON.stringify(ct)).toContain('served_not_retained');
-    expect(JSON.stringify(ct)).toContain('served_artifact_missing');
+    for (const reason of ['served_artifact_missing', 'served_artifact_invalid', 'served_no_response'])
+      expect(JSON.stringify(ct)).toContain(reason);
 
     // as a baseline it stands for its candidate: its incumbent was never called
     const notCalled = await req('PUT', `/v1/suites/${SUITE}/baseline`, KEYS.write, {
