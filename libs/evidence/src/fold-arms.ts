@@ -12,17 +12,16 @@ import {
   type RunArmTimes,
   type RunRecord,
 } from '@shadowplane/contracts';
-import type { CostEvidenceRow } from './bundle.js';
+import type { CostRows } from './fold-rows.js';
 import { inc, majorityBasis, pct, reportedMean, share, type ScoredIndex, type ScoredObs } from './fold-util.js';
 
-/** Stage 5 output: views in spec order (incumbent first), cost rows, the run record's times. */
+/** Stage 5 output: views in spec order (incumbent first), the run record's times. */
 export interface CallTypeArms {
   arms: ArmView[];
-  costEvidence: CostEvidenceRow[];
   runTimes: RunRecord['call_types'][number];
 }
 
-/** Stage 5 (pure): arm views and times of one call type. */
+/** Stage 5 (pure but for `cost`, which each ok observation's cost evidence row is added to): arm views and times of one call type. */
 export function armViews(p: {
   ct: string;
   spec: CampaignSpec;
@@ -31,9 +30,9 @@ export function armViews(p: {
   scored: ScoredIndex;
   armObs: (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => ScoredObs[];
   aaCalls: number;
+  cost: CostRows;
 }): CallTypeArms {
-  const { ct, spec, admitted, outcomesFor, scored, armObs, aaCalls } = p;
-  const costEvidence: CostEvidenceRow[] = [];
+  const { ct, spec, admitted, outcomesFor, scored, armObs, aaCalls, cost } = p;
   const tasksClosed = (armId: string) => {
     let n = 0;
     for (const h of admitted)
@@ -47,24 +46,8 @@ export function armViews(p: {
     const priced = ok.filter((s) => s.obs.cost.usd !== null && s.obs.cost.basis !== null);
     const basis = majorityBasis(priced.map((s) => s.obs.cost.basis!));
     const onBasis = priced.filter((s) => s.obs.cost.basis === basis);
-    for (const s of ok) {
-      const u = s.obs.usage;
-      costEvidence.push({
-        call_type: ct,
-        arm_id: arm.id,
-        obs_id: s.id,
-        item_hash: s.obs.item_hash,
-        basis: s.obs.cost.basis,
-        usd: s.obs.cost.usd,
-        on_basis: basis !== null && s.obs.cost.basis === basis && s.obs.cost.usd !== null,
-        input_tokens: u.input_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-        output_tokens: u.output_tokens,
-        reasoning_output_tokens: u.reasoning_output_tokens,
-        abandoned: s.obs.abandoned,
-      });
-    }
+    cost.startArm(ct, arm.id, basis);
+    for (const s of ok) cost.add(s.row);
     const total = onBasis.reduce((a, s) => a + s.obs.cost.usd!, 0);
     const tasks = tasksClosed(arm.id);
     const byClass: Record<string, number> = {};
@@ -165,5 +148,5 @@ export function armViews(p: {
     call_type: ct,
     arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate')), ...aaTimes],
   };
-  return { arms, costEvidence, runTimes };
+  return { arms, runTimes };
 }

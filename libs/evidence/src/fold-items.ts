@@ -29,7 +29,7 @@ export interface CallTypeItems {
 /** Stage 2 (pure): admits the items of one call type. */
 export function admitItems(
   spec: CampaignSpec,
-  ctObs: readonly { o: FoldObs; id: string }[],
+  ctObs: readonly { o: FoldObs; id: string; row: number }[],
   ctEvents: readonly ItemEvent[],
 ): CallTypeItems {
   // an item excluded more than once keeps its smallest reason (code-unit order), never the one

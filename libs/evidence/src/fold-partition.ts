@@ -18,7 +18,7 @@ export interface Partitioned {
   /** rows of every observation of the campaign as received (with duplicates) */
   rawRows: number[];
   /** de-duplicated observations, sorted by call type, item_hash, arm, role */
-  obs: { o: FoldObs; id: string }[];
+  obs: { o: FoldObs; id: string; row: number }[];
   /** de-duplicated item events, sorted */
   evs: ItemEvent[];
   /** de-duplicated outcomes of items with observations, sorted by outcome_id */
@@ -115,7 +115,7 @@ export function partitionMessages(
  * `|`-joined strings would (code-unit order) without building them: 300k keys of ~150
  * characters were ~50 MB at once.
  */
-function dedupObservations(t: ObsTable, rows: readonly number[]): { o: FoldObs; id: string }[] {
+function dedupObservations(t: ObsTable, rows: readonly number[]): { o: FoldObs; id: string; row: number }[] {
   const s = t.s;
   const p = t.pool as string[];
   const key = (r: number) => [p[s.call_type[r]!]!, p[s.item_hash[r]!]!, p[s.arm_id[r]!]!, p[s.role[r]!]!];
@@ -133,11 +133,11 @@ function dedupObservations(t: ObsTable, rows: readonly number[]): { o: FoldObs; 
       [p[s.started_at[b]!]!, p[s.envelope_id[b]!]!, t.id(b)],
     );
   const sorted = [...rows].sort((a, b) => keyCmp(a, b) || firstCmp(a, b));
-  const out: { o: FoldObs; id: string }[] = [];
+  const out: { o: FoldObs; id: string; row: number }[] = [];
   for (let i = 0; i < sorted.length; i++) {
     const r = sorted[i]!;
     if (i > 0 && keyCmp(sorted[i - 1]!, r) === 0) continue;
-    out.push({ o: t.row(r), id: t.id(r) });
+    out.push({ o: t.row(r), id: t.id(r), row: r });
   }
   return out;
 }

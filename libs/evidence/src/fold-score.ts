@@ -38,7 +38,7 @@ export interface CallTypeScores {
 export function scoreCallType(p: {
   ct: string;
   spec: CampaignSpec;
-  ctObs: readonly { o: FoldObs; id: string }[];
+  ctObs: readonly { o: FoldObs; id: string; row: number }[];
   admittedSet: ReadonlySet<string>;
   outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
@@ -50,7 +50,7 @@ export function scoreCallType(p: {
   let anyScored = false;
   const agreementRows: JudgeAgreementRow[] = [];
   const scored = new ScoredIndex();
-  for (const { o, id } of ctObs) {
+  for (const { o, id, row } of ctObs) {
     if (!admittedSet.has(o.item_hash)) continue;
     let composite: Composite | null = null;
     let compositeNoJudge: Composite | null = null;
@@ -76,7 +76,7 @@ export function scoreCallType(p: {
       if (composite.quality !== null) anyScored = true;
       if (o.instrument === 'replay') anyScored = true; // priced evidence: the report is not empty
     }
-    scored.add({ obs: o, id, composite, compositeNoJudge, scores: progScores });
+    scored.add({ obs: o, id, row, composite, compositeNoJudge, scores: progScores });
   }
   const byArm = new Map<string, ScoredObs[]>();
   for (const s of scored.all) {

@@ -8,6 +8,8 @@ import type { FoldObs } from './obs-table.js';
 export interface ScoredObs {
   obs: FoldObs;
   id: string;
+  /** its row in the fold's ObsTable */
+  row: number;
   composite: Composite | null;
   /** the composite without judge scores (differs only when a judge score exists) */
   compositeNoJudge: Composite | null;

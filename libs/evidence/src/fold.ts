@@ -48,6 +48,7 @@ import { datasetCard, describe, frontierOf } from './fold-frontier.js';
 import { admitItems } from './fold-items.js';
 import { pairCandidate } from './fold-pairs.js';
 import { partitionMessages } from './fold-partition.js';
+import { CostRows, PairRows, rowsPart } from './fold-rows.js';
 import type { ObsTable } from './obs-table.js';
 import { scoreCallType } from './fold-score.js';
 import { appendAll, inc, sortRecord } from './fold-util.js';
@@ -79,6 +80,13 @@ export interface FoldInput {
    * campaigns are left out, as such messages are.
    */
   observations?: ObsTable;
+  /**
+   * true: the bundle's row parts (cost evidence, paired rows) are read-only arrays whose rows are
+   * built from the table each time they are read (fold-rows.ts lazyRows), so they are never all
+   * held at once — for a caller that hashes and writes the bundle and drops it (the offline
+   * fold). The bundle's JSON, hashes and values are the same either way.
+   */
+  lazyRows?: boolean;
   /** true for an on-demand report of a running campaign */
   provisional: boolean;
   /** optional LLM-judge scores keyed by {@link judgeKey}; weight from the spec's llm_judge scorer */
@@ -152,7 +160,7 @@ export function foldReport(input: FoldInput): FoldResult {
 
   const callTypeReports: CallTypeReport[] = [];
   const datasetCards: DatasetCard[] = [];
-  const costEvidence: CostEvidenceRow[] = [];
+  const cost = new CostRows(table);
   const pairedParts: { call_type: string; candidate_arm_id: string; rows: PairRow[] }[] = [];
   const statsParts: StatsPart[] = [];
   const aaParts: { call_type: string; diffs: number[]; sd: number | null }[] = [];
@@ -184,9 +192,8 @@ export function foldReport(input: FoldInput): FoldResult {
     };
 
     // 5. arm views; measured times of this run go into the run record, never the report
-    const av = armViews({ ct, spec, admitted, outcomesFor, scored, armObs: sc.armObs, aaCalls: sc.aaCalls });
+    const av = armViews({ ct, spec, admitted, outcomesFor, scored, armObs: sc.armObs, aaCalls: sc.aaCalls, cost });
     const arms = av.arms;
-    appendAll(costEvidence, av.costEvidence);
     runTimes.push(av.runTimes);
 
     // 6. comparisons
@@ -227,7 +234,17 @@ export function foldReport(input: FoldInput): FoldResult {
       });
       if (c.stats) statsParts.push(c.stats);
       if (c.frontier) frontierCand.set(cand.id, c.frontier);
-      pairedParts.push({ call_type: ct, candidate_arm_id: cand.id, rows: pairs.rows });
+      // lazy: the row objects are dropped here and built again from the table when read
+      const rows = input.lazyRows
+        ? rowsPart(
+            new PairRows(table, pairs.rows, (r) => [
+              scored.get(r.item_hash, spec.incumbent.id, 'incumbent')!.row,
+              scored.get(r.item_hash, cand.id, 'candidate')!.row,
+            ]),
+            true,
+          )
+        : pairs.rows;
+      pairedParts.push({ call_type: ct, candidate_arm_id: cand.id, rows });
       comparisons.push(c.cmp);
     }
     const ctVerdicts = verdicts.filter((v) => v.call_type === ct);
@@ -318,7 +335,7 @@ export function foldReport(input: FoldInput): FoldResult {
     runRecord,
     datasetCards,
     runSpec: { campaign_id: cid, run_index: campaign.run_index, spec_hash: body.spec_hash!, spec: plain.spec },
-    costEvidence,
+    costEvidence: rowsPart(cost, input.lazyRows === true),
     paired: pairedParts,
     stats: statsParts,
     aa: aaParts,

@@ -226,6 +226,8 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
       campaign: { campaign_id: campaignId, spec, run_index: runIndex ?? 1, state },
       messages,
       observations,
+      // the bundle is hashed, written and dropped: its rows are built as they are read
+      lazyRows: true,
       provisional: o.provisional,
     });
   } catch (e) {
