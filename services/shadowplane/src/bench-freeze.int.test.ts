@@ -1,19 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, loadKeyring } from '@shadowplane/artifacts';
-import type { CaptureSkipMarker, Envelope, ProviderEntry } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
-import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
-import { startProviderSim, type ProviderSim } from '@shadowplane/provider-sim';
-import {
-  chatEnvelope,
-  randomPrefix,
-  sharedNatsUrl,
-  testDuplicatorConfig,
-  testVerdictConfig,
-  waitFor,
-} from '@shadowplane/testkit';
-import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
+import { startBenchStack, until, type BenchStack } from '../test/bench-stack.js';
+import type { CaptureSkipMarker, Envelope } from '@shadowplane/contracts';
+import { KEYS } from '@shadowplane/control/testing';
+import { chatEnvelope } from '@shadowplane/testkit';
 
 // The Bench lifecycle's first half end to end, over a real nats-server, the control API, a
 // duplicator worker, the verdict service and provider-sim: captures → status → freeze →
@@ -24,7 +14,6 @@ import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 
 const SUITE = 'bench';
 const CT = 'math';
-const env = { SIM_KEY: 'sk-sim', SHADOWPLANE_ARTIFACT_KEY: generateKey() };
 
 function item(i: number): Envelope {
   const e = chatEnvelope(
@@ -37,46 +26,22 @@ function item(i: number): Envelope {
 }
 const fresh = (e: Envelope): Envelope => ({ ...e, envelope_id: randomUUID(), captured_at: new Date().toISOString() });
 
-const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) =>
-  waitFor(what, fn, { timeoutMs, intervalMs: 200 });
-
 describe('suites: status, freeze and frozen runs end to end', () => {
-  let sim: ProviderSim; // the arms' upstream
-  let f: Fixture;
-  let worker: DuplicatorHandle;
-  let verdict: VerdictHandle;
+  let stack: BenchStack;
+  const req: BenchStack['req'] = (...a) => stack.req(...a);
   const published: { env: Envelope; seq: number }[] = [];
 
   const publish = async (e: Envelope) => {
-    const ack = await f.bus.js.publish(f.bus.names.captureSubject(SUITE, CT), JSON.stringify(e), {
+    const ack = await stack.f.bus.js.publish(stack.f.bus.names.captureSubject(SUITE, CT), JSON.stringify(e), {
       msgID: e.envelope_id,
     });
     published.push({ env: e, seq: ack.seq });
   };
-  const req = (method: 'GET' | 'POST', url: string, key: string, payload?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: { ...auth(key), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    });
 
   beforeAll(async () => {
-    sim = await startProviderSim({ datasetPath: '', seed: 17 });
-    const providers: ProviderEntry[] = [
-      { id: 'sim-openai', base_url: `${sim.url}/v1`, api: 'openai.chat', api_key_env: 'SIM_KEY' },
-    ];
-    const prefix = randomPrefix('bench');
-    f = await fixture({ flag: true, providers, prefix });
-    worker = await startDuplicator(testDuplicatorConfig(sharedNatsUrl(), prefix, 'bench'), { providers, env });
-    verdict = await startVerdict(testVerdictConfig(sharedNatsUrl(), prefix, loadKeyring(env)));
+    stack = await startBenchStack('bench');
   });
-  afterAll(async () => {
-    await worker?.close();
-    await verdict?.close();
-    await f?.close();
-    await sim?.close();
-  });
+  afterAll(async () => stack?.close());
 
   it('captures → status → freeze → re-freeze → frozen run of exactly the dataset → matching card → run 2', async () => {
     // 12 distinct items; item 0 captured 3 times and item 1 twice (exact duplicates, new envelope ids)
@@ -89,7 +54,7 @@ describe('suites: status, freeze and frozen runs end to end', () => {
     await publish({ ...item(100), traffic_class: 'test' });
     const tool = chatEnvelope(SUITE, CT, 'search the web for today', { tools: [{ type: 'web_search' }] });
     await publish(tool);
-    await f.bus.js.publish(f.bus.names.captureSubject(SUITE, CT), '{"not":"an envelope"}');
+    await stack.f.bus.js.publish(stack.f.bus.names.captureSubject(SUITE, CT), '{"not":"an envelope"}');
     // what the sidecar publishes for a capture it skipped for size
     const marker: CaptureSkipMarker = {
       schema: 'shadow.capture_skip/v1',
@@ -101,7 +66,7 @@ describe('suites: status, freeze and frozen runs end to end', () => {
       traffic_class: 'production',
       bytes: 9_000_000,
     };
-    await f.bus.js.publish(f.bus.names.captureSkipSubject(SUITE, CT), JSON.stringify(marker));
+    await stack.f.bus.js.publish(stack.f.bus.names.captureSkipSubject(SUITE, CT), JSON.stringify(marker));
 
     // status: the read scope, a known suite, qualified-evidence terms
     expect((await req('GET', `/v1/suites/${SUITE}/status`, KEYS.allButRead)).statusCode).toBe(403);
@@ -222,19 +187,12 @@ describe('suites: status, freeze and frozen runs end to end', () => {
 
     // run 2 on the same dataset: run index 2; a reference gone from the stream is reported
     const gone = published.find((p) => p.env.item_hash === items[5]!.item_hash)!;
-    await f.bus.jsm.streams.deleteMessage(f.bus.names.streams.capture, gone.seq);
+    await stack.f.bus.jsm.streams.deleteMessage(stack.f.bus.names.streams.capture, gone.seq);
     const run2 = await req('POST', '/v1/campaigns', KEYS.write, spec(`frozen:${ds.dataset_hash}`));
     expect(run2.statusCode).toBe(201);
     expect(run2.json().campaign.run_index).toBe(2);
     const id2: string = run2.json().campaign.id;
-    await until('run 2 to complete', async () => {
-      const s = (await req('GET', `/v1/campaigns/${id2}`, KEYS.read)).json();
-      return s.campaign.state === 'completed';
-    });
-    const rep2 = await until('run 2 final report', async () => {
-      const r = await req('GET', `/v1/campaigns/${id2}/report`, KEYS.read);
-      return r.statusCode === 200 && r.json().provisional === false ? (r.json() as any) : null;
-    });
+    const rep2 = await stack.finalReport(id2, KEYS.read);
     const c2 = rep2.report.call_types[0].dataset_card;
     expect(c2.exclusions).toContainEqual({ item_hash: items[5]!.item_hash, reason: 'capture_expired' });
     expect(c2.unique_items).toBe(11);

@@ -1,11 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, loadKeyring } from '@shadowplane/artifacts';
-import type { ProviderEntry } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
-import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
-import { startProviderSim, type ProviderSim } from '@shadowplane/provider-sim';
-import { randomPrefix, sharedNatsUrl, testDuplicatorConfig, testVerdictConfig, waitFor } from '@shadowplane/testkit';
-import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
+import { startBenchStack, type BenchStack } from '../test/bench-stack.js';
+import { KEYS } from '@shadowplane/control/testing';
 
 // The import builder over a real nats-server, the control API, a duplicator worker, the verdict
 // service and provider-sim: operator-supplied items → a dataset whose census is `import` (never
@@ -14,7 +9,6 @@ import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 
 const SUITE = 'imported';
 const CT = 'math';
-const env = { SIM_KEY: 'sk-sim', SHADOWPLANE_ARTIFACT_KEY: generateKey() };
 
 const line = (i: number) => ({
   call_type: CT,
@@ -26,38 +20,14 @@ const line = (i: number) => ({
   reference: { kind: 'numeric', value: (i + 2) * (i + 9) },
 });
 
-const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) =>
-  waitFor(what, fn, { timeoutMs, intervalMs: 200 });
-
 describe('the import builder end to end', () => {
-  let sim: ProviderSim; // the arms' upstream
-  let f: Fixture;
-  let worker: DuplicatorHandle;
-  let verdict: VerdictHandle;
-  const req = (method: 'GET' | 'POST', url: string, key: string, payload?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: { ...auth(key), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    });
+  let stack: BenchStack;
+  const req: BenchStack['req'] = (...a) => stack.req(...a);
 
   beforeAll(async () => {
-    sim = await startProviderSim({ datasetPath: '', seed: 17 });
-    const providers: ProviderEntry[] = [
-      { id: 'sim-openai', base_url: `${sim.url}/v1`, api: 'openai.chat', api_key_env: 'SIM_KEY' },
-    ];
-    const prefix = randomPrefix('import');
-    f = await fixture({ flag: true, providers, prefix });
-    worker = await startDuplicator(testDuplicatorConfig(sharedNatsUrl(), prefix, 'import'), { providers, env });
-    verdict = await startVerdict(testVerdictConfig(sharedNatsUrl(), prefix, loadKeyring(env)));
+    stack = await startBenchStack('import');
   });
-  afterAll(async () => {
-    await worker?.close();
-    await verdict?.close();
-    await f?.close();
-    await sim?.close();
-  });
+  afterAll(async () => stack?.close());
 
   it('imports items as `import` traffic, freezes them alone, and runs them when admitted', async () => {
     // one JSONL file: 10 items, item 0 twice (weight 2), one the arms cannot be sent
@@ -122,14 +92,7 @@ describe('the import builder end to end', () => {
     const run = await req('POST', '/v1/campaigns', KEYS.write, spec({ traffic_classes: ['import'] }));
     expect(run.statusCode).toBe(201);
     const id: string = run.json().campaign.id;
-    await until('the run to complete', async () => {
-      const s = (await req('GET', `/v1/campaigns/${id}`, KEYS.read)).json();
-      return s.campaign.state === 'completed';
-    });
-    const rep = await until('the final report', async () => {
-      const r = await req('GET', `/v1/campaigns/${id}/report`, KEYS.read);
-      return r.statusCode === 200 && r.json().provisional === false ? (r.json() as any) : null;
-    });
+    const rep = await stack.finalReport(id, KEYS.read);
     const card = rep.report.call_types[0].dataset_card;
     expect(card).toMatchObject({ dataset_hash: ds.dataset_hash, unique_items: 10, total_weight: 11 });
     expect(card.traffic_classes).toEqual({ import: 10 });

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, loadKeyring } from '@shadowplane/artifacts';
-import type { Envelope, ProviderEntry } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
-import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
-import {
-  chatEnvelope,
-  randomPrefix,
-  sharedNatsUrl,
-  testDuplicatorConfig,
-  testVerdictConfig,
-  waitFor,
-} from '@shadowplane/testkit';
-import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
+import { startBenchStack, until, type BenchStack } from '../test/bench-stack.js';
+import type { Envelope } from '@shadowplane/contracts';
+import { KEYS } from '@shadowplane/control/testing';
+import { chatEnvelope } from '@shadowplane/testkit';
 
 // Instrument replay end to end over a real nats-server, the control API, a duplicator worker and
 // the verdict service: captures with served usage → freeze → a replay run of the frozen dataset
@@ -20,7 +11,6 @@ import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 
 const SUITE = 'replay';
 const CT = 'math';
-const env = { SIM_KEY: 'sk-unused', SHADOWPLANE_ARTIFACT_KEY: generateKey() };
 const USAGE = (i: number, output: number | null) => ({
   input_tokens: 100 + i,
   cache_read_input_tokens: null,
@@ -51,43 +41,23 @@ function item(i: number, served: 'ok' | 'none' | 'no_output_tokens' = 'ok'): Env
   };
 }
 
-const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) =>
-  waitFor(what, fn, { timeoutMs, intervalMs: 200 });
-
 describe('instrument replay on a frozen dataset', () => {
-  let f: Fixture;
-  let worker: DuplicatorHandle;
-  let verdict: VerdictHandle;
-  const req = (method: 'GET' | 'POST', url: string, key: string, payload?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: { ...auth(key), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    });
+  let stack: BenchStack;
+  const req: BenchStack['req'] = (...a) => stack.req(...a);
 
   beforeAll(async () => {
-    // port 9 (discard) on loopback: nothing listens, so an arm call could never succeed
-    const providers: ProviderEntry[] = [
-      { id: 'nowhere', base_url: 'http://127.0.0.1:9/v1', api: 'openai.chat', api_key_env: 'SIM_KEY' },
-    ];
-    const prefix = randomPrefix('replay');
-    f = await fixture({ flag: true, providers, prefix });
-    worker = await startDuplicator(testDuplicatorConfig(sharedNatsUrl(), prefix, 'replay'), { providers, env });
-    verdict = await startVerdict(testVerdictConfig(sharedNatsUrl(), prefix, loadKeyring(env)));
+    stack = await startBenchStack('replay', { noUpstream: true });
   });
-  afterAll(async () => {
-    await worker?.close();
-    await verdict?.close();
-    await f?.close();
-  });
+  afterAll(async () => stack?.close());
 
   it('prices the captured usage on both rate cards, calls nothing, and never decides quality', async () => {
     const items = Array.from({ length: 10 }, (_, i) => item(i));
     const noServed = item(50, 'none');
     const noOutput = item(51, 'no_output_tokens');
     for (const e of [...items, noServed, noOutput])
-      await f.bus.js.publish(f.bus.names.captureSubject(SUITE, CT), JSON.stringify(e), { msgID: e.envelope_id });
+      await stack.f.bus.js.publish(stack.f.bus.names.captureSubject(SUITE, CT), JSON.stringify(e), {
+        msgID: e.envelope_id,
+      });
     const frozen = await req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, {});
     expect(frozen.statusCode).toBe(201);
     const hash: string = frozen.json().datasets[0].dataset_hash;

@@ -1,12 +1,8 @@
 import { DeliverPolicy } from '@nats-io/jetstream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, loadKeyring } from '@shadowplane/artifacts';
-import { Envelope, type ProviderEntry } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
-import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
-import { startProviderSim, type ProviderSim } from '@shadowplane/provider-sim';
-import { randomPrefix, sharedNatsUrl, testDuplicatorConfig, testVerdictConfig, waitFor } from '@shadowplane/testkit';
-import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
+import { startBenchStack, until, type BenchStack } from '../test/bench-stack.js';
+import { Envelope } from '@shadowplane/contracts';
+import { KEYS } from '@shadowplane/control/testing';
 
 // The synthetic builder over a real nats-server, the control API, a duplicator worker, the verdict
 // service and provider-sim: refusals publish nothing → a template × rows → envelopes of traffic
@@ -17,7 +13,6 @@ import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 
 const SUITE = 'synth';
 const CT = 'math';
-const env = { SIM_KEY: 'sk-sim', SHADOWPLANE_ARTIFACT_KEY: generateKey() };
 
 // ten (a, b) pairs; the reference is their product, written out here rather than computed by a template
 const PAIRS = Array.from({ length: 10 }, (_, i) => [i + 2, i + 9] as const);
@@ -34,27 +29,15 @@ const mathSpec = {
   rows,
 };
 
-const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) =>
-  waitFor(what, fn, { timeoutMs, intervalMs: 200 });
-
 describe('the synthetic builder end to end', () => {
-  let sim: ProviderSim; // the arms' upstream
-  let f: Fixture;
-  let worker: DuplicatorHandle;
-  let verdict: VerdictHandle;
-  const req = (method: 'GET' | 'POST', url: string, key: string, payload?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: { ...auth(key), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    });
+  let stack: BenchStack;
+  const req: BenchStack['req'] = (...a) => stack.req(...a);
   const freeze = (builder: object, extra: object = {}) =>
     req('POST', `/v1/suites/${SUITE}/freeze`, KEYS.write, { builder, ...extra });
   /** Every envelope the CAPTURE stream holds on one call type's subject, with its sequence. */
   const stored = async (ct: string) => {
-    const consumer = await f.bus.js.consumers.get(f.bus.names.streams.capture, {
-      filter_subjects: f.bus.names.captureSubject(SUITE, ct),
+    const consumer = await stack.f.bus.js.consumers.get(stack.f.bus.names.streams.capture, {
+      filter_subjects: stack.f.bus.names.captureSubject(SUITE, ct),
       deliver_policy: DeliverPolicy.All,
     });
     const out: { seq: number; env: Envelope }[] = [];
@@ -75,21 +58,9 @@ describe('the synthetic builder end to end', () => {
   };
 
   beforeAll(async () => {
-    sim = await startProviderSim({ datasetPath: '', seed: 17 });
-    const providers: ProviderEntry[] = [
-      { id: 'sim-openai', base_url: `${sim.url}/v1`, api: 'openai.chat', api_key_env: 'SIM_KEY' },
-    ];
-    const prefix = randomPrefix('synth');
-    f = await fixture({ flag: true, providers, prefix });
-    worker = await startDuplicator(testDuplicatorConfig(sharedNatsUrl(), prefix, 'synth'), { providers, env });
-    verdict = await startVerdict(testVerdictConfig(sharedNatsUrl(), prefix, loadKeyring(env)));
+    stack = await startBenchStack('synth');
   });
-  afterAll(async () => {
-    await worker?.close();
-    await verdict?.close();
-    await f?.close();
-    await sim?.close();
-  });
+  afterAll(async () => stack?.close());
 
   it('refuses bad templates without publishing, expands rows into weighted synthetic items, re-freezes as a no-op, runs them', async () => {
     // refusals name the field and publish nothing
@@ -148,12 +119,15 @@ describe('the synthetic builder end to end', () => {
     expect(again.json().datasets[0]).toMatchObject({ dataset_hash: ds.dataset_hash, created: false });
     // … also once the stream has forgotten the message ids (its de-duplication window shrunk and
     // passed: a probe id publishes twice), because the freeze finds its envelopes in the stream
-    const si = await f.bus.jsm.streams.info(f.bus.names.streams.capture);
-    await f.bus.jsm.streams.update(f.bus.names.streams.capture, { ...si.config, duplicate_window: 100_000_000 });
-    const probeSubject = f.bus.names.captureSubject('probe', 'x');
-    await f.bus.js.publish(probeSubject, '{}', { msgID: 'probe' });
+    const si = await stack.f.bus.jsm.streams.info(stack.f.bus.names.streams.capture);
+    await stack.f.bus.jsm.streams.update(stack.f.bus.names.streams.capture, {
+      ...si.config,
+      duplicate_window: 100_000_000,
+    });
+    const probeSubject = stack.f.bus.names.captureSubject('probe', 'x');
+    await stack.f.bus.js.publish(probeSubject, '{}', { msgID: 'probe' });
     await until('the de-duplication window to pass', async () => {
-      const ack = await f.bus.js.publish(probeSubject, '{}', { msgID: 'probe' });
+      const ack = await stack.f.bus.js.publish(probeSubject, '{}', { msgID: 'probe' });
       return !ack.duplicate;
     });
     const later = await freeze(mathSpec);
@@ -222,14 +196,7 @@ describe('the synthetic builder end to end', () => {
     const run = await req('POST', '/v1/campaigns', KEYS.write, spec({ traffic_classes: ['synthetic'] }));
     expect(run.statusCode).toBe(201);
     const id: string = run.json().campaign.id;
-    await until('the run to complete', async () => {
-      const s = (await req('GET', `/v1/campaigns/${id}`, KEYS.read)).json();
-      return s.campaign.state === 'completed';
-    });
-    const rep = await until('the final report', async () => {
-      const r = await req('GET', `/v1/campaigns/${id}/report`, KEYS.read);
-      return r.statusCode === 200 && r.json().provisional === false ? (r.json() as any) : null;
-    });
+    const rep = await stack.finalReport(id, KEYS.read);
     const card = rep.report.call_types[0].dataset_card;
     expect(card).toMatchObject({ dataset_hash: ds.dataset_hash, unique_items: 10, total_weight: 11 });
     expect(card.traffic_classes).toEqual({ synthetic: 10 });
