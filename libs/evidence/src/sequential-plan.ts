@@ -206,7 +206,7 @@ export function stoppingSpendPlan(input: StoppingSpendInput): StoppingSpendPlan 
       basis: 'simulation',
       campaigns,
       seed,
-      model: `every candidate at the scenario's quality gap; group_sequential looks use the Wald z of the running mean difference against the planned boundaries (the real rule inverts the score interval; the two agree closely at these sizes); singleton items, paired difference in {-1, 0, +1} discordant with probability ${pi.toFixed(3)} (the power plan's prior sd ${input.sdDiff.toFixed(3)}, at least 4 × margin); constant costs at candidate/incumbent ratios ${input.costRatios.map((r) => (r === null ? 'unpriced (savings assumed met)' : r.toFixed(3))).join(', ')}; every arm priced at its worst case per item`,
+      model: `every candidate at the scenario's quality gap; group_sequential looks use the Wald z of the running mean difference against the planned boundaries (the real rule inverts the score interval; on the same simulated items their expected paid items agree within 6%, sequential-plan-agree.test.ts); singleton items, paired difference in {-1, 0, +1} discordant with probability ${pi.toFixed(3)} (the power plan's prior sd ${input.sdDiff.toFixed(3)}, at least 4 × margin); constant costs at candidate/incumbent ratios ${input.costRatios.map((r) => (r === null ? 'unpriced (savings assumed met)' : r.toFixed(3))).join(', ')}; every arm priced at its worst case per item`,
     },
   };
 }
