@@ -73,13 +73,16 @@ export function summariseDryRun(j: any): string {
   const judge = j?.judge
     ? `; judge worst case ${jw === null || jw === undefined ? 'unknown' : `$${Number(jw).toFixed(2)}`} (apart, not summed)`
     : '';
-  // spend under both stopping rules (simulated expectation for sequential, per scenario)
+  // spend under the stopping rules: the worst case, and the simulated expectation per scenario
+  const expected = (rule: any): string =>
+    (rule?.scenarios ?? [])
+      .map((sc: any) => `${String(sc.scenario).replace('_', ' ')} ${Math.round(Number(sc.expected_items))}`)
+      .join(' / ');
   const stopping = (j?.stopping ?? [])
     .map(
       (x: any) =>
-        `${x.call_type}: fixed ${x.worst_case_items} items, sequential expected ${(x.sequential?.scenarios ?? [])
-          .map((sc: any) => `${String(sc.scenario).replace('_', ' ')} ${Math.round(Number(sc.expected_items))}`)
-          .join(' / ')}`,
+        `${x.call_type}: fixed ${x.worst_case_items} items, sequential expected ${expected(x.sequential)}` +
+        (x.group_sequential ? `, group_sequential expected ${expected(x.group_sequential)}` : ''),
     )
     .join('; ');
   return `worst case ${est === null || est === undefined ? 'unknown' : `$${Number(est).toFixed(2)}`} (basis estimate)${judge}; ${disp}; ${power}${stopping ? `; items by rule (simulated) ${stopping}` : ''}`;
