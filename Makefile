@@ -43,8 +43,13 @@ demo: install ## run the end-to-end demo: a budget-capped shadow campaign to a v
 build: install ## compile the shadowplane and shadowctl binaries to dist/ (esbuild); the bins then run it
 	npm run build
 
-bench: install ## benchmarks (not part of test)
-	npm run bench
+# The benchmarks `make bench` runs, in order (each is also its own bench-<name> target; select
+# with BENCH="fold-cli sequential"). loadtest (k6) and bench-instructions (valgrind) build or install
+# their tools and run on their own. calibration and sequential rewrite their tables in docs/.
+BENCH ?= providers provider-sim sidecar control duplicator fold fold-cli sequential-frontier sequential calibration
+
+bench: install ## every benchmark in BENCH, one after another (not part of test; about 1.5 h on 2 cores)
+	@for b in $(BENCH); do echo "== bench-$$b"; $(MAKE) --no-print-directory bench-$$b || exit $$?; done
 
 # Each area adds its own targets in mk/<area>.mk (helm-check, loadtest, ...).
 -include mk/*.mk
