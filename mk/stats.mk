@@ -1,5 +1,5 @@
 # libs/stats: benchmarks and calibration runs (never part of `make test`).
-.PHONY: bench-fold bench-fold-cli bench-calibration bench-sequential stats-numpy
+.PHONY: bench-fold bench-fold-cli bench-calibration bench-sequential bench-sequential-frontier stats-numpy
 
 NUMPY_PYTHON ?= /usr/bin/python3
 
@@ -19,3 +19,6 @@ bench-calibration: install ## calibration table of the verdict statistics (type-
 
 bench-sequential: install ## sequential and group-sequential vs fixed-n stopping: paid items and dollars by candidate, written to docs/statistics.md
 	npm run -s bench:sequential -- --write
+
+bench-sequential-frontier: install ## the least items any stopping rule can pay for an equal candidate at equal power (SPRT bound, spending families), written to docs/statistics.md
+	npm run -s bench:sequential-frontier -- --write
