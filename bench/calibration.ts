@@ -16,7 +16,7 @@
  *   (bound ≥ 75%), share of reports whose stated MDE is below 0.9 × the true MDE (bound ≤ 10%).
  * The true MDE is the plan's formula (t quantiles) at the population's paired sd.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeDocSection } from './lib/doc-section.js';
 import { cpus } from 'node:os';
 import { intervalLevel } from '@shadowplane/stats';
 import { REGIMES, mcSd, populationTruth, runCell, thetaForDelta } from '../libs/evidence/test/tier-sim.js';
@@ -102,17 +102,7 @@ function main(): void {
   );
   const table = lines.join('\n');
   console.log(table);
-  if (process.argv.includes('--write')) {
-    const file = new URL('../docs/statistics.md', import.meta.url);
-    const doc = readFileSync(file, 'utf8');
-    const begin = '<!-- calibration:begin -->';
-    const end = '<!-- calibration:end -->';
-    const i = doc.indexOf(begin);
-    const j = doc.indexOf(end);
-    if (i < 0 || j < i) throw new Error('docs/statistics.md has no calibration markers');
-    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${table}\n${doc.slice(j)}`);
-    console.error('wrote docs/statistics.md');
-  }
+  if (process.argv.includes('--write')) writeDocSection('statistics.md', 'calibration', table);
 }
 
 main();

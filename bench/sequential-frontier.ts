@@ -21,8 +21,8 @@
  * (16: the bench's singleton plan, 400 items every 25), FRONTIER_PATHS (100000 per estimate),
  * FRONTIER_SEED (29). Seeded; about a minute.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { Xoshiro128ss, intervalLevel, normCdf, normPpf } from '@shadowplane/stats';
+import { writeDocSection } from './lib/doc-section.js';
+import { createNormalRng, intervalLevel, normCdf, normPpf } from '@shadowplane/stats';
 
 const LOOKS = Number(process.env.FRONTIER_LOOKS ?? 16);
 const PATHS = Number(process.env.FRONTIER_PATHS ?? 100_000);
@@ -45,27 +45,9 @@ const FAMILIES: [string, Spending][] = [
   ['Pocock-type', (t) => ALPHA * Math.log(1 + (Math.E - 1) * t)],
 ];
 
-/** Standard normal draws by Box–Muller from a seeded generator. */
-function gaussian(rng: Xoshiro128ss): () => number {
-  let spare: number | null = null;
-  return () => {
-    if (spare !== null) {
-      const s = spare;
-      spare = null;
-      return s;
-    }
-    let u = 0;
-    while (u === 0) u = rng.nextFloat();
-    const r = Math.sqrt(-2 * Math.log(u));
-    const a = 2 * Math.PI * rng.nextFloat();
-    spare = r * Math.sin(a);
-    return r * Math.cos(a);
-  };
-}
-
 /** Critical values c_1..c_K on the Z scale for K equal looks, by Monte Carlo on null paths. */
 function boundaries(spend: Spending, seed: number): number[] {
-  const g = gaussian(new Xoshiro128ss(seed));
+  const g = createNormalRng(seed);
   const b = new Float64Array(NULL_PATHS);
   const alive = new Uint8Array(NULL_PATHS).fill(1);
   const critical: number[] = [];
@@ -89,7 +71,7 @@ function boundaries(spend: Spending, seed: number): number[] {
 
 /** Power and expected items (fraction of n_f) of a design with horizon R·n_f under drift θ. */
 function operate(critical: number[], horizon: number, theta: number, paths: number, seed: number) {
-  const g = gaussian(new Xoshiro128ss(seed));
+  const g = createNormalRng(seed);
   const cK = critical[LOOKS - 1]!;
   let pass = 0;
   let items = 0;
@@ -164,17 +146,7 @@ function main(): void {
   lines.push('', `Wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`);
   const table = lines.join('\n');
   console.log(table);
-  if (process.argv.includes('--write')) {
-    const file = new URL('../docs/statistics.md', import.meta.url);
-    const doc = readFileSync(file, 'utf8');
-    const begin = '<!-- sequential-frontier:begin -->';
-    const end = '<!-- sequential-frontier:end -->';
-    const i = doc.indexOf(begin);
-    const j = doc.indexOf(end);
-    if (i < 0 || j < i) throw new Error('docs/statistics.md has no sequential-frontier markers');
-    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${table}\n${doc.slice(j)}`);
-    console.error('wrote docs/statistics.md');
-  }
+  if (process.argv.includes('--write')) writeDocSection('statistics.md', 'sequential-frontier', table);
 }
 
 main();

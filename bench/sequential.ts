@@ -15,7 +15,7 @@
  * computeComparison. Both at α = 0.05
  * one-sided, K = 1, run 1 (α_adj 3.04%), margin 5 pp, min_savings 20%.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeDocSection } from './lib/doc-section.js';
 import { cpus } from 'node:os';
 import { REGIMES, mcSd, thetaForDelta } from '../libs/evidence/test/tier-sim.js';
 import { runSequentialCell } from '../libs/evidence/test/sequential-sim.js';
@@ -95,17 +95,7 @@ function main(): void {
   lines.push('', `Wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`);
   const table = lines.join('\n');
   console.log(table);
-  if (process.argv.includes('--write')) {
-    const file = new URL('../docs/statistics.md', import.meta.url);
-    const doc = readFileSync(file, 'utf8');
-    const begin = '<!-- sequential:begin -->';
-    const end = '<!-- sequential:end -->';
-    const i = doc.indexOf(begin);
-    const j = doc.indexOf(end);
-    if (i < 0 || j < i) throw new Error('docs/statistics.md has no sequential markers');
-    writeFileSync(file, `${doc.slice(0, i + begin.length)}\n${table}\n${doc.slice(j)}`);
-    console.error('wrote docs/statistics.md');
-  }
+  if (process.argv.includes('--write')) writeDocSection('statistics.md', 'sequential', table);
 }
 
 main();

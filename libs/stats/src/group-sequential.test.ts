@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRng } from './rng.js';
+import { createNormalRng } from './rng.js';
 import { normCdf, normPpf } from './normal.js';
 import { studentTCdf, studentTPpf, studentTUpperPpf } from './distributions.js';
 import { pairedScoreIntervals } from './score-interval.js';
@@ -11,23 +11,6 @@ import {
 } from './group-sequential.js';
 
 const equal = (k: number): number[] => Array.from({ length: k }, (_, i) => (i + 1) / k);
-
-/** Box–Muller standard normals from a seeded uniform stream. */
-function normals(seed: number): () => number {
-  const u = createRng(seed);
-  let spare: number | null = null;
-  return () => {
-    if (spare !== null) {
-      const s = spare;
-      spare = null;
-      return s;
-    }
-    const r = Math.sqrt(-2 * Math.log(1 - u()));
-    const a = 2 * Math.PI * u();
-    spare = r * Math.sin(a);
-    return r * Math.cos(a);
-  };
-}
 
 describe('obrienFlemingSpending', () => {
   it('spends nothing at 0, all of α at 1, and is increasing', () => {
@@ -66,7 +49,7 @@ describe('spendingBoundaries', () => {
     const fr = [0.15, 0.4, 0.55, 0.8, 1];
     const alpha = 0.05;
     const b = spendingBoundaries(fr, alpha);
-    const z = normals(20261205);
+    const z = createNormalRng(20261205);
     const n = 200_000;
     const crossedBy = new Array<number>(fr.length).fill(0);
     for (let i = 0; i < n; i++) {
@@ -123,7 +106,7 @@ describe('conditionalPower', () => {
   });
 
   it('agrees with a simulation of the remaining increment', () => {
-    const z = normals(7);
+    const z = createNormalRng(7);
     const o = { z: 0.8, t: 0.4, drift: 2.5, finalCritical: 2.05 };
     const n = 100_000;
     let hit = 0;

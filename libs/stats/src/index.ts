@@ -10,7 +10,7 @@ export { holm, bonferroniAlpha, alphaSpent, intervalLevel } from './multiplicity
 export { mdePpPaired, CONSERVATIVE_SD_DIFF, powerPlan, powerPlanFromPairs, sdOfDifferences } from './power.js';
 export type { PowerPlan, PairedPowerPlan, PairedSdSource } from './power.js';
 export { quantileType7 } from './quantile.js';
-export { createRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
+export { createRng, createNormalRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
 export { pairedClusterBootstrap } from './bootstrap.js';
 export { pairedScoreIntervals, pairedDifferenceSpread } from './score-interval.js';
 export type { ScoreInterval, PairedScoreIntervals } from './score-interval.js';

@@ -119,3 +119,30 @@ export function createRng(seed: number): () => number {
   const g = new Xoshiro128ss(seed);
   return () => g.nextFloat();
 }
+
+/**
+ * Seeded standard normal draws: Box–Muller on {@link createRng}'s stream, both values of each
+ * pair used (simulation of Brownian paths and of look statistics).
+ *
+ * Shape: seed (safe integer) → a function returning N(0, 1) doubles; the same seed gives the same
+ * sequence on every platform.
+ * Errors: RangeError when seed is not a safe integer.
+ * Source: Box, G.E.P. & Muller, M.E. (1958), "A note on the generation of random normal
+ * deviates", Annals of Mathematical Statistics 29(2), 610–611.
+ */
+export function createNormalRng(seed: number): () => number {
+  const u = createRng(seed);
+  let spare: number | null = null;
+  return () => {
+    if (spare !== null) {
+      const s = spare;
+      spare = null;
+      return s;
+    }
+    // 1 − u ∈ (0, 1]: the log is finite
+    const r = Math.sqrt(-2 * Math.log(1 - u()));
+    const a = 2 * Math.PI * u();
+    spare = r * Math.sin(a);
+    return r * Math.cos(a);
+  };
+}
