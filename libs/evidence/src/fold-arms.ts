@@ -8,12 +8,15 @@ import {
   PROVIDER_ZERO_WITH_TOKENS,
   type ArmView,
   type CampaignSpec,
+  type CostBasis,
   type OutcomeRecord,
   type RunArmTimes,
   type RunRecord,
 } from '@shadowplane/contracts';
 import type { CostRows } from './fold-rows.js';
-import { inc, majorityBasis, pct, reportedMean, share, type ScoredIndex, type ScoredObs } from './fold-util.js';
+import type { ScoredIndex } from './fold-scored.js';
+import { inc, majorityBasis, pct, share } from './fold-util.js';
+import type { ObsTable } from './obs-table.js';
 
 /** Stage 5 output: views in spec order (incumbent first), the run record's times. */
 export interface CallTypeArms {
@@ -21,18 +24,41 @@ export interface CallTypeArms {
   runTimes: RunRecord['call_types'][number];
 }
 
-/** Stage 5 (pure but for `cost`, which each ok observation's cost evidence row is added to): arm views and times of one call type. */
+/** Mean of the reported (non-null) values, summed in the order added (as reportedMean). */
+class ReportedMean {
+  private sum = 0;
+  private n = 0;
+  private nNull = 0;
+  add(v: number | null): void {
+    if (v === null) this.nNull++;
+    else {
+      this.sum += v;
+      this.n++;
+    }
+  }
+  get value(): { mean: number | null; n_reported: number; n_null: number } {
+    return { mean: this.n ? this.sum / this.n : null, n_reported: this.n, n_null: this.nNull };
+  }
+}
+
+/**
+ * Stage 5 (pure but for `cost`, which each ok observation's cost evidence row is added to): arm
+ * views and times of one call type. Each arm's observations are read in one or two passes over
+ * their indexes, summing in scoring order: no per-arm filtered copies (at 100k items they were
+ * ~1 MB arrays each, a few dozen per arm).
+ */
 export function armViews(p: {
   ct: string;
   spec: CampaignSpec;
+  table: ObsTable;
   admitted: readonly string[];
   outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
   scored: ScoredIndex;
-  armObs: (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => ScoredObs[];
   aaCalls: number;
   cost: CostRows;
 }): CallTypeArms {
-  const { ct, spec, admitted, outcomesFor, scored, armObs, aaCalls, cost } = p;
+  const { ct, spec, table, admitted, outcomesFor, scored, aaCalls, cost } = p;
+  const c = table.n;
   const tasksClosed = (armId: string) => {
     let n = 0;
     for (const h of admitted)
@@ -40,27 +66,86 @@ export function armViews(p: {
     return n;
   };
   const armView = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): ArmView => {
-    const all = armObs(arm.id, role);
-    const ok = all.filter((s) => s.obs.status === 'ok');
-    const errs = all.filter((s) => s.obs.status === 'error');
-    const priced = ok.filter((s) => s.obs.cost.usd !== null && s.obs.cost.basis !== null);
-    const basis = majorityBasis(priced.map((s) => s.obs.cost.basis!));
-    const onBasis = priced.filter((s) => s.obs.cost.basis === basis);
+    const all = scored.ofArm(arm.id, role);
+    // pass 1: the majority basis among the priced ok calls
+    const bases: CostBasis[] = [];
+    for (const i of all) {
+      const o = table.row(scored.rowAt(i));
+      if (o.status !== 'ok') continue;
+      const cb = o.cost;
+      if (cb.usd !== null && cb.basis !== null) bases.push(cb.basis);
+    }
+    const basis = majorityBasis(bases);
     cost.startArm(ct, arm.id, basis);
-    for (const s of ok) cost.add(s.row);
-    const total = onBasis.reduce((a, s) => a + s.obs.cost.usd!, 0);
-    const tasks = tasksClosed(arm.id);
+    let ok = 0;
+    let errs = 0;
+    let abandoned = 0;
+    let priced = 0;
+    let onBasis = 0;
+    let total = 0;
+    let zeroMismatch = 0;
+    let qSum = 0;
+    let qN = 0;
+    let cacheKnown = 0;
+    let cacheHit = 0;
     const byClass: Record<string, number> = {};
-    for (const s of errs) inc(byClass, s.obs.error_class ?? 'unknown');
-    const q = ok.map((s) => s.composite?.quality ?? null);
-    const qs = q.filter((x): x is number => x !== null);
-    const cacheKnown = ok.filter((s) => s.obs.usage.cache_read_input_tokens !== null);
+    const tok = {
+      input_uncached: new ReportedMean(),
+      cache_read: new ReportedMean(),
+      cache_write: new ReportedMean(),
+      output: new ReportedMean(),
+      reasoning: new ReportedMean(),
+    };
+    for (const i of all) {
+      const row = scored.rowAt(i);
+      const o = table.row(row);
+      if (o.abandoned) abandoned++;
+      if (o.status === 'error') {
+        errs++;
+        inc(byClass, o.error_class ?? 'unknown');
+      }
+      if (o.status !== 'ok') continue;
+      ok++;
+      cost.add(row);
+      const oc = o.cost;
+      if (oc.usd !== null && oc.basis !== null) {
+        priced++;
+        if (oc.basis === basis) {
+          onBasis++;
+          total += oc.usd;
+        }
+      }
+      if (oc.reason === PROVIDER_ZERO_WITH_TOKENS) zeroMismatch++;
+      const q = scored.qualityAt(i);
+      if (q !== null) {
+        qSum += q;
+        qN++;
+      }
+      const u = o.usage;
+      if (u.cache_read_input_tokens !== null) {
+        cacheKnown++;
+        if (u.cache_read_input_tokens > 0) cacheHit++;
+      }
+      // Cache reads and writes are parts of input: an unreported part (OpenAI has no cache
+      // writes) adds nothing, as in the rate-card cost — so uncached input is known whenever
+      // total input is, and null only when the provider did not report input at all.
+      tok.input_uncached.add(
+        u.input_tokens !== null
+          ? u.input_tokens - (u.cache_read_input_tokens ?? 0) - (u.cache_creation_input_tokens ?? 0)
+          : null,
+      );
+      tok.cache_read.add(u.cache_read_input_tokens);
+      tok.cache_write.add(u.cache_creation_input_tokens);
+      tok.output.add(u.output_tokens);
+      tok.reasoning.add(u.reasoning_output_tokens);
+    }
+    const tasks = tasksClosed(arm.id);
     let status: ArmView['status'];
-    if (ok.length === 0) status = 'missing';
-    else if (qs.length === 0) status = 'unscored';
+    if (ok === 0) status = 'missing';
+    else if (qN === 0) status = 'unscored';
     else if (basis === null) status = 'unpriced';
     else if (basis === 'estimate') status = 'estimate_only';
-    else if (ok.length < MIN_ARM_OBSERVATIONS || qs.length < MIN_ARM_OBSERVATIONS) status = 'insufficient';
+    else if (ok < MIN_ARM_OBSERVATIONS || qN < MIN_ARM_OBSERVATIONS) status = 'insufficient';
     else status = 'measurable';
     return {
       arm_id: arm.id,
@@ -70,13 +155,13 @@ export function armViews(p: {
       status,
       observations: {
         total: all.length,
-        ok: ok.length,
-        error: errs.length,
-        abandoned: all.filter((s) => s.obs.abandoned).length,
+        ok,
+        error: errs,
+        abandoned,
         // A-A second calls carry their own arm id (the duplicator names them `<incumbent>__aa`): count them by role
         aa_second_calls: role === 'incumbent' ? aaCalls : 0,
       },
-      error_share: share(errs.length, all.length),
+      error_share: share(errs, all.length),
       errors_by_class: Object.fromEntries(
         Object.keys(byClass)
           .sort()
@@ -84,69 +169,75 @@ export function armViews(p: {
       ),
       cost: {
         basis,
-        per_request_mean_usd: onBasis.length ? total / onBasis.length : null,
-        total_usd: onBasis.length ? total : null,
-        n_priced: onBasis.length,
-        n_other_basis: priced.length - onBasis.length,
-        n_unpriced: ok.length - priced.length,
-        per_task_usd: tasks > 0 && onBasis.length && basis !== 'estimate' ? total / tasks : null,
+        per_request_mean_usd: onBasis ? total / onBasis : null,
+        total_usd: onBasis ? total : null,
+        n_priced: onBasis,
+        n_other_basis: priced - onBasis,
+        n_unpriced: ok - priced,
+        per_task_usd: tasks > 0 && onBasis && basis !== 'estimate' ? total / tasks : null,
         tasks_closed: tasks,
-        n_provider_zero_mismatch: ok.filter((s) => s.obs.cost.reason === PROVIDER_ZERO_WITH_TOKENS).length,
+        n_provider_zero_mismatch: zeroMismatch,
       },
       tokens: {
-        // Cache reads and writes are parts of input: an unreported part (OpenAI has no cache
-        // writes) adds nothing, as in the rate-card cost — so uncached input is known whenever
-        // total input is, and null only when the provider did not report input at all.
-        input_uncached: reportedMean(
-          ok.map((s) => {
-            const u = s.obs.usage;
-            return u.input_tokens !== null
-              ? u.input_tokens - (u.cache_read_input_tokens ?? 0) - (u.cache_creation_input_tokens ?? 0)
-              : null;
-          }),
-        ),
-        cache_read: reportedMean(ok.map((s) => s.obs.usage.cache_read_input_tokens)),
-        cache_write: reportedMean(ok.map((s) => s.obs.usage.cache_creation_input_tokens)),
-        output: reportedMean(ok.map((s) => s.obs.usage.output_tokens)),
-        reasoning: reportedMean(ok.map((s) => s.obs.usage.reasoning_output_tokens)),
+        input_uncached: tok.input_uncached.value,
+        cache_read: tok.cache_read.value,
+        cache_write: tok.cache_write.value,
+        output: tok.output.value,
+        reasoning: tok.reasoning.value,
       },
-      cache_hit_share: share(
-        cacheKnown.filter((s) => s.obs.usage.cache_read_input_tokens! > 0).length,
-        cacheKnown.length,
-      ),
+      cache_hit_share: share(cacheHit, cacheKnown),
       quality: {
-        mean: qs.length ? qs.reduce((a, b) => a + b, 0) / qs.length : null,
-        n_scored: qs.length,
-        n_unscored: q.length - qs.length,
+        mean: qN ? qSum / qN : null,
+        n_scored: qN,
+        n_unscored: ok - qN,
       },
     };
   };
   const arms: ArmView[] = [
     armView(spec.incumbent, 'incumbent'),
-    ...spec.candidates.map((c) => armView(c, 'candidate')),
+    ...spec.candidates.map((cd) => armView(cd, 'candidate')),
   ];
   // measured times of this run: into the run record, never the report
-  const timesOf = (armId: string, role: RunArmTimes['role'], all: ScoredObs[]): RunArmTimes => {
-    const ok = all.filter((s) => s.obs.status === 'ok');
+  const timesOf = (armId: string, role: RunArmTimes['role']): RunArmTimes => {
+    const all = scored.ofArm(armId, role);
+    const lat = new Float64Array(all.length);
+    const ttft = new Float64Array(all.length);
+    const skew = new Float64Array(all.length);
+    let nl = 0;
+    let nt = 0;
+    let ns = 0;
+    let retries = 0;
+    for (const i of all) {
+      const r = scored.rowAt(i);
+      retries += Math.max(0, c.attempts[r]! - 1);
+      if (table.row(r).status !== 'ok') continue;
+      const l = c.latency_ms[r]!;
+      const t = c.ttft_ms[r]!;
+      if (!Number.isNaN(l)) lat[nl++] = l;
+      if (!Number.isNaN(t)) ttft[nt++] = t;
+      skew[ns++] = c.start_skew_ms[r]!;
+    }
     return {
       arm_id: armId,
       role,
-      latency_ms: pct(ok.map((s) => s.obs.latency_ms).filter((x): x is number => x !== null)),
-      ttft_ms: pct(ok.map((s) => s.obs.ttft_ms).filter((x): x is number => x !== null)),
-      start_skew_ms: pct(ok.map((s) => s.obs.start_skew_ms)),
-      retries: all.reduce((a, s) => a + Math.max(0, s.obs.attempts - 1), 0),
+      latency_ms: pct(lat.subarray(0, nl)),
+      ttft_ms: pct(ttft.subarray(0, nt)),
+      start_skew_ms: pct(skew.subarray(0, ns)),
+      retries,
     };
   };
-  const times = (arm: CampaignSpec['incumbent'], role: 'incumbent' | 'candidate'): RunArmTimes =>
-    timesOf(arm.id, role, armObs(arm.id, role));
-  const aaTimes: RunArmTimes[] = [];
-  const aaByArm = new Map<string, ScoredObs[]>();
-  for (const s of scored.all)
-    if (s.obs.role === 'incumbent_aa') aaByArm.set(s.obs.arm_id, [...(aaByArm.get(s.obs.arm_id) ?? []), s]);
-  for (const id of [...aaByArm.keys()].sort()) aaTimes.push(timesOf(id, 'incumbent_aa', aaByArm.get(id)!));
+  const aaArms = new Set<string>();
+  for (let i = 0; i < scored.length; i++) {
+    const o = table.row(scored.rowAt(i));
+    if (o.role === 'incumbent_aa') aaArms.add(o.arm_id);
+  }
   const runTimes = {
     call_type: ct,
-    arms: [times(spec.incumbent, 'incumbent'), ...spec.candidates.map((c) => times(c, 'candidate')), ...aaTimes],
+    arms: [
+      timesOf(spec.incumbent.id, 'incumbent'),
+      ...spec.candidates.map((cd) => timesOf(cd.id, 'candidate')),
+      ...[...aaArms].sort().map((id) => timesOf(id, 'incumbent_aa')),
+    ],
   };
   return { arms, runTimes };
 }

@@ -4,14 +4,14 @@
  * (prompt SimHash) and strata.
  */
 import { BASELINE_ARTIFACT_MISSING, type CampaignSpec, type ItemEvent } from '@shadowplane/contracts';
-import type { FoldObs } from './obs-table.js';
+import type { ObsTable } from './obs-table.js';
 import { clusterBySimhash } from './clusters.js';
 import { inc } from './fold-util.js';
 
 /** The admitted items of one call type and what the later stages need about them. */
 export interface CallTypeItems {
-  /** first observation seen per item (prompt SimHash, expectations, traffic class) */
-  seenItems: Map<string, FoldObs>;
+  /** table row of the first observation seen per item (prompt SimHash, expectations, traffic class) */
+  seenItems: Map<string, number>;
   excludedReason: Map<string, string>;
   /** admitted item hashes, sorted */
   admitted: string[];
@@ -26,10 +26,11 @@ export interface CallTypeItems {
   ineligibleWeight: number;
 }
 
-/** Stage 2 (pure): admits the items of one call type. */
+/** Stage 2 (pure): admits the items of one call type; `ctObs` are its table rows (stage 1 order). */
 export function admitItems(
   spec: CampaignSpec,
-  ctObs: readonly { o: FoldObs; id: string; row: number }[],
+  table: ObsTable,
+  ctObs: Int32Array,
   ctEvents: readonly ItemEvent[],
 ): CallTypeItems {
   // an item excluded more than once keeps its smallest reason (code-unit order), never the one
@@ -42,9 +43,13 @@ export function admitItems(
     if (had === undefined || r < had) excludedReason.set(e.item_hash, r);
   }
   const trafficCounts: Record<string, number> = {};
-  const seenItems = new Map<string, FoldObs>();
-  for (const { o } of ctObs) if (!seenItems.has(o.item_hash)) seenItems.set(o.item_hash, o);
-  for (const [h, o] of seenItems) {
+  const seenItems = new Map<string, number>();
+  for (const r of ctObs) {
+    const h = table.row(r).item_hash;
+    if (!seenItems.has(h)) seenItems.set(h, r);
+  }
+  for (const [h, r] of seenItems) {
+    const o = table.row(r);
     inc(trafficCounts, o.traffic_class);
     if (!spec.traffic_classes.includes(o.traffic_class) && !excludedReason.has(h))
       excludedReason.set(h, `traffic_class:${o.traffic_class}`);
@@ -54,10 +59,10 @@ export function admitItems(
   const weight = new Map<string, number>(admitted.map((h) => [h, 1]));
   for (const e of ctEvents)
     if (e.kind === 'duplicate' && weight.has(e.item_hash)) weight.set(e.item_hash, weight.get(e.item_hash)! + 1);
-  const clusterOf = clusterBySimhash(admitted.map((h) => [h, seenItems.get(h)!.prompt_simhash] as const));
+  const clusterOf = clusterBySimhash(admitted.map((h) => [h, table.row(seenItems.get(h)!).prompt_simhash] as const));
   const strata: Record<string, number> = {};
   for (const h of admitted) {
-    const kinds = [...new Set(seenItems.get(h)!.expectations.map((e) => e.kind))].sort();
+    const kinds = [...new Set(table.row(seenItems.get(h)!).expectations.map((e) => e.kind))].sort();
     inc(strata, kinds.length ? kinds.join('+') : 'none');
   }
   const exclusions = [...excludedReason.entries()]

@@ -6,12 +6,13 @@
  * excluded and counted.
  */
 import type { CampaignSpec, CostBasis } from '@shadowplane/contracts';
-import type { FoldObs } from './obs-table.js';
+import type { FoldObs, ObsTable } from './obs-table.js';
 import { compositeQuality, type ScoreResult } from '@shadowplane/scoring';
 import type { JudgeAgreementRow } from './bundle.js';
 import { weakestInstrument, type PairRow } from './compare.js';
 import { preference, type judgeInputs } from './judge-fold.js';
-import { byKey, inc, type ScoredIndex, type ScoredObs } from './fold-util.js';
+import type { ScoredIndex, ScoredObs } from './fold-scored.js';
+import { byKey, inc } from './fold-util.js';
 
 /** The pairs of one candidate and what was excluded on the way. */
 export interface CandidatePairs {
@@ -41,8 +42,10 @@ export function pairCandidate(p: {
   spec: CampaignSpec;
   cand: CampaignSpec['incumbent'];
   admitted: readonly string[];
+  table: ObsTable;
   scored: ScoredIndex;
-  seenItems: ReadonlyMap<string, FoldObs>;
+  /** table row of each item's first observation */
+  seenItems: ReadonlyMap<string, number>;
   weight: ReadonlyMap<string, number>;
   clusterOf: ReadonlyMap<string, string>;
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
@@ -57,6 +60,7 @@ export function pairCandidate(p: {
     spec,
     cand,
     admitted,
+    table,
     scored,
     seenItems,
     weight,
@@ -174,7 +178,7 @@ export function pairCandidate(p: {
     const row: PairRow = {
       item_hash: h,
       cluster: clusterOf.get(h)!,
-      simhash: seenItems.get(h)!.prompt_simhash,
+      simhash: table.row(seenItems.get(h)!).prompt_simhash,
       weight: weight.get(h)!,
       q_inc: qa,
       q_cand: qb,

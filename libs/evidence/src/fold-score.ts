@@ -12,18 +12,17 @@ import {
   type ScoreResult,
 } from '@shadowplane/scoring';
 import { sdOfDifferences } from '@shadowplane/stats';
-import type { FoldObs } from './obs-table.js';
+import type { ObsTable } from './obs-table.js';
 import type { JudgeAgreementRow } from './bundle.js';
 import { goodBad } from './judge-fold.js';
 import { judgeKey } from './fold-ids.js';
-import { ScoredIndex, type ScoredObs } from './fold-util.js';
+import { ScoredIndex } from './fold-scored.js';
 
 const NO_SCORES: ScoreResult[] = Object.freeze([]) as unknown as ScoreResult[];
 
 /** What stage 3–4 gives the later stages of a call type. */
 export interface CallTypeScores {
   scored: ScoredIndex;
-  armObs: (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') => ScoredObs[];
   /** pointwise (judge, programmatic) labels */
   agreement: [string, string][];
   agreementRows: JudgeAgreementRow[];
@@ -34,11 +33,12 @@ export interface CallTypeScores {
   aaSd: number | null;
 }
 
-/** Stage 3–4 (pure): scores one call type's observations. */
+/** Stage 3–4 (pure): scores one call type's observations (`ctObs`: its table rows, stage 1 order). */
 export function scoreCallType(p: {
   ct: string;
   spec: CampaignSpec;
-  ctObs: readonly { o: FoldObs; id: string; row: number }[];
+  table: ObsTable;
+  ctObs: Int32Array;
   admittedSet: ReadonlySet<string>;
   outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
@@ -46,11 +46,12 @@ export function scoreCallType(p: {
   /** keep every observation's programmatic scores (pairwise judge verdicts need them); else only where a judge score is */
   keepScores: boolean;
 }): CallTypeScores {
-  const { ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight, keepScores } = p;
+  const { ct, spec, table, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight, keepScores } = p;
   let anyScored = false;
   const agreementRows: JudgeAgreementRow[] = [];
-  const scored = new ScoredIndex();
-  for (const { o, id, row } of ctObs) {
+  const scored = new ScoredIndex(table);
+  for (const row of ctObs) {
+    const o = table.row(row);
     if (!admittedSet.has(o.item_hash)) continue;
     let composite: Composite | null = null;
     let compositeNoJudge: Composite | null = null;
@@ -72,24 +73,17 @@ export function scoreCallType(p: {
         scores.push(j);
       }
       composite = compositeQuality(scores, judgeWeight);
-      compositeNoJudge ??= composite;
       if (composite.quality !== null) anyScored = true;
       if (o.instrument === 'replay') anyScored = true; // priced evidence: the report is not empty
     }
-    scored.add({ obs: o, id, row, composite, compositeNoJudge, scores: progScores });
+    scored.add(row, composite, compositeNoJudge, progScores);
   }
-  const byArm = new Map<string, ScoredObs[]>();
-  for (const s of scored.all) {
-    const k = `${s.obs.arm_id}|${s.obs.role}`;
-    const list = byArm.get(k);
-    if (list) list.push(s);
-    else byArm.set(k, [s]);
-  }
-  const armObs = (armId: string, role: 'incumbent' | 'candidate' | 'incumbent_aa') =>
-    byArm.get(`${armId}|${role}`) ?? [];
   // judge agreement with programmatic / first-party scores on the same outputs (pointwise)
   const agreement: [string, string][] = [];
-  for (const s of scored.all) {
+  let aaCalls = 0;
+  const aaDiffs: number[] = [];
+  for (let i = 0; i < scored.length; i++) {
+    const s = scored.at(i);
     const j = judgeScores?.get(judgeKey(s.obs.item_hash, s.obs.arm_id, s.obs.role));
     const prog = s.compositeNoJudge?.quality ?? null;
     if (j && j.score !== null && prog !== null && s.scores.some((x) => x.score !== null)) {
@@ -102,19 +96,15 @@ export function scoreCallType(p: {
         programmatic: prog,
       });
     }
-  }
-  let aaCalls = 0;
-  for (const s of scored.all) if (s.obs.role === 'incumbent_aa') aaCalls++;
-
-  // 4. A-A noise floor
-  const aaDiffs: number[] = [];
-  for (const s of scored.all) {
-    if (s.obs.role !== 'incumbent_aa' || s.composite?.quality == null) continue;
+    if (s.obs.role !== 'incumbent_aa') continue;
+    aaCalls++;
+    // 4. A-A noise floor
+    if (s.composite?.quality == null) continue;
     const first = scored.get(s.obs.item_hash, spec.incumbent.id, 'incumbent');
     // the judge does not grade A-A second calls: compare like with like (no judge on either side)
-    const ref = s.composite === s.compositeNoJudge ? first?.compositeNoJudge : first?.composite;
+    const ref = s.judged ? first?.composite : first?.compositeNoJudge;
     if (ref?.quality != null) aaDiffs.push(s.composite.quality - ref.quality);
   }
   const aaSd = aaDiffs.length >= 2 ? sdOfDifferences(aaDiffs) : null;
-  return { scored, armObs, agreement, agreementRows, aaCalls, anyScored, aaDiffs, aaSd };
+  return { scored, agreement, agreementRows, aaCalls, anyScored, aaDiffs, aaSd };
 }

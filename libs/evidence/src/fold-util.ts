@@ -1,45 +1,6 @@
 /** Small pure helpers of the fold stages (sorting, shares, percentiles, counters). */
 import type { CostBasis, ShareValue } from '@shadowplane/contracts';
-import type { Composite, ScoreResult } from '@shadowplane/scoring';
 import { quantileType7, wilsonInterval } from '@shadowplane/stats';
-import type { FoldObs } from './obs-table.js';
-
-/** One de-duplicated observation of an admitted item, with its composites. */
-export interface ScoredObs {
-  obs: FoldObs;
-  id: string;
-  /** its row in the fold's ObsTable */
-  row: number;
-  composite: Composite | null;
-  /** the composite without judge scores (differs only when a judge score exists) */
-  compositeNoJudge: Composite | null;
-  /** the programmatic and first-party scores (no judge), for pairwise judge composites */
-  scores: ScoreResult[];
-}
-
-/**
- * The scored observations of one call type: in scoring order (`all`), and found by (item_hash,
- * arm, role). Held as one map per arm and role keyed by the item_hash string the observation
- * already holds: ~300k `item|arm|role` key strings were ~30 MB. Keys are unique (stage 1 de-duplicates).
- */
-export class ScoredIndex {
-  readonly all: ScoredObs[] = [];
-  private readonly by = new Map<string, Map<string, ScoredObs>>();
-
-  /** Adds `s` under its observation's item_hash, arm and role. */
-  add(s: ScoredObs): void {
-    this.all.push(s);
-    const k = `${s.obs.arm_id}|${s.obs.role}`;
-    let m = this.by.get(k);
-    if (!m) this.by.set(k, (m = new Map()));
-    m.set(s.obs.item_hash, s);
-  }
-
-  /** The scored observation of item `itemHash` on arm `armId` in role `role`, if any. */
-  get(itemHash: string, armId: string, role: string): ScoredObs | undefined {
-    return this.by.get(`${armId}|${role}`)?.get(itemHash);
-  }
-}
 
 const BASIS_ORDER: CostBasis[] = ['provider_reported', 'rate_card', 'estimate'];
 
@@ -86,7 +47,7 @@ export function share(n: number, of: number): ShareValue {
 }
 
 /** p50/p90 (type-7 quantiles) of a sample, nulls when empty. */
-export function pct(xs: number[]): { p50: number | null; p90: number | null; n: number } {
+export function pct(xs: ArrayLike<number>): { p50: number | null; p90: number | null; n: number } {
   if (xs.length === 0) return { p50: null, p90: null, n: 0 };
   const s = Float64Array.from(xs).sort();
   return { p50: quantileType7(s, 0.5), p90: quantileType7(s, 0.9), n: xs.length };

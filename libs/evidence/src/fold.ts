@@ -24,6 +24,7 @@ import {
   type CallTypeReport,
   type CampaignSpec,
   type Comparison,
+  type ItemEvent,
   type DatasetCard,
   type JudgeSummary,
   type ObsMessage,
@@ -155,7 +156,7 @@ export function foldReport(input: FoldInput): FoldResult {
   const K = spec.candidates.length;
   const { alphaAdjusted } = comparisonLevel({ alpha: spec.alpha, candidates_k: K, run_index: campaign.run_index });
   const callTypes = [
-    ...new Set([...spec.call_types, ...obs.map((x) => x.o.call_type), ...evs.map((e) => e.call_type)]),
+    ...new Set([...spec.call_types, ...callTypesOf(table, obs), ...evs.map((e) => e.call_type)]),
   ].sort();
 
   const callTypeReports: CallTypeReport[] = [];
@@ -170,17 +171,27 @@ export function foldReport(input: FoldInput): FoldResult {
   const verdictText: string[] = [];
 
   for (const ct of callTypes) {
-    const ctObs = obs.filter((x) => x.o.call_type === ct);
+    const ctObs = rowsOfCallType(table, obs, ct);
     const ctEvents = evs.filter((e) => e.call_type === ct);
     // 2. items, exclusions, weights, clusters
-    const items = admitItems(spec, ctObs, ctEvents);
+    const items = admitItems(spec, table, ctObs, ctEvents);
     const { seenItems, admitted, admittedSet, weight, clusterOf, exclusions, exclusionCounts, ineligibleWeight } =
       items;
     if (exclusions.length > 0) anyRefused = true;
 
     // 3-4. scoring, pointwise judge agreement, A-A noise floor
     const keepScores = ji.pairwise.size > 0;
-    const sc = scoreCallType({ ct, spec, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight, keepScores });
+    const sc = scoreCallType({
+      ct,
+      spec,
+      table,
+      ctObs,
+      admittedSet,
+      outcomesFor,
+      judgeScores,
+      judgeWeight,
+      keepScores,
+    });
     const { scored, agreement } = sc;
     if (sc.anyScored) anyScored = true;
     appendAll(agreementRows, sc.agreementRows);
@@ -192,7 +203,7 @@ export function foldReport(input: FoldInput): FoldResult {
     };
 
     // 5. arm views; measured times of this run go into the run record, never the report
-    const av = armViews({ ct, spec, admitted, outcomesFor, scored, armObs: sc.armObs, aaCalls: sc.aaCalls, cost });
+    const av = armViews({ ct, spec, table, admitted, outcomesFor, scored, aaCalls: sc.aaCalls, cost });
     const arms = av.arms;
     runTimes.push(av.runTimes);
 
@@ -205,6 +216,7 @@ export function foldReport(input: FoldInput): FoldResult {
         spec,
         cand,
         admitted,
+        table,
         scored,
         seenItems,
         weight,
@@ -238,8 +250,8 @@ export function foldReport(input: FoldInput): FoldResult {
       const rows = input.lazyRows
         ? rowsPart(
             new PairRows(table, pairs.rows, (r) => [
-              scored.get(r.item_hash, spec.incumbent.id, 'incumbent')!.row,
-              scored.get(r.item_hash, cand.id, 'candidate')!.row,
+              scored.rowAt(scored.indexOf(r.item_hash, spec.incumbent.id, 'incumbent')),
+              scored.rowAt(scored.indexOf(r.item_hash, cand.id, 'candidate')),
             ]),
             true,
           )
@@ -289,7 +301,8 @@ export function foldReport(input: FoldInput): FoldResult {
   // the window: earliest start, latest end (code-unit order, as a sort would give)
   let firstStart: string | null = null;
   let lastEnd: string | null = null;
-  for (const { o } of obs) {
+  for (const r of obs) {
+    const o = table.row(r);
     if (firstStart === null || o.started_at < firstStart) firstStart = o.started_at;
     if (lastEnd === null || o.ended_at > lastEnd) lastEnd = o.ended_at;
   }
@@ -345,8 +358,8 @@ export function foldReport(input: FoldInput): FoldResult {
         ? { verdicts: verdicts.map((v) => ({ ...v })), agreement: agreementRows }
         : null,
     lineage: {
-      envelope_ids: [...new Set(obs.map((x) => x.o.envelope_id).concat(evs.map((e) => e.envelope_id)))].sort(),
-      observation_ids: obs.map((x) => x.id).sort(),
+      envelope_ids: envelopeIds(table, obs, evs),
+      observation_ids: Array.from(obs, (r) => table.id(r)).sort(),
       outcome_ids: outcomes.map((o) => o.outcome_id),
     },
   });
@@ -375,4 +388,25 @@ function runSpend(
     by_arm: sortRecord(byArm),
     judge_micro_usd: verdicts.reduce((a, v) => a + v.charged_micro_usd, 0),
   };
+}
+
+/** The distinct call types of table rows `rows`. */
+function callTypesOf(t: ObsTable, rows: Int32Array): string[] {
+  const ids = new Set<number>();
+  for (const r of rows) ids.add(t.s.call_type[r]!);
+  return [...ids].map((i) => t.pool[i] as string);
+}
+
+/** The rows among `rows` (in their order) whose call type is `ct`. */
+function rowsOfCallType(t: ObsTable, rows: Int32Array, ct: string): Int32Array {
+  const col = t.s.call_type;
+  return rows.filter((r) => t.pool[col[r]!] === ct);
+}
+
+/** The lineage's envelope ids: of the observations, then of the item events, distinct and sorted. */
+function envelopeIds(t: ObsTable, rows: Int32Array, evs: readonly ItemEvent[]): string[] {
+  const ids = new Set<string>();
+  for (const r of rows) ids.add(t.row(r).envelope_id);
+  for (const e of evs) ids.add(e.envelope_id);
+  return [...ids].sort();
 }

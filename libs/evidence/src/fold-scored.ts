@@ -1,0 +1,156 @@
+/**
+ * The scored observations of one call type, held as columns indexed by scoring order: table row,
+ * composite (quality, judge share, scores used, hard fail) as numbers, the judge-free composite
+ * and the programmatic scores only where they differ or are needed. A scored record and a
+ * composite object per observation were ~45 MB at 100k items × 3 arms, live from scoring to the
+ * end of the fold; {@link ScoredObs} views are built on each read and dropped by the reader.
+ */
+import type { Composite, ScoreResult } from '@shadowplane/scoring';
+import type { FoldObs, ObsTable } from './obs-table.js';
+
+/** One de-duplicated observation of an admitted item, with its composites (a view: built on read). */
+export interface ScoredObs {
+  obs: FoldObs;
+  id: string;
+  /** its row in the fold's ObsTable */
+  row: number;
+  composite: Composite | null;
+  /** the composite without judge scores (differs only when a judge score exists) */
+  compositeNoJudge: Composite | null;
+  /** true when a judge score joined `composite` (then `compositeNoJudge` differs from it) */
+  judged: boolean;
+  /** the programmatic and first-party scores (no judge), for pairwise judge composites */
+  scores: ScoreResult[];
+}
+
+const NO_SCORES: ScoreResult[] = Object.freeze([]) as unknown as ScoreResult[];
+const HAS = 1;
+const HARD = 2;
+
+/** Growable typed column. */
+class Col<A extends Int32Array | Float64Array | Uint8Array> {
+  n = 0;
+  constructor(
+    public a: A,
+    private readonly make: (n: number) => A,
+  ) {}
+  push(v: number): void {
+    if (this.n === this.a.length) {
+      const b = this.make(Math.ceil(this.a.length * 1.5));
+      b.set(this.a);
+      this.a = b;
+    }
+    this.a[this.n++] = v;
+  }
+}
+const ints = () => new Col(new Int32Array(1024), (n) => new Int32Array(n));
+const floats = () => new Col(new Float64Array(1024), (n) => new Float64Array(n));
+const bytes = () => new Col(new Uint8Array(1024), (n) => new Uint8Array(n));
+
+/**
+ * The scored observations of one call type: in scoring order (index 0 … length − 1, read with
+ * {@link at}), and found by (item_hash, arm, role) with {@link get}. Keys are unique (stage 1
+ * de-duplicates). Composite values are stored as float64 (NaN for null), so views give back the
+ * exact numbers the composite had.
+ */
+export class ScoredIndex {
+  private readonly rows = ints();
+  private readonly q = floats();
+  private readonly share = floats();
+  private readonly used = ints();
+  private readonly flags = bytes();
+  /** the judge-free composite, only where a judge score joined the composite */
+  private readonly noJudge = new Map<number, Composite>();
+  /** programmatic scores, only where kept */
+  private readonly scores = new Map<number, ScoreResult[]>();
+  private readonly by = new Map<string, Map<string, number>>();
+  private readonly byArm = new Map<string, number[]>();
+
+  constructor(private readonly t: ObsTable) {}
+
+  /** Scored observations held. */
+  get length(): number {
+    return this.rows.n;
+  }
+
+  /**
+   * Adds the observation at table row `row` with its composite (null when not ok), its judge-free
+   * composite when a judge score joined the composite (else null), and the programmatic scores to
+   * keep (empty: none kept).
+   */
+  add(row: number, composite: Composite | null, noJudge: Composite | null, scores: readonly ScoreResult[]): void {
+    const i = this.rows.n;
+    const o = this.t.row(row);
+    this.rows.push(row);
+    this.q.push(composite?.quality ?? NaN);
+    this.share.push(composite?.judgeShare ?? NaN);
+    this.used.push(composite?.scored ?? 0);
+    this.flags.push((composite ? HAS : 0) | (composite?.hardFailed ? HARD : 0));
+    if (noJudge) this.noJudge.set(i, noJudge);
+    if (scores.length > 0) this.scores.set(i, scores as ScoreResult[]);
+    const k = `${o.arm_id}|${o.role}`;
+    let m = this.by.get(k);
+    if (!m) this.by.set(k, (m = new Map()));
+    m.set(o.item_hash, i);
+    const list = this.byArm.get(k);
+    if (list) list.push(i);
+    else this.byArm.set(k, [i]);
+  }
+
+  /** The index of item `itemHash` on arm `armId` in role `role`, or −1. */
+  indexOf(itemHash: string, armId: string, role: string): number {
+    return this.by.get(`${armId}|${role}`)?.get(itemHash) ?? -1;
+  }
+
+  /** The scored observation of item `itemHash` on arm `armId` in role `role`, if any. */
+  get(itemHash: string, armId: string, role: string): ScoredObs | undefined {
+    const i = this.indexOf(itemHash, armId, role);
+    return i < 0 ? undefined : this.at(i);
+  }
+
+  /** Indexes of arm `armId` in role `role`, in scoring order. */
+  ofArm(armId: string, role: string): readonly number[] {
+    return this.byArm.get(`${armId}|${role}`) ?? [];
+  }
+
+  /** Table row of index i. */
+  rowAt(i: number): number {
+    return this.rows.a[i]!;
+  }
+
+  /** Quality of index i's composite (null when unscored or not ok). */
+  qualityAt(i: number): number | null {
+    const v = this.q.a[i]!;
+    return Number.isNaN(v) ? null : v;
+  }
+
+  /** The composite of index i, built from its columns (null when the observation was not ok). */
+  compositeAt(i: number): Composite | null {
+    const f = this.flags.a[i]!;
+    if ((f & HAS) === 0) return null;
+    const q = this.q.a[i]!;
+    const s = this.share.a[i]!;
+    return {
+      quality: Number.isNaN(q) ? null : q,
+      judgeShare: Number.isNaN(s) ? null : s,
+      scored: this.used.a[i]!,
+      hardFailed: (f & HARD) !== 0,
+    };
+  }
+
+  /** Scored observation i (0 ≤ i < length) as a view. */
+  at(i: number): ScoredObs {
+    const row = this.rows.a[i]!;
+    const composite = this.compositeAt(i);
+    const nj = this.noJudge.get(i);
+    return {
+      obs: this.t.row(row),
+      id: this.t.id(row),
+      row,
+      composite,
+      compositeNoJudge: nj ?? composite,
+      judged: nj !== undefined,
+      scores: this.scores.get(i) ?? NO_SCORES,
+    };
+  }
+}
