@@ -175,6 +175,8 @@ export function pairCandidate(p: {
       offBasisPairs.push({ basisInc: ba, basisCand: bb, h });
       continue;
     }
+    const ra = a.row;
+    const rb = b.row;
     const row: PairRow = {
       item_hash: h,
       cluster: clusterOf.get(h)!,
@@ -184,8 +186,13 @@ export function pairCandidate(p: {
       q_cand: qb,
       cost_inc_usd: a.obs.cost.usd!,
       cost_cand_usd: b.obs.cost.usd!,
-      obs_inc: a.id,
-      obs_cand: b.id,
+      // the lineage ids are built when read (the bundle writes them from the table again)
+      get obs_inc() {
+        return table.id(ra);
+      },
+      get obs_cand() {
+        return table.id(rb);
+      },
     };
     arrivalOf.set(h, a.obs.ended_at > b.obs.ended_at ? a.obs.ended_at : b.obs.ended_at);
     const list = pairsByBasis.get(ba);

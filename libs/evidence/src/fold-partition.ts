@@ -58,6 +58,8 @@ export function partitionMessages(
     else if (m.schema === 'shadow.item_event/v1' && m.campaign_id === cid) events.push(m);
     else if (m.schema === 'shadow.outcome/v1' && (m.campaign_id === cid || m.campaign_id === null)) outcomesRaw.push(m);
   }
+  // every row is added: spare capacity and the add-time lookups are dropped for the fold
+  table.compact();
   const rawRows = table.rowsOf(cid);
   const obs = dedupObservations(table, rawRows);
   const eventMap = new Map<string, ItemEvent>();

@@ -143,9 +143,13 @@ export class ScoredIndex {
     const row = this.rows.a[i]!;
     const composite = this.compositeAt(i);
     const nj = this.noJudge.get(i);
+    const t = this.t;
     return {
-      obs: this.t.row(row),
-      id: this.t.id(row),
+      obs: t.row(row),
+      // built when read: most readers never read it
+      get id() {
+        return t.id(row);
+      },
       row,
       composite,
       compositeNoJudge: nj ?? composite,

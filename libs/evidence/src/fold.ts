@@ -49,7 +49,7 @@ import { datasetCard, describe, frontierOf } from './fold-frontier.js';
 import { admitItems } from './fold-items.js';
 import { pairCandidate } from './fold-pairs.js';
 import { partitionMessages } from './fold-partition.js';
-import { CostRows, PairRows, rowsPart } from './fold-rows.js';
+import { CostRows, PairRows, lazyRows, rowsPart } from './fold-rows.js';
 import type { ObsTable } from './obs-table.js';
 import { scoreCallType } from './fold-score.js';
 import { appendAll, inc, sortRecord } from './fold-util.js';
@@ -359,7 +359,7 @@ export function foldReport(input: FoldInput): FoldResult {
         : null,
     lineage: {
       envelope_ids: envelopeIds(table, obs, evs),
-      observation_ids: Array.from(obs, (r) => table.id(r)).sort(),
+      observation_ids: observationIds(table, obs, input.lazyRows === true),
       outcome_ids: outcomes.map((o) => o.outcome_id),
     },
   });
@@ -372,13 +372,14 @@ function runSpend(
   rows: readonly number[],
   verdicts: readonly { charged_micro_usd: number }[],
 ): RunSpend {
-  const seen = new Set<string>();
+  // distinct by id: rows sorted by id, the first of each run of equal ids (no set of 300k id
+  // strings); the sums are of integers, so their order does not change them
+  const sorted = Int32Array.from(rows).sort((a, b) => table.cmpId(a, b) || a - b);
   const byArm: Record<string, number> = {};
   let total = 0;
-  for (const r of rows) {
-    const id = table.id(r);
-    if (seen.has(id)) continue;
-    seen.add(id);
+  for (let i = 0; i < sorted.length; i++) {
+    const r = sorted[i]!;
+    if (i > 0 && table.cmpId(sorted[i - 1]!, r) === 0) continue;
     const o = table.row(r);
     total += o.charged_micro_usd;
     inc(byArm, o.role === 'incumbent_aa' ? `${o.arm_id}:aa` : o.arm_id, o.charged_micro_usd);
@@ -409,4 +410,15 @@ function envelopeIds(t: ObsTable, rows: Int32Array, evs: readonly ItemEvent[]): 
   for (const r of rows) ids.add(t.row(r).envelope_id);
   for (const e of evs) ids.add(e.envelope_id);
   return [...ids].sort();
+}
+
+/**
+ * The lineage ids of table rows `rows`, sorted (code-unit order); `lazy`: as a read-only array
+ * whose ids are built when read (fold-rows.ts lazyRows) — 300k id strings were ~30 MB held from
+ * the bundle's build to the end of its write.
+ */
+function observationIds(t: ObsTable, rows: Int32Array, lazy: boolean): string[] {
+  if (!lazy) return Array.from(rows, (r) => t.id(r)).sort();
+  const sorted = rows.slice().sort((a, b) => t.cmpId(a, b));
+  return lazyRows(sorted.length, (i) => t.id(sorted[i]!));
 }

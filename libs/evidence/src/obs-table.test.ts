@@ -72,6 +72,41 @@ describe('ObsTable', () => {
     expect(t.rowsOf('cmp_othercampaign0001')).toEqual([]);
   });
 
+  it('compact() keeps every row, ids and lookups; rows added after it share the strings and lists as before', () => {
+    const obs = reparsed(msgs).filter(isObs);
+    const t = new ObsTable();
+    const half = obs.length >> 1;
+    obs.slice(0, half).forEach((o, r) => t.add(o, r === 2 ? 'not-a-hex-id' : undefined));
+    t.compact();
+    expect(t.rowsOf(cid)).toEqual(obs.slice(0, half).map((_, r) => r));
+    for (const o of obs.slice(half)) t.add(o);
+    t.compact();
+    expect(t.length).toBe(obs.length);
+    obs.forEach((o, r) => {
+      expect(t.id(r)).toBe(r === 2 ? 'not-a-hex-id' : observationId(o));
+      expect(t.row(r).item_hash).toBe(o.item_hash);
+      expect(t.row(r).output_text).toBe(o.output_text ?? null);
+    });
+    // the string pool and the shared lists are found again after compact(): no second copy
+    expect(t.pool.filter((v) => v === cid)).toHaveLength(1);
+    expect(Object.is(t.row(half - 1).expectations, t.row(obs.length - 1).expectations)).toBe(
+      JSON.stringify(obs[half - 1]!.expectations) === JSON.stringify(obs.at(-1)!.expectations),
+    );
+    // cmpId orders as the id strings do, hex or not
+    for (const [a, b] of [
+      [0, 1],
+      [1, 0],
+      [2, 3],
+      [3, 2],
+      [5, 5],
+      [obs.length - 1, 4],
+    ] as const) {
+      const x = t.id(a);
+      const y = t.id(b);
+      expect(t.cmpId(a, b)).toBe(x < y ? -1 : x > y ? 1 : 0);
+    }
+  });
+
   it('folds to the same report and bundle bytes whether the observations come as messages or as a table', () => {
     const spec = synthSpec(['a', 'b']);
     const campaign = { campaign_id: cid, spec, run_index: 1 };
