@@ -54,6 +54,12 @@ export function pairCandidate(p: {
   armFamilies: Readonly<Record<string, string>> | undefined;
   ji: ReturnType<typeof judgeInputs>;
   verdictsCount: number;
+  /**
+   * true: the rows read their lineage ids from the table when asked (prototype getters), for a
+   * caller that compacts the rows before they are hashed or written (fold-rows.ts PairRows) —
+   * such rows are not for JSON. 200k id strings per comparison were ~30 MB live through it.
+   */
+  lazyIds?: boolean;
 }): CandidatePairs {
   const {
     ct,
@@ -175,25 +181,30 @@ export function pairCandidate(p: {
       offBasisPairs.push({ basisInc: ba, basisCand: bb, h });
       continue;
     }
-    const ra = a.row;
-    const rb = b.row;
-    const row: PairRow = {
-      item_hash: h,
-      cluster: clusterOf.get(h)!,
-      simhash: table.row(seenItems.get(h)!).prompt_simhash,
-      weight: weight.get(h)!,
-      q_inc: qa,
-      q_cand: qb,
-      cost_inc_usd: a.obs.cost.usd!,
-      cost_cand_usd: b.obs.cost.usd!,
-      // the lineage ids are built when read (the bundle writes them from the table again)
-      get obs_inc() {
-        return table.id(ra);
-      },
-      get obs_cand() {
-        return table.id(rb);
-      },
-    };
+    const values = [
+      h,
+      clusterOf.get(h)!,
+      table.row(seenItems.get(h)!).prompt_simhash,
+      weight.get(h)!,
+      qa,
+      qb,
+      a.obs.cost.usd!,
+      b.obs.cost.usd!,
+    ] as const;
+    const row: PairRow = p.lazyIds
+      ? new TableIdPairRow(...values, table, a.row, b.row)
+      : {
+          item_hash: values[0],
+          cluster: values[1],
+          simhash: values[2],
+          weight: values[3],
+          q_inc: values[4],
+          q_cand: values[5],
+          cost_inc_usd: values[6],
+          cost_cand_usd: values[7],
+          obs_inc: a.id,
+          obs_cand: b.id,
+        };
     arrivalOf.set(h, a.obs.ended_at > b.obs.ended_at ? a.obs.ended_at : b.obs.ended_at);
     const list = pairsByBasis.get(ba);
     if (list) list.push(row);
@@ -230,4 +241,27 @@ export function pairCandidate(p: {
     agreement,
     agreementRows,
   };
+}
+
+/** A paired row whose lineage ids are read from the table on access (see `lazyIds`). */
+class TableIdPairRow implements PairRow {
+  constructor(
+    readonly item_hash: string,
+    readonly cluster: string,
+    readonly simhash: string,
+    readonly weight: number,
+    readonly q_inc: number,
+    readonly q_cand: number,
+    readonly cost_inc_usd: number,
+    readonly cost_cand_usd: number,
+    private readonly t: ObsTable,
+    private readonly rowInc: number,
+    private readonly rowCand: number,
+  ) {}
+  get obs_inc(): string {
+    return this.t.id(this.rowInc);
+  }
+  get obs_cand(): string {
+    return this.t.id(this.rowCand);
+  }
 }

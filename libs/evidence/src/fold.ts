@@ -227,6 +227,7 @@ export function foldReport(input: FoldInput): FoldResult {
         armFamilies,
         ji,
         verdictsCount: verdicts.length,
+        lazyIds: input.lazyRows === true,
       });
       appendAll(agreement, pairs.agreement);
       appendAll(agreementRows, pairs.agreementRows);
