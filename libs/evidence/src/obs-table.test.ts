@@ -76,6 +76,9 @@ describe('ObsTable', () => {
     const obs = reparsed(msgs).filter(isObs);
     const t = new ObsTable();
     const half = obs.length >> 1;
+    // texts of every kind: latin1, wider (CJK, an emoji's surrogate pair), a lone surrogate, empty
+    const texts = ['caf\u00e9 #### 4', '\u7b54\u3048 #### 4 \u{1f600}', 'broken \ud800 #### 4', ''];
+    texts.forEach((text, k) => (obs[k] = { ...obs[k]!, output_text: text }));
     obs.slice(0, half).forEach((o, r) => t.add(o, r === 2 ? 'not-a-hex-id' : undefined));
     t.compact();
     expect(t.rowsOf(cid)).toEqual(obs.slice(0, half).map((_, r) => r));

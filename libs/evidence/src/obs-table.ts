@@ -86,6 +86,8 @@ type NumCol = (typeof NUM)[number];
 const MAX_SHARED_LIST_JSON = 1024;
 /** Lineage ids held as bytes: 64 lowercase hex digits (what observationId gives). */
 const HEX64 = /^[0-9a-f]{64}$/;
+/** Texts held one byte per code unit. */
+const LATIN1 = /^[\u0000-\u00ff]*$/;
 
 /**
  * A growing column store of observations. `add` each observation as it is read (the message can
@@ -104,8 +106,20 @@ export class ObsTable {
   idBytes = Buffer.alloc(0);
   /** @internal lineage ids that are not 64 lowercase hex digits, by row (none from observationId) */
   private readonly otherIds = new Map<number, string>();
-  /** @internal output text of each row (null when absent) */
-  readonly outputs: (string | null)[] = [];
+  /**
+   * @internal output texts, as bytes outside the JS heap (~36 MB of strings at 300k rows, where
+   * V8 lets the heap grow to ~4x what is live): row r's text is `outBuf[outStart[r], outEnd[r])`,
+   * latin1 when every code unit is < 256, else UTF-16LE (either gives back the same code units,
+   * lone surrogates included); start −1: no output
+   */
+  outBuf = Buffer.alloc(1 << 16);
+  /** @internal */
+  outStart = new Float64Array(0);
+  /** @internal */
+  outEnd = new Float64Array(0);
+  /** @internal 1 where row r's text is UTF-16LE */
+  outWide = new Uint8Array(0);
+  private outLen = 0;
   /** @internal distinct strings and expectation lists, by id */
   readonly pool: unknown[] = [];
   // pool lookups, only needed while rows are added: dropped by compact() (~25 MB at 300k rows)
@@ -161,8 +175,35 @@ export class ObsTable {
     this.abandoned[r] = o.abandoned ? 1 : 0;
     if (HEX64.test(id)) this.idBytes.write(id, 32 * r, 'hex');
     else this.otherIds.set(r, id);
-    this.outputs.push(o.output_text ?? null);
+    this.addOutput(r, o.output_text ?? null);
     return r;
+  }
+
+  /** The output text of row `r` (null when absent). */
+  output(r: number): string | null {
+    const s = this.outStart[r]!;
+    if (s < 0) return null;
+    return this.outBuf.toString(this.outWide[r] ? 'utf16le' : 'latin1', s, this.outEnd[r]!);
+  }
+
+  private addOutput(r: number, text: string | null): void {
+    if (text === null) {
+      this.outStart[r] = -1;
+      this.outEnd[r] = -1;
+      return;
+    }
+    const wide = !LATIN1.test(text);
+    const need = wide ? 2 * text.length : text.length;
+    if (this.outLen + need > this.outBuf.length) {
+      const b = Buffer.alloc(Math.max(this.outLen + need, Math.ceil(this.outBuf.length * 1.5)));
+      this.outBuf.copy(b, 0, 0, this.outLen);
+      this.outBuf = b;
+    }
+    this.outBuf.write(text, this.outLen, need, wide ? 'utf16le' : 'latin1');
+    this.outStart[r] = this.outLen;
+    this.outWide[r] = wide ? 1 : 0;
+    this.outLen += need;
+    this.outEnd[r] = this.outLen;
   }
 
   /** A view of row `r` (0 ≤ r < length): the observation's fields as the fold reads them. */
@@ -206,6 +247,11 @@ export class ObsTable {
    */
   compact(): void {
     if (this.cap > this.length) this.grow(this.length);
+    if (this.outBuf.length > this.outLen) {
+      const b = Buffer.alloc(this.outLen);
+      this.outBuf.copy(b, 0, 0, this.outLen);
+      this.outBuf = b;
+    }
     this.poolIdx = null;
     this.listIdx = null;
   }
@@ -263,6 +309,14 @@ export class ObsTable {
     const b = new Uint8Array(cap);
     b.set(this.abandoned.subarray(0, cap));
     this.abandoned = b;
+    for (const k of ['outStart', 'outEnd'] as const) {
+      const a = new Float64Array(cap);
+      a.set(this[k].subarray(0, cap));
+      this[k] = a;
+    }
+    const w = new Uint8Array(cap);
+    w.set(this.outWide.subarray(0, cap));
+    this.outWide = w;
     const ids = Buffer.alloc(32 * cap);
     this.idBytes.copy(ids, 0, 0, Math.min(this.idBytes.length, 32 * cap));
     this.idBytes = ids;
@@ -360,7 +414,7 @@ class ObsRow implements FoldObs {
     return this.t.abandoned[this.r] === 1;
   }
   get output_text(): string | null {
-    return this.t.outputs[this.r]!;
+    return this.t.output(this.r);
   }
   get prompt_simhash(): string {
     return this.str('prompt_simhash');
