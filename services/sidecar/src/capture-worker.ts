@@ -1,9 +1,10 @@
 // The capture worker thread: builds envelopes for large bodies so JSON parsing, redaction and
-// hashing of megabytes never stall the proxy's event loop. Messages: {id, input} in,
-// {started: id} when a build begins, {id, result} out (envelope bytes and body transferred, not copied).
+// hashing of megabytes never stall the proxy's event loop. Messages (capture-protocol.ts):
+// WorkerRequest in, WorkerReply out (envelope bytes and body transferred, not copied).
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Keyring } from '@shadowplane/artifacts';
-import { buildEnvelope, toPublishable, type CaptureInput } from './capture.js';
+import { buildEnvelope } from './capture.js';
+import { toPublishable, type WorkerReply, type WorkerRequest } from './capture-protocol.js';
 
 const asBuffer = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
 
@@ -18,9 +19,9 @@ const keyring: Keyring | null =
         keys: new Map([...sent.keys].map(([kid, k]) => [kid, asBuffer(k)])),
       };
 
-parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
+parentPort?.on('message', (msg: WorkerRequest) => {
   // the parent's wall-clock backstop runs from here, not from the post (start-up is not the build's)
-  parentPort!.postMessage({ started: msg.id });
+  parentPort!.postMessage({ started: msg.id } satisfies WorkerReply);
   const input = msg.input;
   // structured clone turns Buffers into Uint8Arrays
   input.requestChunks = input.requestChunks.map(asBuffer);
@@ -42,5 +43,5 @@ parentPort?.on('message', (msg: { id: number; input: CaptureInput }) => {
     )
       transfer.push(sv.buffer as ArrayBuffer);
   }
-  parentPort!.postMessage({ id: msg.id, result }, transfer);
+  parentPort!.postMessage({ id: msg.id, result } satisfies WorkerReply, transfer);
 });

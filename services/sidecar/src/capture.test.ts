@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { Envelope, itemHash } from '@shadowplane/contracts';
-import { buildEnvelope, type CaptureInput } from './capture.js';
+import { buildEnvelope } from './capture.js';
+import type { CaptureInput } from './capture-protocol.js';
 import type { SampleDecision } from './sampling.js';
 
 const fx = (p: string) => readFileSync(new URL(`../../../test/fixtures/providers/${p}`, import.meta.url));

@@ -8,7 +8,8 @@ export { Sampler, modelMatches, SHADOW_HEADERS } from './sampling.js';
 export type { SampleDecision, RequestHead, SkipReason, SamplerOptions } from './sampling.js';
 export { redactJson, redactText, luhnValid, ibanValid } from './redact.js';
 export type { PiiType, RedactionResult } from './redact.js';
-export { buildEnvelope, toPublishable } from './capture.js';
+export { buildEnvelope } from './capture.js';
+export { toPublishable } from './capture-protocol.js';
 export type {
   CaptureInput,
   BuildResult,
@@ -17,7 +18,7 @@ export type {
   TeedResponse,
   Publishable,
   ProcessResult,
-} from './capture.js';
+} from './capture-protocol.js';
 export { CaptureProcessor } from './processor.js';
 export { CapturePublisher } from './publisher.js';
 export type { PublishJob, PublisherOptions, DropReason } from './publisher.js';

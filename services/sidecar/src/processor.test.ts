@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger, createMetricsRegistry } from '@shadowplane/telemetry';
 import { SidecarMetrics } from './metrics.js';
 import { CaptureProcessor } from './processor.js';
-import type { CaptureInput } from './capture.js';
+import type { CaptureInput } from './capture-protocol.js';
 
 function input(i: number): CaptureInput {
   const body = Buffer.from(

@@ -2,14 +2,15 @@ import { Worker } from 'node:worker_threads';
 import type { Keyring } from '@shadowplane/artifacts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { SidecarMetrics } from './metrics.js';
+import { decodeBounded } from './body-decode.js';
+import { buildEnvelope, buildEnvelopeInline } from './capture.js';
 import {
-  buildEnvelope,
-  buildEnvelopeInline,
-  decodeBounded,
   toPublishable,
   type CaptureInput,
   type ProcessResult,
-} from './capture.js';
+  type WorkerReply,
+  type WorkerRequest,
+} from './capture-protocol.js';
 
 /** A batch this large is built without waiting for the window to end. */
 const BATCH_MAX = 16;
@@ -192,7 +193,7 @@ export class CaptureProcessor {
     const req = Buffer.concat(input.requestChunks, input.requestBytes);
     const transfer: ArrayBuffer[] = [];
     if (req.byteOffset === 0 && req.byteLength === req.buffer.byteLength) transfer.push(req.buffer as ArrayBuffer);
-    const msg = { id, input: { ...input, requestChunks: [req], decodedBody: null } };
+    const msg: WorkerRequest = { id, input: { ...input, requestChunks: [req], decodedBody: null } };
     return new Promise((resolve) => {
       this.pending.set(id, resolve);
       try {
@@ -240,7 +241,7 @@ export class CaptureProcessor {
       workerData: { keyring: this.keyring },
     });
     w.unref();
-    w.on('message', (m: { id: number; result: ProcessResult } | { started: number }) => {
+    w.on('message', (m: WorkerReply) => {
       if ('started' in m) return this.armWatchdog(m.started);
       const r = m.result;
       if (r.kind === 'envelope' && r.body)

@@ -3,6 +3,7 @@ import { openObjectStore, provision, type Bus } from '@shadowplane/bus';
 import type { Logger } from '@shadowplane/telemetry';
 import { JetStreamAcks } from './js-acks.js';
 import type { SidecarMetrics } from './metrics.js';
+import { withoutArtifactRef } from './served-retention.js';
 
 /** Why an accepted capture never reached JetStream (metric label values). */
 export type DropReason =
@@ -293,23 +294,6 @@ export class CapturePublisher {
     this.metrics.queueDepth.set(0);
     this.acks?.close();
   }
-}
-
-/**
- * The envelope JSON `data` with `"artifact_ref":"art:<name>"` written as `"artifact_ref":null`
- * (the served output it names was not stored). The text is unique: the ref holds the sha256 of
- * the sealed bytes and no other field carries it.
- */
-export function withoutArtifactRef(data: Uint8Array, name: string): Uint8Array {
-  const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const needle = Buffer.from(`"artifact_ref":"art:${name}"`, 'utf8');
-  const at = buf.indexOf(needle);
-  if (at === -1) return data;
-  return Buffer.concat([
-    buf.subarray(0, at),
-    Buffer.from('"artifact_ref":null', 'utf8'),
-    buf.subarray(at + needle.length),
-  ]);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -8,7 +8,7 @@ import { connectBus, openObjectStore, type Bus } from '@shadowplane/bus';
 import { Envelope, SERVED_ARTIFACT_BINDING, SERVED_ARTIFACT_PURPOSE } from '@shadowplane/contracts';
 import { randomPrefix, sharedNatsUrl } from '@shadowplane/testkit';
 import type { SidecarHandle } from '../src/index.js';
-import { withoutArtifactRef } from '../src/publisher.js';
+import { withoutArtifactRef } from '../src/served-retention.js';
 import {
   metricValue,
   send,

@@ -1,7 +1,7 @@
 // The capture tee of one sampled exchange (see CaptureTee).
 import { performance } from 'node:perf_hooks';
 import type { NatsNames } from '@shadowplane/contracts';
-import type { TeedResponse } from '../capture.js';
+import type { TeedResponse } from '../capture-protocol.js';
 import type { SidecarMetrics } from '../metrics.js';
 import type { CapturePublisher } from '../publisher.js';
 import type { SampleDecision } from '../sampling.js';
