@@ -4,13 +4,13 @@ import type { NatsNames } from '@shadowplane/contracts';
 import type { Logger } from '@shadowplane/telemetry';
 import type { SidecarConfig } from './config.js';
 import type { RouteSpec } from './config-schema.js';
-import type { CaptureInput } from './capture.js';
 import { HttpSyntaxError } from './http1.js';
 import type { CaptureProcessor } from './processor.js';
 import type { CapturePublisher } from './publisher.js';
 import { skipMarker } from './skip-marker.js';
 import { Sampler, type SampleDecision } from './sampling.js';
 import type { RequestOutcome, SidecarMetrics } from './metrics.js';
+import { handOffCapture } from './proxy/capture-handoff.js';
 import { CaptureTee } from './proxy/capture-tee.js';
 import { ClientConn } from './proxy/client-conn.js';
 import { Exchange, type CompiledRoute } from './proxy/exchange.js';
@@ -22,18 +22,12 @@ import { Framing, copyHead } from './proxy/wire.js';
 // The server of the proxy. The rest lives in proxy/: request-head.ts and response-head.ts read
 // message heads, hop-by-hop.ts holds the fields never forwarded (one table per direction),
 // client-conn.ts runs a client connection, upstream-pool.ts the upstream connections,
-// exchange.ts one request/response, capture-tee.ts the tee of a sampled one.
+// exchange.ts one request/response, capture-tee.ts the tee of a sampled one, capture-handoff.ts
+// its way to the capture processor and the publisher.
 
 export { CAPTURE_HEADER } from './proxy/wire.js';
 
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1');
-/** Build results that count as `dropped` (what the build cost, or a worker failure), not `excluded` (what the capture held). */
-const DROPPED_BUILDS: ReadonlySet<string> = new Set([
-  'cpu_budget',
-  'memory_budget',
-  'worker_lost',
-  'worker_queue_full',
-]);
 const NOT_SAMPLED: SampleDecision = Object.freeze({ kind: 'not_sampled' });
 /** sampling input for a request that carries no header the sampler reads */
 const NO_HEADERS: ReadonlyMap<string, string> = new Map();
@@ -320,72 +314,7 @@ export class SidecarProxy {
       return;
     }
     if (!cap.active) return;
-    const endMs = performance.now();
-    const route = ex.route!;
-    const cfg = this.d.config;
-    const input: CaptureInput = {
-      decision: cap.decision,
-      method: ex.method,
-      path: ex.upstreamPath,
-      contentType: cap.contentType,
-      contentEncoding: cap.contentEncoding,
-      requestChunks: cap.chunks,
-      requestBytes: cap.bytes,
-      response: cap.response,
-      startMs: cap.startMs,
-      endMs,
-      placement: route.placement,
-      sidecarId: cfg.sidecarId,
-      inlineMaxBytes: cfg.capture.inlineMaxBytes,
-      maxBodyBytes: cfg.capture.captureMaxBytes,
-      maxDecodeRatio: cfg.capture.maxDecodeRatio,
-      cpuBudgetMs: cfg.capture.cpuBudgetMs,
-      secretFieldNames: cfg.capture.secretFieldNames,
-      bodyStore: this.d.names.captureBodies,
-      // now, not when the (batched) build runs
-      capturedAt: new Date().toISOString(),
-      retainServed:
-        cfg.capture.retainServed !== null && cap.decision.retentionConsent
-          ? { ttlDays: cfg.capture.retainServed.ttlDays }
-          : null,
-    };
-    const teed = cap.heldBytes;
-    cap.chunks = [];
-    cap.response = null;
-    void this.d.processor.process(input).then((built) => {
-      // the teed chunks are no longer needed; the envelope (and body) replace them in the budget
-      this.d.publisher.release(teed);
-      if (built.kind === 'excluded') {
-        // over a budget or lost with the worker: dropped for what it cost or for a failure, not for what it held
-        this.d.metrics.capture(DROPPED_BUILDS.has(built.reason) ? 'dropped' : 'excluded', built.reason);
-        // worker_lost is logged once per worker failure, with the number lost (processor.ts)
-        if (built.reason === 'too_large' || built.reason === 'pii_uncertain')
-          this.d.publisher.enqueueMarker(skipMarker(this.d.names, input.decision, built.reason, input.requestBytes));
-        if (built.reason === 'envelope_invalid' || built.reason === 'worker_error')
-          this.d.log.warn({ reason: built.reason, detail: built.detail }, 'capture not built');
-        return;
-      }
-      const sealed = built.served?.kind === 'sealed' ? built.served : null;
-      if (built.served?.kind === 'failed')
-        this.d.metrics.servedRetention.inc({ outcome: 'failed', reason: built.served.reason });
-      const envBytes = built.data.byteLength + (built.body?.bytes.byteLength ?? 0) + (sealed?.bytes.byteLength ?? 0);
-      if (!this.d.publisher.tryHold(envBytes)) {
-        this.d.metrics.capture('dropped', 'queue_full');
-        return;
-      }
-      this.d.publisher.enqueue({
-        subject: this.d.names.captureSubject(built.suite, built.callType),
-        data: built.data,
-        msgId: built.envelopeId,
-        body:
-          built.body === null
-            ? null
-            : { store: this.d.names.captureBodies, name: built.body.name, bytes: built.body.bytes },
-        served:
-          sealed === null ? null : { store: this.d.names.buckets.artifacts, name: sealed.name, bytes: sealed.bytes },
-        heldBytes: envBytes,
-      });
-    });
+    handOffCapture(this.d, ex, cap, performance.now());
   }
 
   /** Records the proxy's own time for one request (seconds). */
