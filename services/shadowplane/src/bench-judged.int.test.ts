@@ -1,22 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey, getArtifact, loadKeyring } from '@shadowplane/artifacts';
+import { startBenchStack, until as untilIn, type BenchStack } from '../test/bench-stack.js';
+import { getArtifact, loadKeyring } from '@shadowplane/artifacts';
 import { openObjectStore } from '@shadowplane/bus';
-import { Envelope, type ProviderEntry } from '@shadowplane/contracts';
-import { auth, fixture, KEYS, type Fixture } from '@shadowplane/control/testing';
-import { startDuplicator, type DuplicatorHandle } from '@shadowplane/duplicator';
-import { startProviderSim, type ProviderSim } from '@shadowplane/provider-sim';
-import { loadConfig, startSidecar, type SidecarHandle } from '@shadowplane/sidecar';
-import {
-  GSM8K,
-  randomPrefix,
-  sharedNatsUrl,
-  testDuplicatorConfig,
-  testVerdictConfig,
-  waitFor,
-} from '@shadowplane/testkit';
-import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
+import { Envelope } from '@shadowplane/contracts';
+import { KEYS } from '@shadowplane/control/testing';
+import { GSM8K } from '@shadowplane/testkit';
 
 // Instrument judged_dataset_run end to end over a real nats-server, provider-sim, a sidecar that
 // retains served outputs, the control API, a duplicator worker and the verdict service:
@@ -30,30 +20,16 @@ const SUITE = 'judged';
 const CT = 'math';
 const N = 12;
 const PII = 'jane.doe@example.com';
-const key = generateKey();
-const env = { SIM_KEY: 'sk-sim', SHADOWPLANE_ARTIFACT_KEY: key };
 
-const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 120_000) =>
-  waitFor(what, fn, { timeoutMs, intervalMs: 250 });
+const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>) => untilIn(what, fn, 120_000);
 
 describe('instrument judged_dataset_run on a frozen dataset of retained served outputs', () => {
-  let sim: ProviderSim;
+  let stack: BenchStack;
   let front: Server; // production's upstream: provider-sim, with a contact line added to each answer
-  let sidecar: SidecarHandle;
-  let f: Fixture;
-  let worker: DuplicatorHandle;
-  let verdict: VerdictHandle;
   const served = new Map<string, string>(); // answer text production got, by question
-  const req = (method: 'GET' | 'POST' | 'PUT', url: string, k: string, payload?: unknown) =>
-    f.app.inject({
-      method,
-      url,
-      headers: { ...auth(k), ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
-      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
-    });
+  const req: BenchStack['req'] = (...a) => stack.req(...a);
 
   beforeAll(async () => {
-    sim = await startProviderSim({ seed: 23 });
     front = createServer((rq, rs) => {
       const chunks: Buffer[] = [];
       rq.on('data', (c: Buffer) => chunks.push(c));
@@ -63,7 +39,7 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
           return void rs.end('{"error":{"message":"overloaded","type":"server_error"}}');
         }
         void (async () => {
-          const r = await fetch(`${sim.url}${rq.url}`, {
+          const r = await fetch(`${stack.sim!.url}${rq.url}`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', authorization: 'Bearer sk-sim' },
             body: Buffer.concat(chunks),
@@ -76,50 +52,20 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
       });
     });
     await new Promise<void>((r) => front.listen(0, '127.0.0.1', () => r()));
-    const providers: ProviderEntry[] = [
-      { id: 'sim-openai', base_url: `${sim.url}/v1`, api: 'openai.chat', api_key_env: 'SIM_KEY' },
-    ];
-    const prefix = randomPrefix('judged');
-    f = await fixture({ flag: true, providers, prefix });
-    const loaded = loadConfig(
-      [
-        '--listen',
-        '127.0.0.1:0',
-        '--ops-listen',
-        '127.0.0.1:0',
-        '--upstream',
-        `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
-        '--nats',
-        sharedNatsUrl(),
-        '--prefix',
-        prefix,
-        '--sample',
-        '1',
-      ],
-      {
-        SHADOWPLANE_LOG_LEVEL: 'warn',
-        SHADOWPLANE_SIDECAR_OPT_IN: 'true',
-        SHADOWPLANE_SIDECAR_CAPTURE_BATCH_MS: '0',
-        SHADOWPLANE_SIDECAR_RETAIN_SERVED: 'true',
-        SHADOWPLANE_SIDECAR_RETAIN_SERVED_TTL_DAYS: '2',
-        SHADOWPLANE_ARTIFACT_KEY: key,
-      },
-    );
-    if (loaded.kind !== 'config') throw new Error('sidecar config');
-    sidecar = await startSidecar(loaded.config, { natsRetryMs: 200 });
-    worker = await startDuplicator(testDuplicatorConfig(sharedNatsUrl(), prefix, 'judged'), { providers, env });
-    verdict = await startVerdict(testVerdictConfig(sharedNatsUrl(), prefix, loadKeyring(env)));
+    stack = await startBenchStack('judged', {
+      sim: { seed: 23 },
+      sidecar: { upstream: `http://127.0.0.1:${(front.address() as AddressInfo).port}`, retainServedTtlDays: 2 },
+    });
   });
   afterAll(async () => {
-    await sidecar?.stop();
-    await worker?.close();
-    await verdict?.close();
-    await f?.close();
+    await stack?.close();
     await new Promise((r) => front?.close(r));
-    await sim?.close();
   });
 
   it('re-scores what production served without calling the incumbent; no consent is excluded; capped at ON_FRONTIER', async () => {
+    const sim = stack.sim!;
+    const sidecar = stack.sidecar!;
+    const f = stack.f;
     await until('the sidecar to reach NATS', async () => sidecar.publisher.isConnected);
     // production: N consenting requests and one that does not consent, all served by sim-large
     const send = async (i: number, consent: boolean, down = false) => {
@@ -171,7 +117,7 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
 
     // the retained copies: encrypted at rest, redacted once decrypted
     const store = await openObjectStore(f.bus, f.bus.names.buckets.artifacts);
-    const keyring = loadKeyring(env);
+    const keyring = loadKeyring(stack.env);
     for (const e of consented) {
       const ref = e.served!.artifact_ref!;
       expect(ref).toMatch(/^art:[0-9a-f]{64}$/);
@@ -283,10 +229,7 @@ describe('instrument judged_dataset_run on a frozen dataset of retained served o
     );
     expect(excluded).toHaveLength(4);
 
-    const rep = await until('the final report', async () => {
-      const r = await req('GET', `/v1/campaigns/${id}/report`, KEYS.read);
-      return r.statusCode === 200 && r.json().provisional === false ? (r.json() as any) : null;
-    });
+    const rep = await stack.finalReport(id, KEYS.read);
     const ct = rep.report.call_types[0];
     const c = ct.comparisons[0];
     expect(c.instrument).toBe('judged_dataset_run');
