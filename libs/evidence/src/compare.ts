@@ -9,6 +9,7 @@ import {
   pairedDifferenceSpread,
   pairedScoreIntervals,
   powerPlanFromPairs,
+  type PairedInput,
 } from '@shadowplane/stats';
 import { MIN_ARM_OBSERVATIONS, type Instrument, type IntervalValue, type PowerPlanValue } from '@shadowplane/contracts';
 import { rowsInOrder, sequentialComparison, type SequentialResult } from './sequential.js';
@@ -30,6 +31,59 @@ export interface PairRow {
   /** observation ids (lineage) of the two calls */
   obs_inc: string;
   obs_cand: string;
+}
+
+/**
+ * The rows as libs/stats input: columns (typed arrays; cluster ids numbered by first appearance in
+ * `rows`, so the clusters, their order and every sum are those of the object form) when every value
+ * is a number — no object per row; else the rows as PairedItem objects, so rows read from a bundle
+ * with a non-number value are checked exactly as before. `costs: false` gives zero costs (the
+ * power plan reads no cost).
+ */
+export function pairInput(rows: readonly PairRow[], costs: boolean): PairedInput {
+  const n = rows.length;
+  const cols = {
+    cluster: new Int32Array(n),
+    weight: new Float64Array(n),
+    qIncumbent: new Float64Array(n),
+    qCandidate: new Float64Array(n),
+    costIncumbentUsd: new Float64Array(n),
+    costCandidateUsd: new Float64Array(n),
+  };
+  const ids = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    const xi = costs ? r.cost_inc_usd : 0;
+    const xc = costs ? r.cost_cand_usd : 0;
+    if (
+      typeof r.cluster !== 'string' ||
+      typeof r.weight !== 'number' ||
+      typeof r.q_inc !== 'number' ||
+      typeof r.q_cand !== 'number' ||
+      typeof xi !== 'number' ||
+      typeof xc !== 'number'
+    )
+      return rows.map((x) => ({
+        cluster: x.cluster,
+        weight: x.weight,
+        qIncumbent: x.q_inc,
+        qCandidate: x.q_cand,
+        costIncumbentUsd: costs ? x.cost_inc_usd : 0,
+        costCandidateUsd: costs ? x.cost_cand_usd : 0,
+      }));
+    let c = ids.get(r.cluster);
+    if (c === undefined) {
+      c = ids.size;
+      ids.set(r.cluster, c);
+    }
+    cols.cluster[i] = c;
+    cols.weight[i] = r.weight;
+    cols.qIncumbent[i] = r.q_inc;
+    cols.qCandidate[i] = r.q_cand;
+    cols.costIncumbentUsd[i] = xi;
+    cols.costCandidateUsd[i] = xc;
+  }
+  return cols;
 }
 
 /** The settings a comparison was computed with (all from the pinned spec + run index). */
@@ -176,14 +230,7 @@ export const DECISION_INTERVAL_METHOD =
  */
 export function computeComparison(rows: readonly PairRow[], s: ComparisonSettings): ComparisonResult {
   const { level, alphaAdjusted } = comparisonLevel(s);
-  const items = rows.map((r) => ({
-    cluster: r.cluster,
-    weight: r.weight,
-    qIncumbent: r.q_inc,
-    qCandidate: r.q_cand,
-    costIncumbentUsd: r.cost_inc_usd,
-    costCandidateUsd: r.cost_cand_usd,
-  }));
+  const items = pairInput(rows, true);
   const boot = pairedClusterBootstrap(items, { resamples: s.resamples, seed: s.seed, level });
   const score = pairedScoreIntervals(items, { level });
   // The decision interval is the hull of the two: the score interval carries the small-sample
@@ -305,19 +352,7 @@ export function comparisonPowerPlan(
     priorDesignEffect?: number;
   },
 ): PowerPlanValue {
-  const spread =
-    rows.length > 0
-      ? pairedDifferenceSpread(
-          rows.map((r) => ({
-            cluster: r.cluster,
-            weight: r.weight,
-            qIncumbent: r.q_inc,
-            qCandidate: r.q_cand,
-            costIncumbentUsd: 0,
-            costCandidateUsd: 0,
-          })),
-        )
-      : null;
+  const spread = rows.length > 0 ? pairedDifferenceSpread(pairInput(rows, false)) : null;
   let deff = spread?.designEffect ?? o.priorDesignEffect ?? 1;
   if (o.priorWeights && o.priorWeights.length > 0) {
     const sw = o.priorWeights.reduce((a, w) => a + w, 0);

@@ -3,6 +3,7 @@
  */
 import { quantileType7 } from './quantile.js';
 import { MAX_INT_RANGE, seedState } from './rng.js';
+import { clusterSums, pairedLength, type PairedInput } from './cluster-sums.js';
 
 /**
  * One scored item with both arms observed (the pairing is by item).
@@ -63,7 +64,7 @@ export interface BootstrapResult {
  * S on the same draw, B times, and reports percentile intervals (type-7 quantiles at (1 − level)/2
  * and (1 + level)/2) around the full-sample point estimates.
  *
- * Shape: items (≥ 1) and { resamples B ≥ 1 integer (use ≥ 2000), seed (safe integer), level ∈ (0, 1) }
+ * Shape: items (≥ 1; PairedItem objects, or PairedColumns with integer cluster ids) and { resamples B ≥ 1 integer (use ≥ 2000), seed (safe integer), level ∈ (0, 1) }
  * → {@link BootstrapResult}. Deterministic: the same items in the same order with the same
  * options give a bit-identical result. Clusters are numbered by first appearance in `items`, so an
  * order that changes first appearance changes the draw: pass items in a canonical order (e.g.
@@ -81,7 +82,7 @@ export interface BootstrapResult {
  * RNG: xoshiro128** seeded by SplitMix64 (rng.ts), unbiased integer draws (Lemire).
  */
 export function pairedClusterBootstrap(
-  items: PairedItem[],
+  items: PairedInput,
   o: { resamples: number; seed: number; level: number },
 ): BootstrapResult {
   const { resamples, seed, level } = o;
@@ -90,51 +91,12 @@ export function pairedClusterBootstrap(
   if (!(level > 0 && level < 1)) throw new RangeError(`pairedClusterBootstrap: level must be in (0, 1), got ${level}`);
   if (!Number.isSafeInteger(seed))
     throw new RangeError(`pairedClusterBootstrap: seed must be a safe integer, got ${seed}`);
-  const n = items.length;
+  const n = pairedLength(items);
   if (n === 0)
     throw new RangeError('pairedClusterBootstrap: no items (empty input); a bootstrap needs at least one paired item');
 
   // Per-cluster sums, in order of first appearance.
-  const index = new Map<string | number, number>();
-  const w = new Float64Array(n);
-  const wd = new Float64Array(n);
-  const wxi = new Float64Array(n);
-  const wxc = new Float64Array(n);
-  let costKnown = true;
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    const it = items[i]!;
-    const wt = it.weight;
-    if (!(Number.isFinite(wt) && wt > 0))
-      throw new RangeError(`pairedClusterBootstrap: item ${i} weight must be a finite number > 0, got ${wt}`);
-    if (!(it.qIncumbent >= 0 && it.qIncumbent <= 1))
-      throw new RangeError(`pairedClusterBootstrap: item ${i} qIncumbent must be in [0, 1], got ${it.qIncumbent}`);
-    if (!(it.qCandidate >= 0 && it.qCandidate <= 1))
-      throw new RangeError(`pairedClusterBootstrap: item ${i} qCandidate must be in [0, 1], got ${it.qCandidate}`);
-    const xi = it.costIncumbentUsd;
-    const xc = it.costCandidateUsd;
-    for (const [name, x] of [
-      ['costIncumbentUsd', xi],
-      ['costCandidateUsd', xc],
-    ] as const) {
-      if (typeof x !== 'number' || Number.isNaN(x)) costKnown = false;
-      else if (x < 0 || x === Number.POSITIVE_INFINITY)
-        throw new RangeError(
-          `pairedClusterBootstrap: item ${i} ${name} must be a finite number >= 0 (NaN = unknown), got ${x}`,
-        );
-    }
-    let c = index.get(it.cluster);
-    if (c === undefined) {
-      c = k++;
-      index.set(it.cluster, c);
-    }
-    w[c]! += wt;
-    wd[c]! += wt * (it.qCandidate - it.qIncumbent);
-    if (costKnown) {
-      wxi[c]! += wt * xi;
-      wxc[c]! += wt * xc;
-    }
-  }
+  const { k, W: w, A: wd, X: wxi, Y: wxc, costKnown } = clusterSums(items, 'pairedClusterBootstrap');
   if (k > MAX_INT_RANGE) throw new RangeError(`pairedClusterBootstrap: at most ${MAX_INT_RANGE} clusters, got ${k}`);
 
   let sw = 0;

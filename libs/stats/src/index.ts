@@ -13,6 +13,7 @@ export { quantileType7 } from './quantile.js';
 export { createRng, createNormalRng, Xoshiro128ss, MAX_INT_RANGE } from './rng.js';
 export { pairedClusterBootstrap } from './bootstrap.js';
 export { pairedScoreIntervals, pairedDifferenceSpread } from './score-interval.js';
+export type { PairedColumns, PairedInput } from './cluster-sums.js';
 export type { ScoreInterval, PairedScoreIntervals } from './score-interval.js';
 export { studentTCdf, studentTPpf, studentTUpperPpf, chiSquarePpf } from './distributions.js';
 export type { PairedItem, Interval, BootstrapResult, CostSavingsNullReason } from './bootstrap.js';

@@ -3,7 +3,7 @@
  * quality delta D whose support reaches the bounds of d, and a log-ratio interval for cost savings S.
  * Both use Student t critical values with k − 1 degrees of freedom (k = clusters).
  */
-import type { PairedItem } from './bootstrap.js';
+import { clusterSums, type PairedInput } from './cluster-sums.js';
 import { studentTPpf, studentTUpperPpf } from './distributions.js';
 
 /** A two-sided interval for D or S with its small-sample diagnostics. */
@@ -29,57 +29,6 @@ export interface PairedScoreIntervals {
   designEffect: number;
   /** the two-sided level used */
   level: number;
-}
-
-interface ClusterSums {
-  k: number;
-  W: Float64Array;
-  A: Float64Array;
-  X: Float64Array;
-  Y: Float64Array;
-  costKnown: boolean;
-}
-
-/** Per-cluster sums Σw, Σw·d, Σw·x_inc, Σw·x_cand in order of first appearance (inputs validated). */
-export function clusterSums(items: readonly PairedItem[], who: string): ClusterSums {
-  const n = items.length;
-  if (n === 0) throw new RangeError(`${who}: no items (empty input)`);
-  const index = new Map<string | number, number>();
-  const W = new Float64Array(n);
-  const A = new Float64Array(n);
-  const X = new Float64Array(n);
-  const Y = new Float64Array(n);
-  let costKnown = true;
-  let k = 0;
-  for (let i = 0; i < n; i++) {
-    const it = items[i]!;
-    if (!(Number.isFinite(it.weight) && it.weight > 0))
-      throw new RangeError(`${who}: item ${i} weight must be a finite number > 0, got ${it.weight}`);
-    if (!(it.qIncumbent >= 0 && it.qIncumbent <= 1))
-      throw new RangeError(`${who}: item ${i} qIncumbent must be in [0, 1], got ${it.qIncumbent}`);
-    if (!(it.qCandidate >= 0 && it.qCandidate <= 1))
-      throw new RangeError(`${who}: item ${i} qCandidate must be in [0, 1], got ${it.qCandidate}`);
-    for (const [name, x] of [
-      ['costIncumbentUsd', it.costIncumbentUsd],
-      ['costCandidateUsd', it.costCandidateUsd],
-    ] as const) {
-      if (typeof x !== 'number' || Number.isNaN(x)) costKnown = false;
-      else if (x < 0 || x === Number.POSITIVE_INFINITY)
-        throw new RangeError(`${who}: item ${i} ${name} must be a finite number >= 0 (NaN = unknown), got ${x}`);
-    }
-    let c = index.get(it.cluster);
-    if (c === undefined) {
-      c = k++;
-      index.set(it.cluster, c);
-    }
-    W[c]! += it.weight;
-    A[c]! += it.weight * (it.qCandidate - it.qIncumbent);
-    if (costKnown) {
-      X[c]! += it.weight * it.costIncumbentUsd;
-      Y[c]! += it.weight * it.costCandidateUsd;
-    }
-  }
-  return { k, W, A, X, Y, costKnown };
 }
 
 /**
@@ -108,7 +57,7 @@ export function clusterSums(items: readonly PairedItem[], who: string): ClusterS
  * degenerate (S) = se is 0 (every cluster has the same cost ratio): zero width, not evidence.
  * A candidate of zero cost gives S = 1 exactly (not degenerate: nothing is estimated).
  *
- * Shape: items (≥ 1; k ≥ 2 clusters for a finite t) and { level ∈ (0, 1) } (two-sided) or
+ * Shape: items (≥ 1, as PairedItem objects or PairedColumns; k ≥ 2 clusters for a finite t) and { level ∈ (0, 1) } (two-sided) or
  * { oneSidedTail ∈ (0, 0.5) } (each bound at that one-sided level, t from the upper tail directly,
  * for levels too close to 1 to write as a double) → {@link PairedScoreIntervals}.
  * With k = 1 the interval is the whole range (D ∈ [−1, 1], S unbounded below).
@@ -122,7 +71,7 @@ export function clusterSums(items: readonly PairedItem[], who: string): ClusterS
  * Sampling Techniques §6.9 (ratio estimator).
  */
 export function pairedScoreIntervals(
-  items: readonly PairedItem[],
+  items: PairedInput,
   o: { level: number } | { oneSidedTail: number },
 ): PairedScoreIntervals {
   const tail = 'oneSidedTail' in o ? o.oneSidedTail : null;
@@ -274,12 +223,12 @@ export function pairedScoreIntervals(
  * Spread of the paired difference per cluster: the sample sd (k − 1 denominator) of the linearised
  * contribution u_c = (A_c − D·W_c)/W̄, the sd for which SE(D) ≈ sd/√k (the sd_diff of the power
  * plan), with the clusters k and Kish's design effect of the cluster weights.
- * Shape: items (≥ 1) → { sd (null when k < 2), clusters, designEffect, meanSquare (mean over
+ * Shape: items (≥ 1, objects or PairedColumns) → { sd (null when k < 2), clusters, designEffect, meanSquare (mean over
  * clusters of the squared cluster-mean difference d̄_c², in [0, 1]) }.
  * Errors: RangeError as {@link pairedScoreIntervals} on invalid items.
  * Source: Cochran (1977) §6.9 (ratio estimator linearisation); Kish (1965) §11.7.
  */
-export function pairedDifferenceSpread(items: readonly PairedItem[]): {
+export function pairedDifferenceSpread(items: PairedInput): {
   sd: number | null;
   clusters: number;
   designEffect: number;
