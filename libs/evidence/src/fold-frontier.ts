@@ -84,21 +84,21 @@ export function datasetCard(
   items: CallTypeItems,
   planSettings: Omit<Parameters<typeof comparisonPowerPlan>[1], 'clusters'>,
 ): DatasetCard {
-  const { admitted, weight, clusterOf, strata, trafficCounts, exclusions, exclusionCounts } = items;
+  const { admitted, weights, clusters, strata, trafficCounts, exclusions, exclusionCounts } = items;
   // before any pairs: the prior, inflated by the design effect of the admitted clusters' weights
   const datasetPlan = (): PowerPlanValue => {
     const cw = new Map<string, number>();
-    for (const h of admitted) cw.set(clusterOf.get(h)!, (cw.get(clusterOf.get(h)!) ?? 0) + weight.get(h)!);
+    for (let i = 0; i < admitted.length; i++) cw.set(clusters[i]!, (cw.get(clusters[i]!) ?? 0) + weights[i]!);
     return comparisonPowerPlan([], { ...planSettings, clusters: cw.size, priorWeights: [...cw.values()] });
   };
   const card: DatasetCard = {
     schema: 'shadow.dataset_card/v1',
-    dataset_hash: fastContentHash(admitted.map((h) => [h, weight.get(h)!])),
+    dataset_hash: fastContentHash(admitted.map((h, i) => [h, weights[i]!])),
     call_type: ct,
     unique_items: admitted.length,
-    total_weight: admitted.reduce((a, h) => a + weight.get(h)!, 0),
-    duplicated_items: admitted.filter((h) => weight.get(h)! > 1).length,
-    near_duplicate_clusters: new Set(clusterOf.values()).size,
+    total_weight: weights.reduce((a, w) => a + w, 0),
+    duplicated_items: weights.filter((w) => w > 1).length,
+    near_duplicate_clusters: new Set(clusters).size,
     near_duplicate_threshold: NEAR_DUPLICATE_HAMMING_BITS,
     near_duplicate_method: NEAR_DUPLICATE_METHOD,
     strata: sortRecord(strata),

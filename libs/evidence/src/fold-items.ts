@@ -10,14 +10,17 @@ import { inc } from './fold-util.js';
 
 /** The admitted items of one call type and what the later stages need about them. */
 export interface CallTypeItems {
-  /** table row of the first observation seen per item (prompt SimHash, expectations, traffic class) */
-  seenItems: Map<string, number>;
+  /** excluded items' reasons; an item of the call type is admitted exactly when it has none */
   excludedReason: Map<string, string>;
   /** admitted item hashes, sorted */
   admitted: string[];
-  admittedSet: Set<string>;
-  weight: Map<string, number>;
-  clusterOf: Map<string, string>;
+  // per admitted item, at its index in `admitted` (arrays, not item_hash-keyed maps: a smaller live heap)
+  /** table row of the item's first observation (prompt SimHash, expectations, traffic class) */
+  firstRow: Int32Array;
+  /** exact-duplicate weight: 1 + duplicate events */
+  weights: Float64Array;
+  /** near-duplicate cluster id (smallest item_hash of the cluster) */
+  clusters: string[];
   strata: Record<string, number>;
   trafficCounts: Record<string, number>;
   exclusions: { item_hash: string; reason: string }[];
@@ -55,14 +58,26 @@ export function admitItems(
       excludedReason.set(h, `traffic_class:${o.traffic_class}`);
   }
   const admitted = [...seenItems.keys()].filter((h) => !excludedReason.has(h)).sort();
-  const admittedSet = new Set(admitted);
-  const weight = new Map<string, number>(admitted.map((h) => [h, 1]));
-  for (const e of ctEvents)
-    if (e.kind === 'duplicate' && weight.has(e.item_hash)) weight.set(e.item_hash, weight.get(e.item_hash)! + 1);
-  const clusterOf = clusterBySimhash(admitted.map((h) => [h, table.row(seenItems.get(h)!).prompt_simhash] as const));
+  const n = admitted.length;
+  const firstRow = new Int32Array(n);
+  const indexOf = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    firstRow[i] = seenItems.get(admitted[i]!)!;
+    indexOf.set(admitted[i]!, i);
+  }
+  seenItems.clear();
+  const weights = new Float64Array(n).fill(1);
+  for (const e of ctEvents) {
+    const i = e.kind === 'duplicate' ? indexOf.get(e.item_hash) : undefined;
+    if (i !== undefined) weights[i]!++;
+  }
+  indexOf.clear();
+  const clusterOf = clusterBySimhash(admitted.map((h, i) => [h, table.row(firstRow[i]!).prompt_simhash] as const));
+  const clusters = admitted.map((h) => clusterOf.get(h)!);
+  clusterOf.clear();
   const strata: Record<string, number> = {};
-  for (const h of admitted) {
-    const kinds = [...new Set(table.row(seenItems.get(h)!).expectations.map((e) => e.kind))].sort();
+  for (let i = 0; i < n; i++) {
+    const kinds = [...new Set(table.row(firstRow[i]!).expectations.map((e) => e.kind))].sort();
     inc(strata, kinds.length ? kinds.join('+') : 'none');
   }
   const exclusions = [...excludedReason.entries()]
@@ -76,12 +91,11 @@ export function admitItems(
   for (const e of ctEvents)
     if (e.kind === 'duplicate' && excludedReason.get(e.item_hash) === BASELINE_ARTIFACT_MISSING) ineligibleWeight++;
   return {
-    seenItems,
     excludedReason,
     admitted,
-    admittedSet,
-    weight,
-    clusterOf,
+    firstRow,
+    weights,
+    clusters,
     strata,
     trafficCounts,
     exclusions,

@@ -44,10 +44,10 @@ export function pairCandidate(p: {
   admitted: readonly string[];
   table: ObsTable;
   scored: ScoredIndex;
-  /** table row of each item's first observation */
-  seenItems: ReadonlyMap<string, number>;
-  weight: ReadonlyMap<string, number>;
-  clusterOf: ReadonlyMap<string, string>;
+  /** per admitted item (index in `admitted`): table row of its first observation, weight, cluster */
+  firstRow: Int32Array;
+  weights: Float64Array;
+  clusters: readonly string[];
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
   judgeWeight: number;
   judgeFamily: string | undefined;
@@ -68,9 +68,9 @@ export function pairCandidate(p: {
     admitted,
     table,
     scored,
-    seenItems,
-    weight,
-    clusterOf,
+    firstRow,
+    weights,
+    clusters,
     judgeScores,
     judgeWeight,
     judgeFamily,
@@ -100,7 +100,8 @@ export function pairCandidate(p: {
   const comp = (x: ScoredObs) => (judgeRefused ? x.compositeNoJudge : x.composite);
   let unscoredPairs = 0;
   let okPairs = 0;
-  for (const h of admitted) {
+  for (let i = 0; i < admitted.length; i++) {
+    const h = admitted[i]!;
     const a = scored.get(h, spec.incumbent.id, 'incumbent');
     const b = scored.get(h, cand.id, 'candidate');
     if (b?.obs.status === 'ok') {
@@ -183,9 +184,9 @@ export function pairCandidate(p: {
     }
     const values = [
       h,
-      clusterOf.get(h)!,
-      table.row(seenItems.get(h)!).prompt_simhash,
-      weight.get(h)!,
+      clusters[i]!,
+      table.row(firstRow[i]!).prompt_simhash,
+      weights[i]!,
       qa,
       qb,
       a.obs.cost.usd!,

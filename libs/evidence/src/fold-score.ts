@@ -39,20 +39,21 @@ export function scoreCallType(p: {
   spec: CampaignSpec;
   table: ObsTable;
   ctObs: Int32Array;
-  admittedSet: ReadonlySet<string>;
+  /** the call type's excluded items (every other item of `ctObs` is admitted) */
+  excludedReason: ReadonlyMap<string, string>;
   outcomesFor: ReadonlyMap<string, OutcomeRecord[]>;
   judgeScores: ReadonlyMap<string, ScoreResult> | undefined;
   judgeWeight: number;
   /** keep every observation's programmatic scores (pairwise judge verdicts need them); else only where a judge score is */
   keepScores: boolean;
 }): CallTypeScores {
-  const { ct, spec, table, ctObs, admittedSet, outcomesFor, judgeScores, judgeWeight, keepScores } = p;
+  const { ct, spec, table, ctObs, excludedReason, outcomesFor, judgeScores, judgeWeight, keepScores } = p;
   let anyScored = false;
   const agreementRows: JudgeAgreementRow[] = [];
   const scored = new ScoredIndex(table);
   for (const row of ctObs) {
     const o = table.row(row);
-    if (!admittedSet.has(o.item_hash)) continue;
+    if (excludedReason.has(o.item_hash)) continue;
     let composite: Composite | null = null;
     let compositeNoJudge: Composite | null = null;
     let progScores: ScoreResult[] = NO_SCORES;

@@ -175,7 +175,7 @@ export function foldReport(input: FoldInput): FoldResult {
     const ctEvents = evs.filter((e) => e.call_type === ct);
     // 2. items, exclusions, weights, clusters
     const items = admitItems(spec, table, ctObs, ctEvents);
-    const { seenItems, admitted, admittedSet, weight, clusterOf, exclusions, exclusionCounts, ineligibleWeight } =
+    const { admitted, excludedReason, firstRow, weights, clusters, exclusions, exclusionCounts, ineligibleWeight } =
       items;
     if (exclusions.length > 0) anyRefused = true;
 
@@ -186,7 +186,7 @@ export function foldReport(input: FoldInput): FoldResult {
       spec,
       table,
       ctObs,
-      admittedSet,
+      excludedReason,
       outcomesFor,
       judgeScores,
       judgeWeight,
@@ -218,9 +218,9 @@ export function foldReport(input: FoldInput): FoldResult {
         admitted,
         table,
         scored,
-        seenItems,
-        weight,
-        clusterOf,
+        firstRow,
+        weights,
+        clusters,
         judgeScores,
         judgeWeight,
         judgeFamily,
