@@ -12,7 +12,7 @@ import { randomPrefix, sharedNatsUrl, testDuplicatorConfig, testVerdictConfig, w
 import { startVerdict, type VerdictHandle } from '@shadowplane/verdict';
 
 /** Polls `fn` every 200 ms until it gives a truthy value, which it returns; throws naming `what` after `timeoutMs`. */
-export const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) =>
+export const until = <T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 180_000) =>
   waitFor(what, fn, { timeoutMs, intervalMs: 200 });
 
 /** A running stack ({@link startBenchStack}). */
