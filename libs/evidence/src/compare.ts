@@ -40,7 +40,7 @@ export interface PairRow {
  * with a non-number value are checked exactly as before. `costs: false` gives zero costs (the
  * power plan reads no cost).
  */
-export function pairInput(rows: readonly PairRow[], costs: boolean): PairedInput {
+function pairInput(rows: readonly PairRow[], costs: boolean): PairedInput {
   const n = rows.length;
   const cols = {
     cluster: new Int32Array(n),
