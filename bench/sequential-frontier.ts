@@ -22,13 +22,19 @@
  * FRONTIER_SEED (29). Seeded; about a minute.
  */
 import { writeDocSection } from './lib/doc-section.js';
-import { createNormalRng, intervalLevel, normCdf, normPpf } from '@shadowplane/stats';
+import {
+  GROUP_SEQUENTIAL_FUTILITY_POWER,
+  conditionalPower,
+  createNormalRng,
+  intervalLevel,
+  normCdf,
+  normPpf,
+} from '@shadowplane/stats';
 
 const LOOKS = Number(process.env.FRONTIER_LOOKS ?? 16);
 const PATHS = Number(process.env.FRONTIER_PATHS ?? 100_000);
 const NULL_PATHS = 5 * PATHS;
 const SEED = Number(process.env.FRONTIER_SEED ?? 29);
-const FUTILITY_POWER = 0.1;
 const POWERS = [0.545, 0.78, 0.935, 0.99];
 
 const { alphaAdjusted: ALPHA } = intervalLevel({ alphaOneSided: 0.05, candidates: 1, runIndex: 1 });
@@ -90,11 +96,11 @@ function operate(critical: number[], horizon: number, theta: number, paths: numb
         break;
       }
       if (k < LOOKS) {
-        // B-value conditional power of the last look, as libs/stats conditionalPower
-        const rest = Math.sqrt(horizon - sk);
-        const cpPass = 1 - normCdf((cK * Math.sqrt(horizon) - b - theta * (horizon - sk)) / rest);
-        const cpFail = normCdf((-cK * Math.sqrt(horizon) - b - (b / sk) * (horizon - sk)) / rest);
-        if (cpPass < FUTILITY_POWER && cpFail < FUTILITY_POWER) {
+        // the rule's futility test (libs/stats conditionalPower), in units of the horizon
+        const t = sk / horizon;
+        const cpPass = conditionalPower({ z, t, drift: theta * Math.sqrt(horizon), finalCritical: cK });
+        const cpFail = conditionalPower({ z: -z, t, drift: -(b / sk) * Math.sqrt(horizon), finalCritical: cK });
+        if (cpPass < GROUP_SEQUENTIAL_FUTILITY_POWER && cpFail < GROUP_SEQUENTIAL_FUTILITY_POWER) {
           stop = sk;
           break;
         }
