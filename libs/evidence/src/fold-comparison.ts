@@ -64,8 +64,8 @@ export function compareCandidate(p: {
     excluded,
     instrument,
     judgeRefused,
-    judgeShareOf,
-    arrivalOf,
+    judgeShares,
+    arrivalOrder,
     hardFails,
     ceiling,
     unscoredPairs,
@@ -78,9 +78,7 @@ export function compareCandidate(p: {
   let frontier: FrontierCandidate | null = null;
   const wsum = rows.reduce((a, r) => a + r.weight, 0);
   const jshare =
-    wsum > 0 && instrument !== 'replay'
-      ? rows.reduce((a, r) => a + r.weight * judgeShareOf.get(r.item_hash)!, 0) / wsum
-      : null;
+    wsum > 0 && instrument !== 'replay' ? rows.reduce((a, r, i) => a + r.weight * judgeShares[i]!, 0) / wsum : null;
   const clustersHave = new Set(rows.map((r) => r.cluster)).size;
   const pp = comparisonPowerPlan(rows, { ...planSettings, clusters: clustersHave });
   const base: Omit<
@@ -190,7 +188,7 @@ export function compareCandidate(p: {
         ? {
             sequential: {
               batch_items: spec.stopping_batch_items ?? SEQUENTIAL_BATCH_DEFAULT,
-              order: byKey(rows, (r) => `${arrivalOf.get(r.item_hash)!}|${r.item_hash}`).map((r) => r.item_hash),
+              order: arrivalOrder(),
               ...(spec.stopping === 'group_sequential'
                 ? {
                     method: 'group_sequential' as const,

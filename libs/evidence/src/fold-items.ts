@@ -5,7 +5,7 @@
  */
 import { BASELINE_ARTIFACT_MISSING, type CampaignSpec, type ItemEvent } from '@shadowplane/contracts';
 import type { ObsTable } from './obs-table.js';
-import { clusterBySimhash } from './clusters.js';
+import { clusterIdsBySimhash } from './clusters.js';
 import { inc } from './fold-util.js';
 
 /** The admitted items of one call type and what the later stages need about them. */
@@ -46,35 +46,53 @@ export function admitItems(
     if (had === undefined || r < had) excludedReason.set(e.item_hash, r);
   }
   const trafficCounts: Record<string, number> = {};
-  const seenItems = new Map<string, number>();
+  // each item's first row, by the pool id of its item_hash (one id per distinct string), in the
+  // order first seen: typed arrays, not a 100k-entry map
+  const firstOf = new Int32Array(table.pool.length).fill(-1);
+  const seen: number[] = [];
+  const hashCol = table.s.item_hash;
   for (const r of ctObs) {
-    const h = table.row(r).item_hash;
-    if (!seenItems.has(h)) seenItems.set(h, r);
+    const pid = hashCol[r]!;
+    if (firstOf[pid]! < 0) {
+      firstOf[pid] = r;
+      seen.push(pid);
+    }
   }
-  for (const [h, r] of seenItems) {
-    const o = table.row(r);
+  const hashOf = (pid: number) => table.pool[pid] as string;
+  for (const pid of seen) {
+    const o = table.row(firstOf[pid]!);
     inc(trafficCounts, o.traffic_class);
+    const h = hashOf(pid);
     if (!spec.traffic_classes.includes(o.traffic_class) && !excludedReason.has(h))
       excludedReason.set(h, `traffic_class:${o.traffic_class}`);
   }
-  const admitted = [...seenItems.keys()].filter((h) => !excludedReason.has(h)).sort();
-  const n = admitted.length;
+  const admittedIds = seen.filter((pid) => !excludedReason.has(hashOf(pid)));
+  seen.length = 0;
+  admittedIds.sort((a, b) => {
+    const x = hashOf(a);
+    const y = hashOf(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  const n = admittedIds.length;
+  const admitted = new Array<string>(n);
   const firstRow = new Int32Array(n);
   const indexOf = new Map<string, number>();
   for (let i = 0; i < n; i++) {
-    firstRow[i] = seenItems.get(admitted[i]!)!;
+    admitted[i] = hashOf(admittedIds[i]!);
+    firstRow[i] = firstOf[admittedIds[i]!]!;
     indexOf.set(admitted[i]!, i);
   }
-  seenItems.clear();
   const weights = new Float64Array(n).fill(1);
   for (const e of ctEvents) {
     const i = e.kind === 'duplicate' ? indexOf.get(e.item_hash) : undefined;
     if (i !== undefined) weights[i]!++;
   }
   indexOf.clear();
-  const clusterOf = clusterBySimhash(admitted.map((h, i) => [h, table.row(firstRow[i]!).prompt_simhash] as const));
-  const clusters = admitted.map((h) => clusterOf.get(h)!);
-  clusterOf.clear();
+  const clusters = clusterIdsBySimhash(
+    n,
+    (i) => admitted[i]!,
+    (i) => table.row(firstRow[i]!).prompt_simhash,
+  );
   const strata: Record<string, number> = {};
   for (let i = 0; i < n; i++) {
     const kinds = [...new Set(table.row(firstRow[i]!).expectations.map((e) => e.kind))].sort();

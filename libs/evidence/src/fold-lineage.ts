@@ -10,7 +10,7 @@ import type { ObsTable } from './obs-table.js';
 /** Σ charged_micro_usd over distinct observations (by id), split by arm; the judge's verdicts apart (see RunSpend). */
 export function runSpend(
   table: ObsTable,
-  rows: readonly number[],
+  rows: ArrayLike<number>,
   verdicts: readonly { charged_micro_usd: number }[],
 ): RunSpend {
   // distinct by id: rows sorted by id, the first of each run of equal ids (no set of 300k id

@@ -12,21 +12,27 @@ import type { JudgeAgreementRow } from './bundle.js';
 import { weakestInstrument, type PairRow } from './compare.js';
 import { preference, type judgeInputs } from './judge-fold.js';
 import type { ScoredIndex, ScoredObs } from './fold-scored.js';
-import { byKey, inc } from './fold-util.js';
+import { inc } from './fold-util.js';
+import { PairStore, lazyRows } from './fold-rows.js';
 
 /** The pairs of one candidate and what was excluded on the way. */
 export interface CandidatePairs {
-  /** pairs on the deciding basis, sorted by item_hash */
+  /**
+   * pairs on the deciding basis, sorted by item_hash; with `lazyIds`, a read-only array whose rows
+   * are built from the columns on each read, their lineage ids read on access (not for JSON)
+   */
   rows: PairRow[];
+  /** the same rows as the bundle writes them (plain objects, built on each read with `lazyIds`) */
+  bundleRows: PairRow[];
   basis: 'provider_reported' | 'rate_card' | null;
   /** excluded pair counts by reason */
   excluded: Record<string, number>;
   instrument: ReturnType<typeof weakestInstrument>;
   judgeRefused: string | null;
-  /** judge weight share of each pair's composites, by item_hash */
-  judgeShareOf: Map<string, number>;
-  /** the later end of each pair's two calls (the sequential look order), by item_hash */
-  arrivalOf: Map<string, string>;
+  /** judge weight share of each pair's composites, by row of `rows` */
+  judgeShares: Float64Array;
+  /** the rows' item hashes in the order their pairs were complete: the sequential look order */
+  arrivalOrder: () => string[];
   hardFails: number;
   ceiling: number;
   unscoredPairs: number;
@@ -55,9 +61,8 @@ export function pairCandidate(p: {
   ji: ReturnType<typeof judgeInputs>;
   verdictsCount: number;
   /**
-   * true: the rows read their lineage ids from the table when asked (prototype getters), for a
-   * caller that compacts the rows before they are hashed or written (fold-rows.ts PairRows) —
-   * such rows are not for JSON. 200k id strings per comparison were ~30 MB live through it.
+   * true: `rows` and `bundleRows` are built from the pair columns on each read (fold-rows.ts
+   * lazyRows), for a caller that hashes and writes the bundle and drops it; else plain rows.
    */
   lazyIds?: boolean;
 }): CandidatePairs {
@@ -80,15 +85,13 @@ export function pairCandidate(p: {
   const agreement: [string, string][] = [];
   const agreementRows: JudgeAgreementRow[] = [];
   const excluded: Record<string, number> = {};
-  const pairsByBasis = new Map<CostBasis, PairRow[]>();
+  const pairsByBasis = new Map<CostBasis, PairStore>();
+  const items = { admitted, clusters, weights, firstRow };
   // both calls' instruments of each pair, per basis (the weakest of the deciding basis's pairs)
   const instrumentsByBasis = new Map<CostBasis, FoldObs['instrument'][]>();
   const offBasisPairs: { basisInc: CostBasis | null; basisCand: CostBasis | null; h: string }[] = [];
   let hardFails = 0;
   let ceiling = 0;
-  const judgeShareOf = new Map<string, number>();
-  // when the pair was complete (the later end of its two calls): the sequential look order
-  const arrivalOf = new Map<string, string>();
   // same-family judge refusal for this pair
   const fam = (a: { id: string; provider: string }) => armFamilies?.[a.id] ?? a.provider;
   const judgeRefused =
@@ -102,8 +105,8 @@ export function pairCandidate(p: {
   let okPairs = 0;
   for (let i = 0; i < admitted.length; i++) {
     const h = admitted[i]!;
-    const a = scored.get(h, spec.incumbent.id, 'incumbent');
-    const b = scored.get(h, cand.id, 'candidate');
+    const a = scored.get(firstRow[i]!, spec.incumbent.id, 'incumbent');
+    const b = scored.get(firstRow[i]!, cand.id, 'candidate');
     if (b?.obs.status === 'ok') {
       if (comp(b)?.hardFailed) hardFails++;
       if (
@@ -182,38 +185,12 @@ export function pairCandidate(p: {
       offBasisPairs.push({ basisInc: ba, basisCand: bb, h });
       continue;
     }
-    const values = [
-      h,
-      clusters[i]!,
-      table.row(firstRow[i]!).prompt_simhash,
-      weights[i]!,
-      qa,
-      qb,
-      a.obs.cost.usd!,
-      b.obs.cost.usd!,
-    ] as const;
-    const row: PairRow = p.lazyIds
-      ? new TableIdPairRow(...values, table, a.row, b.row)
-      : {
-          item_hash: values[0],
-          cluster: values[1],
-          simhash: values[2],
-          weight: values[3],
-          q_inc: values[4],
-          q_cand: values[5],
-          cost_inc_usd: values[6],
-          cost_cand_usd: values[7],
-          obs_inc: a.id,
-          obs_cand: b.id,
-        };
-    arrivalOf.set(h, a.obs.ended_at > b.obs.ended_at ? a.obs.ended_at : b.obs.ended_at);
-    const list = pairsByBasis.get(ba);
-    if (list) list.push(row);
-    else pairsByBasis.set(ba, [row]);
+    let store = pairsByBasis.get(ba);
+    if (!store) pairsByBasis.set(ba, (store = new PairStore(table, items)));
+    store.push(i, a.row, b.row, qa, qb, pairShare ?? Math.max(comp(a)?.judgeShare ?? 0, comp(b)?.judgeShare ?? 0));
     const insts = instrumentsByBasis.get(ba);
     if (insts) insts.push(a.obs.instrument, b.obs.instrument);
     else instrumentsByBasis.set(ba, [a.obs.instrument, b.obs.instrument]);
-    judgeShareOf.set(h, pairShare ?? Math.max(comp(a)?.judgeShare ?? 0, comp(b)?.judgeShare ?? 0));
   }
   // choose the deciding basis: majority among same-basis pairs, estimate never decides
   let basis: 'provider_reported' | 'rate_card' | null = null;
@@ -221,20 +198,26 @@ export function pairCandidate(p: {
     const n = pairsByBasis.get(bs)?.length ?? 0;
     if (n > 0 && (basis === null || n > (pairsByBasis.get(basis)?.length ?? 0))) basis = bs;
   }
-  let rows: PairRow[] = basis ? pairsByBasis.get(basis)! : [];
-  for (const [bs, rs] of pairsByBasis)
-    if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', rs.length);
+  // admitted is sorted by item_hash, so each basis's rows are too
+  const store = basis ? pairsByBasis.get(basis)! : new PairStore(table, items);
+  for (const [bs, st] of pairsByBasis)
+    if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', st.length);
   for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');
-  rows = byKey(rows, (r) => r.item_hash);
+  const lazy = p.lazyIds === true;
+  const rows = lazy
+    ? lazyRows(store.length, (i) => store.view(i))
+    : Array.from({ length: store.length }, (_, i) => store.at(i));
+  const bundleRows = lazy ? lazyRows(store.length, (i) => store.at(i)) : rows;
   const instrument = weakestInstrument(basis ? instrumentsByBasis.get(basis)! : []);
   return {
     rows,
+    bundleRows,
     basis,
     excluded,
     instrument,
     judgeRefused,
-    judgeShareOf,
-    arrivalOf,
+    judgeShares: store.judgeShares(),
+    arrivalOrder: () => store.arrivalOrder(),
     hardFails,
     ceiling,
     unscoredPairs,
@@ -242,27 +225,4 @@ export function pairCandidate(p: {
     agreement,
     agreementRows,
   };
-}
-
-/** A paired row whose lineage ids are read from the table on access (see `lazyIds`). */
-class TableIdPairRow implements PairRow {
-  constructor(
-    readonly item_hash: string,
-    readonly cluster: string,
-    readonly simhash: string,
-    readonly weight: number,
-    readonly q_inc: number,
-    readonly q_cand: number,
-    readonly cost_inc_usd: number,
-    readonly cost_cand_usd: number,
-    private readonly t: ObsTable,
-    private readonly rowInc: number,
-    private readonly rowCand: number,
-  ) {}
-  get obs_inc(): string {
-    return this.t.id(this.rowInc);
-  }
-  get obs_cand(): string {
-    return this.t.id(this.rowCand);
-  }
 }

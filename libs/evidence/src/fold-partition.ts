@@ -16,7 +16,7 @@ export interface Partitioned {
   /** the table holding the campaign's observations */
   table: ObsTable;
   /** rows of every observation of the campaign as received (with duplicates) */
-  rawRows: number[];
+  rawRows: Int32Array;
   /**
    * table rows of the de-duplicated observations, sorted by call type, item_hash, arm, role (rows,
    * not objects: 300k `{ o, id, row }` entries were ~35 MB live through the whole fold)
@@ -121,7 +121,7 @@ export function partitionMessages(
  * `|`-joined strings would (code-unit order) without building them: 300k keys of ~150
  * characters were ~50 MB at once.
  */
-function dedupObservations(t: ObsTable, rows: readonly number[]): Int32Array {
+function dedupObservations(t: ObsTable, rows: Int32Array): Int32Array {
   const s = t.s;
   const p = t.pool as string[];
   const key = (r: number) => [p[s.call_type[r]!]!, p[s.item_hash[r]!]!, p[s.arm_id[r]!]!, p[s.role[r]!]!];
@@ -133,12 +133,22 @@ function dedupObservations(t: ObsTable, rows: readonly number[]): Int32Array {
     s.role[a] === s.role[b]
       ? 0
       : cmpJoined(key(a), key(b));
-  const firstCmp = (a: number, b: number) =>
-    cmpJoined(
-      [p[s.started_at[a]!]!, p[s.envelope_id[a]!]!, t.id(a)],
-      [p[s.started_at[b]!]!, p[s.envelope_id[b]!]!, t.id(b)],
+  // start times held as ms are 24-character ISO texts: equal length, so a difference in them
+  // decides the joined comparison exactly as the numbers do
+  const tm = t.tm.started_at;
+  const firstCmp = (a: number, b: number) => {
+    const x = tm[a]!;
+    const y = tm[b]!;
+    if (!Number.isNaN(x) && !Number.isNaN(y)) {
+      if (x !== y) return x < y ? -1 : 1;
+      return cmpJoined([p[s.envelope_id[a]!]!, t.id(a)], [p[s.envelope_id[b]!]!, t.id(b)]);
+    }
+    return cmpJoined(
+      [t.time('started_at', a), p[s.envelope_id[a]!]!, t.id(a)],
+      [t.time('started_at', b), p[s.envelope_id[b]!]!, t.id(b)],
     );
-  const sorted = [...rows].sort((a, b) => keyCmp(a, b) || firstCmp(a, b));
+  };
+  const sorted = Array.from(rows).sort((a, b) => keyCmp(a, b) || firstCmp(a, b));
   const out = new Int32Array(sorted.length);
   let n = 0;
   for (let i = 0; i < sorted.length; i++) {

@@ -12,6 +12,7 @@
 import type { CostEvidenceRow } from './bundle.js';
 import type { PairRow } from './compare.js';
 import type { ObsTable } from './obs-table.js';
+import { floats, ints } from './fold-util.js';
 
 /**
  * A read-only array of `length` rows, row i built by `at(i)` each time it is read. It is an
@@ -55,24 +56,10 @@ export function lazyRows<T>(length: number, at: (i: number) => T): T[] {
   });
 }
 
-/** Growable Int32 column. */
-class Ints {
-  a = new Int32Array(1024);
-  n = 0;
-  push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = new Int32Array(Math.ceil(this.a.length * 1.5));
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
-}
-
 /** The cost evidence rows of a fold: per ok observation its table row and its arm's group. */
 export class CostRows {
-  private readonly rows = new Ints();
-  private readonly group = new Ints();
+  private readonly rows = ints();
+  private readonly group = ints();
   private readonly groups: { call_type: string; arm_id: string; basis: CostEvidenceRow['basis'] }[] = [];
 
   constructor(private readonly t: ObsTable) {}
@@ -117,58 +104,132 @@ export class CostRows {
   }
 }
 
-/** The paired rows of one comparison: both calls' table rows and the values the fold computed. */
-export class PairRows {
-  private readonly inc: Int32Array;
-  private readonly cand: Int32Array;
-  private readonly q: Float64Array;
-  private readonly w: Float64Array;
-  private readonly cluster: string[];
-  private readonly simhash: string[];
+/** What a paired row reads about its item, at the item's index in `admitted` (fold-items.ts). */
+export interface PairItems {
+  /** admitted item hashes, sorted */
+  admitted: readonly string[];
+  clusters: readonly string[];
+  weights: Float64Array;
+  /** table row of the item's first observation (its prompt SimHash) */
+  firstRow: Int32Array;
+}
 
-  /** Compacts `rows`; `rowsOf(r)` gives the table rows of the incumbent's and candidate's calls of r. */
+/**
+ * The paired rows of one comparison as columns: the item's index, both calls' table rows, the two
+ * qualities, the pair's judge share and the row of its later-ending call; every other value is read
+ * from the table and the items stage when a row is built. 100k row objects were ~11 MB of live heap
+ * per comparison, one held through each candidate's statistics.
+ */
+export class PairStore {
+  private readonly item = ints();
+  private readonly inc = ints();
+  private readonly cand = ints();
+  private readonly later = ints();
+  private readonly qInc = floats();
+  private readonly qCand = floats();
+  private readonly share = floats();
+
   constructor(
     private readonly t: ObsTable,
-    rows: readonly PairRow[],
-    rowsOf: (r: PairRow) => [number, number],
-  ) {
-    const n = rows.length;
-    this.inc = new Int32Array(n);
-    this.cand = new Int32Array(n);
-    this.q = new Float64Array(2 * n);
-    this.w = new Float64Array(n);
-    this.cluster = new Array<string>(n);
-    this.simhash = new Array<string>(n);
-    rows.forEach((r, i) => {
-      [this.inc[i], this.cand[i]] = rowsOf(r);
-      this.q[2 * i] = r.q_inc;
-      this.q[2 * i + 1] = r.q_cand;
-      this.w[i] = r.weight;
-      this.cluster[i] = r.cluster;
-      this.simhash[i] = r.simhash;
-    });
-  }
+    private readonly items: PairItems,
+  ) {}
 
   /** Rows held. */
   get length(): number {
-    return this.inc.length;
+    return this.item.n;
   }
 
-  /** Row i, equal to the row it was compacted from. */
+  /**
+   * Adds the pair of admitted item `i` (index in `items.admitted`): table rows of the incumbent's and
+   * the candidate's calls, their qualities, and the judge weight share of the pair's composites.
+   */
+  push(i: number, incRow: number, candRow: number, qInc: number, qCand: number, judgeShare: number): void {
+    this.item.push(i);
+    this.inc.push(incRow);
+    this.cand.push(candRow);
+    // the later end of the two calls (the candidate's on a tie: the same text either way)
+    this.later.push(this.t.cmpTime('ended_at', incRow, candRow) > 0 ? incRow : candRow);
+    this.qInc.push(qInc);
+    this.qCand.push(qCand);
+    this.share.push(judgeShare);
+  }
+
+  /** Row i as the bundle writes it: a plain object, lineage ids included. */
   at(i: number): PairRow {
-    const a = this.t.row(this.inc[i]!);
+    const k = this.item.a[i]!;
+    const inc = this.inc.a[i]!;
+    const cand = this.cand.a[i]!;
     return {
-      item_hash: a.item_hash,
-      cluster: this.cluster[i]!,
-      simhash: this.simhash[i]!,
-      weight: this.w[i]!,
-      q_inc: this.q[2 * i]!,
-      q_cand: this.q[2 * i + 1]!,
-      cost_inc_usd: a.cost.usd!,
-      cost_cand_usd: this.t.row(this.cand[i]!).cost.usd!,
-      obs_inc: this.t.id(this.inc[i]!),
-      obs_cand: this.t.id(this.cand[i]!),
+      item_hash: this.items.admitted[k]!,
+      cluster: this.items.clusters[k]!,
+      simhash: this.t.row(this.items.firstRow[k]!).prompt_simhash,
+      weight: this.items.weights[k]!,
+      q_inc: this.qInc.a[i]!,
+      q_cand: this.qCand.a[i]!,
+      cost_inc_usd: this.t.row(inc).cost.usd!,
+      cost_cand_usd: this.t.row(cand).cost.usd!,
+      obs_inc: this.t.id(inc),
+      obs_cand: this.t.id(cand),
     };
+  }
+
+  /** Row i for the statistics: the same values, its lineage ids read only when asked (not for JSON). */
+  view(i: number): PairRow {
+    const k = this.item.a[i]!;
+    return new PairView(
+      this.items.admitted[k]!,
+      this.items.clusters[k]!,
+      this.t.row(this.items.firstRow[k]!).prompt_simhash,
+      this.items.weights[k]!,
+      this.qInc.a[i]!,
+      this.qCand.a[i]!,
+      this.t.row(this.inc.a[i]!).cost.usd!,
+      this.t.row(this.cand.a[i]!).cost.usd!,
+      this.t,
+      this.inc.a[i]!,
+      this.cand.a[i]!,
+    );
+  }
+
+  /** The judge weight share of each pair's composites, by row. */
+  judgeShares(): Float64Array {
+    return this.share.a.subarray(0, this.share.n);
+  }
+
+  /**
+   * The item hashes in the order their pairs were complete (the later end of the two calls, as
+   * text), ties by item_hash: the sequential look order.
+   */
+  arrivalOrder(): string[] {
+    const keys = Array.from(
+      { length: this.length },
+      (_, i) => [`${this.t.time('ended_at', this.later.a[i]!)}|${this.items.admitted[this.item.a[i]!]!}`, i] as const,
+    );
+    keys.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    return keys.map(([, i]) => this.items.admitted[this.item.a[i]!]!);
+  }
+}
+
+/** A paired row whose lineage ids are read from the table on access. */
+class PairView implements PairRow {
+  constructor(
+    readonly item_hash: string,
+    readonly cluster: string,
+    readonly simhash: string,
+    readonly weight: number,
+    readonly q_inc: number,
+    readonly q_cand: number,
+    readonly cost_inc_usd: number,
+    readonly cost_cand_usd: number,
+    private readonly t: ObsTable,
+    private readonly rowInc: number,
+    private readonly rowCand: number,
+  ) {}
+  get obs_inc(): string {
+    return this.t.id(this.rowInc);
+  }
+  get obs_cand(): string {
+    return this.t.id(this.rowCand);
   }
 }
 

@@ -101,7 +101,7 @@ export function scoreCallType(p: {
     aaCalls++;
     // 4. A-A noise floor
     if (s.composite?.quality == null) continue;
-    const first = scored.get(s.obs.item_hash, spec.incumbent.id, 'incumbent');
+    const first = scored.get(s.row, spec.incumbent.id, 'incumbent');
     // the judge does not grade A-A second calls: compare like with like (no judge on either side)
     const ref = s.judged ? first?.composite : first?.compositeNoJudge;
     if (ref?.quality != null) aaDiffs.push(s.composite.quality - ref.quality);

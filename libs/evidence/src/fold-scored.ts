@@ -7,6 +7,7 @@
  */
 import type { Composite, ScoreResult } from '@shadowplane/scoring';
 import type { FoldObs, ObsTable } from './obs-table.js';
+import { Col, bytes, floats, ints } from './fold-util.js';
 
 /** One de-duplicated observation of an admitted item, with its composites (a view: built on read). */
 export interface ScoredObs {
@@ -27,29 +28,10 @@ const NO_SCORES: ScoreResult[] = Object.freeze([]) as unknown as ScoreResult[];
 const HAS = 1;
 const HARD = 2;
 
-/** Growable typed column. */
-class Col<A extends Int32Array | Float64Array | Uint8Array> {
-  n = 0;
-  constructor(
-    public a: A,
-    private readonly make: (n: number) => A,
-  ) {}
-  push(v: number): void {
-    if (this.n === this.a.length) {
-      const b = this.make(Math.ceil(this.a.length * 1.5));
-      b.set(this.a);
-      this.a = b;
-    }
-    this.a[this.n++] = v;
-  }
-}
-const ints = () => new Col(new Int32Array(1024), (n) => new Int32Array(n));
-const floats = () => new Col(new Float64Array(1024), (n) => new Float64Array(n));
-const bytes = () => new Col(new Uint8Array(1024), (n) => new Uint8Array(n));
-
 /**
  * The scored observations of one call type: in scoring order (index 0 … length − 1, read with
- * {@link at}), and found by (item_hash, arm, role) with {@link get}. Keys are unique (stage 1
+ * {@link at}), and found by (item, arm, role) with {@link get}, the item named by any table row
+ * of it. Keys are unique (stage 1
  * de-duplicates). Composite values are stored as float64 (NaN for null), so views give back the
  * exact numbers the composite had.
  */
@@ -63,8 +45,16 @@ export class ScoredIndex {
   private readonly noJudge = new Map<number, Composite>();
   /** programmatic scores, only where kept */
   private readonly scores = new Map<number, ScoreResult[]>();
-  private readonly by = new Map<string, Map<string, number>>();
-  private readonly byArm = new Map<string, number[]>();
+  /**
+   * items numbered densely in the order first scored, by the pool id of their item_hash (−1: not
+   * yet): one Int32Array for every arm, where an item_hash-keyed map per arm and role was ~3.5 MB
+   * of live heap each at 100k items
+   */
+  private itemOf = new Int32Array(0);
+  private items = 0;
+  /** per `arm|role`: scoring index by item number (−1: none) */
+  private readonly by = new Map<string, Col<Int32Array>>();
+  private readonly byArm = new Map<string, Col<Int32Array>>();
 
   constructor(private readonly t: ObsTable) {}
 
@@ -89,28 +79,47 @@ export class ScoredIndex {
     if (noJudge) this.noJudge.set(i, noJudge);
     if (scores.length > 0) this.scores.set(i, scores as ScoreResult[]);
     const k = `${o.arm_id}|${o.role}`;
+    const item = this.itemNumber(row, true);
     let m = this.by.get(k);
-    if (!m) this.by.set(k, (m = new Map()));
-    m.set(o.item_hash, i);
-    const list = this.byArm.get(k);
-    if (list) list.push(i);
-    else this.byArm.set(k, [i]);
+    if (!m) this.by.set(k, (m = new Col(new Int32Array(1024).fill(-1), (n) => new Int32Array(n).fill(-1))));
+    while (m.a.length <= item) m.grow();
+    m.a[item] = i;
+    let list = this.byArm.get(k);
+    if (!list) this.byArm.set(k, (list = ints()));
+    list.push(i);
   }
 
-  /** The index of item `itemHash` on arm `armId` in role `role`, or −1. */
-  indexOf(itemHash: string, armId: string, role: string): number {
-    return this.by.get(`${armId}|${role}`)?.get(itemHash) ?? -1;
+  /** The dense number of the item of table row `row` (−1 when none of its observations was added and `assign` is false). */
+  private itemNumber(row: number, assign: boolean): number {
+    const pid = this.t.s.item_hash[row]!;
+    if (pid >= this.itemOf.length) {
+      if (!assign) return -1;
+      const b = new Int32Array(Math.max(pid + 1, this.t.pool.length, 2 * this.itemOf.length)).fill(-1);
+      b.set(this.itemOf);
+      this.itemOf = b;
+    }
+    let it = this.itemOf[pid]!;
+    if (it < 0 && assign) this.itemOf[pid] = it = this.items++;
+    return it;
   }
 
-  /** The scored observation of item `itemHash` on arm `armId` in role `role`, if any. */
-  get(itemHash: string, armId: string, role: string): ScoredObs | undefined {
-    const i = this.indexOf(itemHash, armId, role);
+  /** The index of the item of table row `itemRow` (any observation of it) on arm `armId` in role `role`, or −1. */
+  indexOf(itemRow: number, armId: string, role: string): number {
+    const it = this.itemNumber(itemRow, false);
+    const m = this.by.get(`${armId}|${role}`);
+    return it < 0 || !m || it >= m.a.length ? -1 : m.a[it]!;
+  }
+
+  /** The scored observation of the item of table row `itemRow` on arm `armId` in role `role`, if any. */
+  get(itemRow: number, armId: string, role: string): ScoredObs | undefined {
+    const i = this.indexOf(itemRow, armId, role);
     return i < 0 ? undefined : this.at(i);
   }
 
   /** Indexes of arm `armId` in role `role`, in scoring order. */
-  ofArm(armId: string, role: string): readonly number[] {
-    return this.byArm.get(`${armId}|${role}`) ?? [];
+  ofArm(armId: string, role: string): Int32Array {
+    const c = this.byArm.get(`${armId}|${role}`);
+    return c ? c.a.subarray(0, c.n) : new Int32Array(0);
   }
 
   /** Table row of index i. */

@@ -98,3 +98,28 @@ export function sortRecord(r: Record<string, number>): Record<string, number> {
 export function appendAll<T>(out: T[], xs: readonly T[]): void {
   for (const x of xs) out.push(x);
 }
+
+/** A growable typed column: `a[0, n)` holds the values pushed. */
+export class Col<A extends Int32Array | Float64Array | Uint8Array> {
+  n = 0;
+  constructor(
+    public a: A,
+    private readonly make: (n: number) => A,
+  ) {}
+  push(v: number): void {
+    if (this.n === this.a.length) this.grow();
+    this.a[this.n++] = v;
+  }
+  /** 1.5× the capacity (new cells as `make` gives them). */
+  grow(): void {
+    const b = this.make(Math.ceil(this.a.length * 1.5));
+    b.set(this.a);
+    this.a = b;
+  }
+}
+/** An empty growable Int32 column. */
+export const ints = (): Col<Int32Array> => new Col(new Int32Array(1024), (n) => new Int32Array(n));
+/** An empty growable float64 column. */
+export const floats = (): Col<Float64Array> => new Col(new Float64Array(1024), (n) => new Float64Array(n));
+/** An empty growable byte column. */
+export const bytes = (): Col<Uint8Array> => new Col(new Uint8Array(1024), (n) => new Uint8Array(n));

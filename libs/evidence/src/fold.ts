@@ -47,7 +47,7 @@ import { datasetCard, describe, frontierOf } from './fold-frontier.js';
 import { admitItems } from './fold-items.js';
 import { pairCandidate } from './fold-pairs.js';
 import { partitionMessages } from './fold-partition.js';
-import { CostRows, PairRows, lazyRows, rowsPart } from './fold-rows.js';
+import { CostRows, rowsPart } from './fold-rows.js';
 import type { ObsTable } from './obs-table.js';
 import { callTypesOf, envelopeIds, observationIds, rowsOfCallType, runSpend } from './fold-lineage.js';
 import { scoreCallType } from './fold-score.js';
@@ -246,17 +246,8 @@ export function foldReport(input: FoldInput): FoldResult {
       });
       if (c.stats) statsParts.push(c.stats);
       if (c.frontier) frontierCand.set(cand.id, c.frontier);
-      // lazy: the row objects are dropped here and built again from the table when read
-      const rows = input.lazyRows
-        ? rowsPart(
-            new PairRows(table, pairs.rows, (r) => [
-              scored.rowAt(scored.indexOf(r.item_hash, spec.incumbent.id, 'incumbent')),
-              scored.rowAt(scored.indexOf(r.item_hash, cand.id, 'candidate')),
-            ]),
-            true,
-          )
-        : pairs.rows;
-      pairedParts.push({ call_type: ct, candidate_arm_id: cand.id, rows });
+      // lazy: rows built from the pair columns and the table when the bundle is hashed and written
+      pairedParts.push({ call_type: ct, candidate_arm_id: cand.id, rows: pairs.bundleRows });
       comparisons.push(c.cmp);
     }
     const ctVerdicts = verdicts.filter((v) => v.call_type === ct);
@@ -299,13 +290,14 @@ export function foldReport(input: FoldInput): FoldResult {
       describe(t.ct, spec.incumbent.id, t.cmp, spec.margins.noninferiority_pp, t.judge?.kappa ? t.judge : reportJudge),
     );
   // the window: earliest start, latest end (code-unit order, as a sort would give)
-  let firstStart: string | null = null;
-  let lastEnd: string | null = null;
+  let first = -1;
+  let last = -1;
   for (const r of obs) {
-    const o = table.row(r);
-    if (firstStart === null || o.started_at < firstStart) firstStart = o.started_at;
-    if (lastEnd === null || o.ended_at > lastEnd) lastEnd = o.ended_at;
+    if (first < 0 || table.cmpTime('started_at', r, first) < 0) first = r;
+    if (last < 0 || table.cmpTime('ended_at', r, last) > 0) last = r;
   }
+  const firstStart = first < 0 ? null : table.time('started_at', first);
+  const lastEnd = last < 0 ? null : table.time('ended_at', last);
   const body: Report = {
     schema: 'shadow.report/v1',
     provisional,

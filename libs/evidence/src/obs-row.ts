@@ -50,10 +50,10 @@ export class ObsRow implements FoldObs {
     return this.str('model');
   }
   get started_at(): string {
-    return this.str('started_at');
+    return this.t.time('started_at', this.r);
   }
   get ended_at(): string {
-    return this.str('ended_at');
+    return this.t.time('ended_at', this.r);
   }
   get start_skew_ms(): number {
     return this.t.n.start_skew_ms[this.r]!;

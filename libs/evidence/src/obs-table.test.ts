@@ -68,8 +68,59 @@ describe('ObsTable', () => {
     // an item's arms share one frozen expectation list
     expect(Object.is(t.row(0).expectations, t.row(1).expectations)).toBe(true);
     expect(Object.isFrozen(t.row(0).expectations)).toBe(true);
-    expect(t.rowsOf(cid)).toEqual(obs.map((_, r) => r));
-    expect(t.rowsOf('cmp_othercampaign0001')).toEqual([]);
+    expect([...t.rowsOf(cid)]).toEqual(obs.map((_, r) => r));
+    expect([...t.rowsOf('cmp_othercampaign0001')]).toEqual([]);
+  });
+
+  it('holds timestamps as ms only where the text comes back exactly, and orders them as their texts', () => {
+    const t = new ObsTable();
+    const base = reparsed(msgs).filter(isObs)[0]!;
+    // toISOString's own form, then forms the schema also accepts: no fraction, other fraction
+    // lengths, an offset, a year before 1970
+    const texts = [
+      '2026-11-01T12:00:00.500Z',
+      '2026-11-01T12:00:00Z',
+      '2026-11-01T12:00:00.5Z',
+      '2026-11-01T12:00:00.123456Z',
+      '2026-11-01T13:00:00.000+01:00',
+      '1969-12-31T23:59:59.999Z',
+      '2026-11-01T12:00:00.499Z',
+    ];
+    texts.forEach((x, i) => {
+      const o = ObsMessage.parse({ ...base, started_at: x, ended_at: texts[texts.length - 1 - i] }) as Observation;
+      t.add(o);
+    });
+    texts.forEach((x, r) => {
+      expect(t.row(r).started_at).toBe(x);
+      expect(t.row(r).ended_at).toBe(texts[texts.length - 1 - r]);
+      for (let b = 0; b < texts.length; b++) {
+        const want = x < texts[b]! ? -1 : x > texts[b]! ? 1 : 0;
+        expect(t.cmpTime('started_at', r, b)).toBe(want);
+      }
+    });
+    // only the exact toISOString forms are numbers
+    expect([...t.tm.started_at.subarray(0, t.length)].map((v) => !Number.isNaN(v))).toEqual([
+      true,
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+    ]);
+  });
+
+  it("intern() gives the pool's own copy of a string, adding it when new", () => {
+    const t = new ObsTable();
+    for (const o of reparsed(msgs).filter(isObs)) t.add(o);
+    const h = t.row(0).item_hash;
+    const copy = JSON.parse(JSON.stringify(h)) as string;
+    expect(t.intern(copy)).toBe(h);
+    const poolLength = t.pool.length;
+    expect(t.intern('shadow.item_event/v1')).toBe('shadow.item_event/v1');
+    expect(t.pool.length).toBe(poolLength + 1);
+    expect(t.intern('shadow.item_event/v1')).toBe('shadow.item_event/v1');
+    expect(t.pool.length).toBe(poolLength + 1);
   });
 
   it('compact() keeps every row, ids and lookups; rows added after it share the strings and lists as before', () => {
@@ -81,7 +132,7 @@ describe('ObsTable', () => {
     texts.forEach((text, k) => (obs[k] = { ...obs[k]!, output_text: text }));
     obs.slice(0, half).forEach((o, r) => t.add(o, r === 2 ? 'not-a-hex-id' : undefined));
     t.compact();
-    expect(t.rowsOf(cid)).toEqual(obs.slice(0, half).map((_, r) => r));
+    expect([...t.rowsOf(cid)]).toEqual(obs.slice(0, half).map((_, r) => r));
     for (const o of obs.slice(half)) t.add(o);
     t.compact();
     expect(t.length).toBe(obs.length);
