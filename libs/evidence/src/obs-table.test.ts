@@ -110,6 +110,23 @@ describe('ObsTable', () => {
     ]);
   });
 
+  it('keeps number columns in float32 only while every value is one exactly, and gives back every value', () => {
+    const t = new ObsTable();
+    const base = reparsed(msgs).filter(isObs)[0]!;
+    const latencies = [512, 0.5, null, 250.25];
+    const charged = [1200, 16_777_216, 33_554_433, 7];
+    latencies.forEach((latency_ms, i) =>
+      t.add(ObsMessage.parse({ ...base, latency_ms, charged_micro_usd: charged[i] }) as Observation),
+    );
+    expect(t.n.latency_ms).toBeInstanceOf(Float32Array);
+    expect(t.n.charged_micro_usd).toBeInstanceOf(Float64Array); // 2^25 + 1 is not a float32
+    // a value that is not a float32 widens the column, earlier rows kept
+    t.add(ObsMessage.parse({ ...base, latency_ms: 0.1, charged_micro_usd: 3 }) as Observation);
+    expect(t.n.latency_ms).toBeInstanceOf(Float64Array);
+    expect(Array.from({ length: t.length }, (_, r) => t.row(r).latency_ms)).toEqual([...latencies, 0.1]);
+    expect(Array.from({ length: t.length }, (_, r) => t.row(r).charged_micro_usd)).toEqual([...charged, 3]);
+  });
+
   it("intern() gives the pool's own copy of a string, adding it when new", () => {
     const t = new ObsTable();
     for (const o of reparsed(msgs).filter(isObs)) t.add(o);
