@@ -6,7 +6,10 @@
  *
  * Run: `make bench-fold-cli` (installs Debian's python3-numpy if missing), or
  *      `npx tsx bench/fold-cli.ts` with /usr/bin/python3 having numpy.
- * Env knobs: BENCH_ITEMS (100000), BENCH_ROUNDS (1), BENCH_PYTHON (/usr/bin/python3).
+ * Env knobs: BENCH_ITEMS (100000), BENCH_ROUNDS (1), BENCH_PYTHON (/usr/bin/python3), BENCH_NODE24
+ * (a Node 24 binary: the image's Node; `make bench-fold-cli` installs one and passes it).
+ * Shadowplane runs as users run it: the compiled build (dist/, `make build`), on this Node and on
+ * BENCH_NODE24 when given.
  * Each arm runs as a fresh process under /usr/bin/time (wall, user + system CPU, peak RSS of the
  * process); rounds alternate the order. On a shared, loaded machine the wall time stretches with
  * the load; CPU time is the steadier comparison, so both ratios are printed. Not part of `vitest run`.
@@ -24,11 +27,12 @@ interface Measured {
   peakRssMb: number;
 }
 
-/** Runs `cmd args` under /usr/bin/time; errors when it exits non-zero. */
-function timed(cmd: string, args: string[]): Measured {
+/** Runs `cmd args` (with `env` added) under /usr/bin/time; errors when it exits non-zero. */
+function timed(cmd: string, args: string[], env: Record<string, string> = {}): Measured {
   const r = spawnSync('/usr/bin/time', ['-f', 'BENCH %e %U %S %M', cmd, ...args], {
     encoding: 'utf8',
     maxBuffer: 64 << 20,
+    env: { ...process.env, ...env },
   });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr.slice(-2000)}`);
   const m = /BENCH ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr);
@@ -62,12 +66,35 @@ function main(): void {
     const numpyVersion = execFileSync(python, ['-c', 'import numpy; print(numpy.__version__)'], {
       encoding: 'utf8',
     }).trim();
-    const arms = [
+    const bin = join(root, 'services/shadowplane/bin/shadowplane.mjs');
+    const foldArgs = (tag: string) => [
+      bin,
+      'fold',
+      file,
+      '--bundle',
+      join(dir, `${tag}.bundle.json`),
+      '--json',
+      join(dir, `${tag}.report.json`),
+    ];
+    const node24 = process.env.BENCH_NODE24;
+    const dist = { SHADOWPLANE_RUN_FROM: 'dist' };
+    const arms: { name: string; cmd: string; args: string[]; env?: Record<string, string> }[] = [
       {
-        name: 'shadowplane fold --bundle',
-        cmd: join(root, 'node_modules/.bin/shadowplane'),
-        args: ['fold', file, '--bundle', join(dir, 'node.bundle.json'), '--json', join(dir, 'node.report.json')],
+        name: `shadowplane fold --bundle (Node ${process.versions.node})`,
+        cmd: process.execPath,
+        args: foldArgs('node'),
+        env: dist,
       },
+      ...(node24
+        ? [
+            {
+              name: `shadowplane fold --bundle (Node ${execFileSync(node24, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim()})`,
+              cmd: node24,
+              args: foldArgs('node24'),
+              env: dist,
+            },
+          ]
+        : []),
       {
         name: 'numpy pipeline',
         cmd: python,
@@ -84,7 +111,7 @@ function main(): void {
     );
     const res = new Map<string, Measured[]>(arms.map((a) => [a.name, []]));
     for (let r = 0; r < rounds; r++)
-      for (const a of r % 2 === 0 ? arms : [...arms].reverse()) res.get(a.name)!.push(timed(a.cmd, a.args));
+      for (const a of r % 2 === 0 ? arms : [...arms].reverse()) res.get(a.name)!.push(timed(a.cmd, a.args, a.env));
     console.log(
       `loadavg after ${loadavg()
         .map((l) => l.toFixed(2))

@@ -11,8 +11,8 @@ stats-numpy: ## ensure Debian's python3-numpy is installed for the numpy side of
 bench-fold: install stats-numpy ## fold + 2000-resample bootstrap, 100k items x 3 arms: Node (libs/stats) vs numpy
 	BENCH_PYTHON=$(NUMPY_PYTHON) npx tsx bench/fold.ts
 
-bench-fold-cli: install stats-numpy ## the whole `shadowplane fold --bundle` on 100k items x 3 arms vs the same pipeline in numpy (wall, CPU, peak RSS)
-	BENCH_PYTHON=$(NUMPY_PYTHON) npx tsx bench/fold-cli.ts
+bench-fold-cli: install stats-numpy build node24 ## the whole `shadowplane fold --bundle` (compiled, this Node and Node 24) on 100k items x 3 arms vs the same pipeline in numpy (wall, CPU, peak RSS)
+	BENCH_PYTHON=$(NUMPY_PYTHON) BENCH_NODE24=$(NODE24_BIN)/node npx tsx bench/fold-cli.ts
 
 bench-calibration: install ## calibration table of the verdict statistics (type-I, coverage, MDE, powered-pass), written to docs/statistics.md
 	npm run -s bench:calibration -- --write
