@@ -1,8 +1,9 @@
 /**
  * Observations held as compact columns for the fold (the offline fold reads hundreds of
  * thousands). A parsed observation is an object graph of ~600 bytes even with its repeated
- * strings shared; a row here is ~160 bytes of typed arrays (strings as ids into one pool of
- * distinct values, numbers as float64 with NaN for null) plus its lineage id and output text.
+ * strings shared; a row here is ~150 bytes of typed arrays (strings as ids into one pool of
+ * distinct values, numbers as float32 or float64 with NaN for null, timestamps as epoch ms) plus
+ * its lineage id (32 bytes) and output text (bytes).
  * Only the fields the fold reads are kept; the lineage id is computed from the whole observation
  * when it is added, so it is the same id as {@link observationId} of the message.
  *
