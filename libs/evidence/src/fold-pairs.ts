@@ -199,7 +199,7 @@ export function pairCandidate(p: {
     if (n > 0 && (basis === null || n > (pairsByBasis.get(basis)?.length ?? 0))) basis = bs;
   }
   // admitted is sorted by item_hash, so each basis's rows are too
-  const store = basis ? pairsByBasis.get(basis)! : new PairStore(table, items);
+  const store = basis ? pairsByBasis.get(basis)! : new PairStore(table, items, 0);
   for (const [bs, st] of pairsByBasis)
     if (bs !== basis) inc(excluded, bs === 'estimate' ? 'estimate_basis' : 'off_basis', st.length);
   for (const p of offBasisPairs) inc(excluded, p.basisInc === null || p.basisCand === null ? 'unpriced' : 'off_basis');

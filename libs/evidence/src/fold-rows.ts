@@ -12,7 +12,7 @@
 import type { CostEvidenceRow } from './bundle.js';
 import type { PairRow } from './compare.js';
 import type { ObsTable } from './obs-table.js';
-import { floats, ints } from './fold-util.js';
+import { floats, ints, type Col } from './fold-util.js';
 
 /**
  * A read-only array of `length` rows, row i built by `at(i)` each time it is read. It is an
@@ -58,11 +58,15 @@ export function lazyRows<T>(length: number, at: (i: number) => T): T[] {
 
 /** The cost evidence rows of a fold: per ok observation its table row and its arm's group. */
 export class CostRows {
-  private readonly rows = ints();
-  private readonly group = ints();
+  // one row per ok observation: at most one per table row
+  private readonly rows: Col<Int32Array>;
+  private readonly group: Col<Int32Array>;
   private readonly groups: { call_type: string; arm_id: string; basis: CostEvidenceRow['basis'] }[] = [];
 
-  constructor(private readonly t: ObsTable) {}
+  constructor(private readonly t: ObsTable) {
+    this.rows = ints(t.length);
+    this.group = ints(t.length);
+  }
 
   /** Starts the rows of arm `armId` on call type `ct`, whose majority cost basis is `basis`. */
   startArm(ct: string, armId: string, basis: CostEvidenceRow['basis']): void {
@@ -121,18 +125,29 @@ export interface PairItems {
  * per comparison, one held through each candidate's statistics.
  */
 export class PairStore {
-  private readonly item = ints();
-  private readonly inc = ints();
-  private readonly cand = ints();
-  private readonly later = ints();
-  private readonly qInc = floats();
-  private readonly qCand = floats();
-  private readonly share = floats();
+  private readonly item: Col<Int32Array>;
+  private readonly inc: Col<Int32Array>;
+  private readonly cand: Col<Int32Array>;
+  private readonly later: Col<Int32Array>;
+  private readonly qInc: Col<Float64Array>;
+  private readonly qCand: Col<Float64Array>;
+  private readonly share: Col<Float64Array>;
 
+  /** `capacity`: room for that many pairs; by default one per admitted item (the most there can be). */
   constructor(
     private readonly t: ObsTable,
     private readonly items: PairItems,
-  ) {}
+    capacity = items.admitted.length,
+  ) {
+    const n = capacity;
+    this.item = ints(n);
+    this.inc = ints(n);
+    this.cand = ints(n);
+    this.later = ints(n);
+    this.qInc = floats(n);
+    this.qCand = floats(n);
+    this.share = floats(n);
+  }
 
   /** Rows held. */
   get length(): number {

@@ -50,7 +50,7 @@ export function scoreCallType(p: {
   const { ct, spec, table, ctObs, excludedReason, outcomesFor, judgeScores, judgeWeight, keepScores } = p;
   let anyScored = false;
   const agreementRows: JudgeAgreementRow[] = [];
-  const scored = new ScoredIndex(table);
+  const scored = new ScoredIndex(table, ctObs.length);
   for (const row of ctObs) {
     const o = table.row(row);
     if (excludedReason.has(o.item_hash)) continue;

@@ -36,11 +36,11 @@ const HARD = 2;
  * exact numbers the composite had.
  */
 export class ScoredIndex {
-  private readonly rows = ints();
-  private readonly q = floats();
-  private readonly share = floats();
-  private readonly used = ints();
-  private readonly flags = bytes();
+  private readonly rows: Col<Int32Array>;
+  private readonly q: Col<Float64Array>;
+  private readonly share: Col<Float64Array>;
+  private readonly used: Col<Int32Array>;
+  private readonly flags: Col<Uint8Array>;
   /** the judge-free composite, only where a judge score joined the composite */
   private readonly noJudge = new Map<number, Composite>();
   /** programmatic scores, only where kept */
@@ -56,7 +56,17 @@ export class ScoredIndex {
   private readonly by = new Map<string, Col<Int32Array>>();
   private readonly byArm = new Map<string, Col<Int32Array>>();
 
-  constructor(private readonly t: ObsTable) {}
+  /** `capacity`: how many observations will be added at most (the columns grow past it if need be). */
+  constructor(
+    private readonly t: ObsTable,
+    capacity = 1024,
+  ) {
+    this.rows = ints(capacity);
+    this.q = floats(capacity);
+    this.share = floats(capacity);
+    this.used = ints(capacity);
+    this.flags = bytes(capacity);
+  }
 
   /** Scored observations held. */
   get length(): number {
