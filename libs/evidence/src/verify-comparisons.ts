@@ -1,7 +1,7 @@
 import { MIN_ARM_OBSERVATIONS, SEQUENTIAL_BATCH_DEFAULT } from '@shadowplane/contracts';
 import type { BundleParts, StatsPart } from './bundle.js';
 import { fastCanonicalJson as canonicalJson } from './canonical-fast.js';
-import { clusterBySimhash } from './clusters.js';
+import { clusterIdsBySimhash } from './clusters.js';
 import { computeComparison, type PairRow } from './compare.js';
 import { sequentialSummary } from './sequential.js';
 import { isObj, sameNumber, type AddProblem, type Obj } from './verify-util.js';
@@ -26,12 +26,7 @@ export function checkComparisons(parts: BundleParts, spec: Obj | undefined, call
   const stats = parts.stats ?? [];
   (parts.paired ?? []).forEach((pr, i) => {
     const rows = pr.rows as PairRow[];
-    const clusters = clusterBySimhash(rows.map((r) => [r.item_hash, r.simhash] as const));
-    rows.forEach((r, j) => {
-      const c = clusters.get(r.item_hash);
-      if (c !== r.cluster)
-        add(`parts.paired[${i}].rows[${j}].cluster`, c, r.cluster, 'cluster id differs from the SimHash clustering');
-    });
+    checkClusters(rows, `parts.paired[${i}]`, add);
     const k = stats.findIndex((s) => s.call_type === pr.call_type && s.candidate_arm_id === pr.candidate_arm_id);
     const loc = findCmp(pr.call_type, pr.candidate_arm_id);
     const base = loc ? `parts.report.call_types[${loc.c}].comparisons[${loc.m}]` : null;
@@ -186,5 +181,49 @@ export function checkComparisons(parts: BundleParts, spec: Obj | undefined, call
       cmpVal(`${base}.state`, r.state, loc.cmp.state);
       cmpVal(`${base}.pairs.clusters`, r.clusters, (loc.cmp.pairs as Obj).clusters);
     }
+  });
+}
+
+const HEX16 = /^[0-9a-f]{16}$/;
+
+/**
+ * What one comparison's paired rows can show about the clusters the fold recorded. The fold
+ * clusters every admitted item of the call type, so two paired rows may share a cluster through an
+ * item that has no pair in this comparison (a missing or failed candidate call): such links cannot
+ * be recomputed from the rows, and a recorded cluster may be coarser than the rows' own SimHash
+ * clusters. Checked: every SimHash is 16 lowercase hex digits; rows within
+ * NEAR_DUPLICATE_HAMMING_BITS of each other (transitively, among the rows) share one recorded
+ * cluster; a cluster id is never above a member's item_hash (it is the smallest of its cluster);
+ * a row whose item_hash is some cluster's id is in that cluster.
+ */
+function checkClusters(rows: readonly PairRow[], at: string, add: AddProblem): void {
+  rows.forEach((r, j) => {
+    if (typeof r.simhash !== 'string' || !HEX16.test(r.simhash))
+      add(`${at}.rows[${j}].simhash`, '16 lowercase hex digits', r.simhash, 'not a 64-bit SimHash');
+  });
+  const near = clusterIdsBySimhash(
+    rows.length,
+    (j) => rows[j]!.item_hash,
+    (j) => rows[j]!.simhash,
+  );
+  const recordedOf = new Map<string, string>();
+  const clusterOfItem = new Map<string, string>();
+  for (const r of rows) clusterOfItem.set(r.item_hash, r.cluster);
+  rows.forEach((r, j) => {
+    const p = `${at}.rows[${j}].cluster`;
+    const first = recordedOf.get(near[j]!);
+    if (first === undefined) recordedOf.set(near[j]!, r.cluster);
+    else if (first !== r.cluster)
+      add(p, first, r.cluster, 'near-duplicate rows (by SimHash) are in different clusters');
+    if (typeof r.cluster !== 'string' || r.cluster > r.item_hash)
+      add(
+        p,
+        `<= ${r.item_hash}`,
+        r.cluster,
+        "cluster id is above its member's item_hash (it is the smallest of its cluster)",
+      );
+    const owner = clusterOfItem.get(r.cluster);
+    if (owner !== undefined && owner !== r.cluster)
+      add(p, owner, r.cluster, 'cluster id is the item_hash of a row in another cluster');
   });
 }

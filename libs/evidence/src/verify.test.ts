@@ -103,4 +103,55 @@ describe('fast canonical JSON', () => {
     const b = fresh();
     expect(fastCanonicalJson(b)).toBe(canonicalJson(b));
   });
+  describe('clusters', () => {
+    // items 0, 1, 2 of a campaign: 0 and 2 are 6 bits apart, 1 is within 3 bits of both; item 1 has
+    // no candidate call, so 0 and 2 are paired and share a cluster only through item 1
+    const bridged = (): EvidenceBundle => {
+      const sims = ['0000000000000000', '0000000000000007', '000000000000003f'];
+      const msgs = synthCampaign(CID, 60, 0.85, { equal: 'same', worse: 0.5 });
+      const hashes = [...new Set(msgs.map((m) => ('item_hash' in m ? m.item_hash : '')))];
+      const kept = msgs
+        .map((m) => {
+          if (m.schema !== 'shadow.observation/v1') return m;
+          const k = hashes.indexOf(m.item_hash);
+          // every other item far from these three: its own SimHash with the top bits set
+          const sim = k < 3 ? sims[k]! : `ff${k.toString(16).padStart(4, '0')}ffff${k.toString(16).padStart(6, '0')}`;
+          return { ...m, prompt_simhash: sim };
+        })
+        .filter((m) => !(m.schema === 'shadow.observation/v1' && m.item_hash === hashes[1] && m.role === 'candidate'));
+      const r = foldReport({
+        campaign: { campaign_id: CID, spec: synthSpec(['equal', 'worse']), run_index: 2, state: 'completed' },
+        messages: kept,
+        provisional: false,
+      });
+      return JSON.parse(JSON.stringify(r.bundle)) as EvidenceBundle;
+    };
+
+    it('accepts two paired rows joined through an item without a pair in the comparison', () => {
+      const b = bridged();
+      const rows = b.parts.paired[0]!.rows;
+      const cl = (sim: string) => rows.find((r) => r.simhash === sim)!.cluster;
+      // the fold joined them; the rows alone cannot show why
+      expect(cl('0000000000000000')).toBe(cl('000000000000003f'));
+      expect(rows.some((r) => r.simhash === '0000000000000007')).toBe(false);
+      expect(verifyBundle(b)).toEqual({ ok: true, problems: [] });
+    });
+    it('names near-duplicate rows recorded in different clusters', () => {
+      const b = fresh();
+      const rows = b.parts.paired[0]!.rows;
+      rows[1]!.simhash = rows[0]!.simhash;
+      expect(rows[0]!.cluster).not.toBe(rows[1]!.cluster);
+      const p = verifyBundle(b).problems.find((x) => x.path === 'parts.paired[0].rows[1].cluster');
+      expect(p?.message).toMatch(/near-duplicate rows/);
+    });
+    it('names a SimHash that is not 16 lowercase hex digits, and a cluster id above its member', () => {
+      const b = fresh();
+      const rows = b.parts.paired[0]!.rows;
+      rows[2]!.simhash = rows[2]!.simhash.toUpperCase().replace(/[0-9]/, 'Z');
+      rows[3]!.cluster = 'f'.repeat(64);
+      const paths = verifyBundle(b).problems.map((x) => x.path);
+      expect(paths).toContain('parts.paired[0].rows[2].simhash');
+      expect(paths).toContain('parts.paired[0].rows[3].cluster');
+    });
+  });
 });

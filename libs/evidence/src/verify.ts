@@ -27,8 +27,10 @@ export interface VerifyResult {
  * 1. the report id is the sha256 of the report's canonical JSON without `report_id`; the run
  *    record id is the sha256 of the run record without `run_record_id`, the run record's
  *    `report_id` is the report's, and the bundle's `run_record_id` is the run record's;
- * 2. for every comparison, near-duplicate clusters are recomputed from the rows' SimHashes, the
- *    fold sums (items, clusters, Σweight), the paired cluster bootstrap (libs/stats, the recorded
+ * 2. for every comparison, the recorded near-duplicate clusters are checked against the rows'
+ *    SimHashes (near rows share a cluster, an id is the smallest hash of its cluster; links
+ *    through items without a pair in the comparison cannot be seen from its rows: verify-comparisons.ts
+ *    checkClusters), the fold sums (items, clusters, Σweight), the paired cluster bootstrap (libs/stats, the recorded
  *    seed, B and level), the level from α/K/run, the non-inferiority decision and the four-state
  *    outcome are recomputed from the paired rows and compared with `parts.stats` and the report;
  *    the MIN_ARM_OBSERVATIONS floor is checked; for `stopping: sequential` the confidence
