@@ -6,7 +6,7 @@
  *
  * Run: `make bench-fold-cli` (installs Debian's python3-numpy if missing), or
  *      `npx tsx bench/fold-cli.ts` with /usr/bin/python3 having numpy.
- * Env knobs: BENCH_ITEMS (100000), BENCH_ROUNDS (1), BENCH_PYTHON (/usr/bin/python3), BENCH_NODE24
+ * Env knobs: BENCH_ITEMS (100000), BENCH_ROUNDS (3), BENCH_PYTHON (/usr/bin/python3), BENCH_NODE24
  * (a Node 24 binary: the image's Node; `make bench-fold-cli` installs one and passes it).
  * Shadowplane runs as users run it: the compiled build (dist/, `make build`), on this Node and on
  * BENCH_NODE24 when given.
@@ -48,7 +48,7 @@ const median = (v: number[]): number => {
 
 function main(): void {
   const items = Number(process.env.BENCH_ITEMS ?? 100_000);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const python = process.env.BENCH_PYTHON ?? '/usr/bin/python3';
   const here = fileURLToPath(new URL('.', import.meta.url));
   const root = join(here, '..');
@@ -120,14 +120,16 @@ function main(): void {
     const base = res.get('numpy pipeline')!;
     const bw = median(base.map((x) => x.wallS));
     const bc = median(base.map((x) => x.cpuS));
-    console.log('| impl | wall s | cpu s | peak RSS MB | wall / numpy | cpu / numpy |');
-    console.log('|---|---|---|---|---|---|');
+    // medians over the rounds; peak RSS also as its range (V8's collection timing moves it by tens of MB)
+    console.log('| impl | wall s | cpu s | peak RSS MB | peak RSS range MB | wall / numpy | cpu / numpy |');
+    console.log('|---|---|---|---|---|---|---|');
     for (const a of arms) {
       const m = res.get(a.name)!;
       const w = median(m.map((x) => x.wallS));
       const c = median(m.map((x) => x.cpuS));
+      const rss = m.map((x) => x.peakRssMb);
       console.log(
-        `| ${a.name} | ${w.toFixed(1)} | ${c.toFixed(1)} | ${median(m.map((x) => x.peakRssMb)).toFixed(0)} | ${(w / bw).toFixed(2)} | ${(c / bc).toFixed(2)} |`,
+        `| ${a.name} | ${w.toFixed(1)} | ${c.toFixed(1)} | ${median(rss).toFixed(0)} | ${Math.min(...rss).toFixed(0)}–${Math.max(...rss).toFixed(0)} | ${(w / bw).toFixed(2)} | ${(c / bc).toFixed(2)} |`,
       );
     }
   } finally {
