@@ -31,9 +31,8 @@ const HARD = 2;
 /**
  * The scored observations of one call type: in scoring order (index 0 … length − 1, read with
  * {@link at}), and found by (item, arm, role) with {@link get}, the item named by any table row
- * of it. Keys are unique (stage 1
- * de-duplicates). Composite values are stored as float64 (NaN for null), so views give back the
- * exact numbers the composite had.
+ * of it. Keys are unique (stage 1 de-duplicates). Composite values are stored as float64 (NaN for
+ * null), so views give back the exact numbers the composite had.
  */
 export class ScoredIndex {
   private readonly rows: Col<Int32Array>;
