@@ -87,6 +87,12 @@ export interface FoldInput {
    * fold). The bundle's JSON, hashes and values are the same either way.
    */
   lazyRows?: boolean;
+  /**
+   * true: the fold may free the output texts of `observations` once every call type is scored
+   * (ObsTable.releaseOutputs; nothing later reads them), for a caller that drops the table after
+   * the fold (the offline fold). The table's `output_text` then throws.
+   */
+  releaseOutputs?: boolean;
   /** true for an on-demand report of a running campaign */
   provisional: boolean;
   /** optional LLM-judge scores keyed by {@link judgeKey}; weight from the spec's llm_judge scorer */
@@ -192,6 +198,9 @@ export function foldReport(input: FoldInput): FoldResult {
       keepScores,
     });
     const { scored, agreement } = sc;
+    // the texts are read only by scoring: once the last call type is scored they can go
+    if (input.releaseOutputs && input.observations === table && ct === callTypes[callTypes.length - 1])
+      table.releaseOutputs();
     if (sc.anyScored) anyScored = true;
     appendAll(agreementRows, sc.agreementRows);
     aaParts.push({ call_type: ct, diffs: sc.aaDiffs, sd: sc.aaSd });

@@ -127,6 +127,19 @@ describe('ObsTable', () => {
     expect(Array.from({ length: t.length }, (_, r) => t.row(r).charged_micro_usd)).toEqual([...charged, 3]);
   });
 
+  it('releaseOutputs() frees the texts: every other field still reads, output_text and add() throw', () => {
+    const t = new ObsTable();
+    const obs = reparsed(msgs).filter(isObs);
+    for (const o of obs) t.add(o);
+    expect(t.row(0).output_text).toBe(obs[0]!.output_text ?? null);
+    t.releaseOutputs();
+    expect(() => t.row(0).output_text).toThrow(/released/);
+    expect(() => t.add(obs[0]!)).toThrow(/released/);
+    expect(t.length).toBe(obs.length);
+    expect(t.row(1).item_hash).toBe(obs[1]!.item_hash);
+    expect(t.id(1)).toBe(observationId(obs[1]!));
+  });
+
   it("intern() gives the pool's own copy of a string, adding it when new", () => {
     const t = new ObsTable();
     for (const o of reparsed(msgs).filter(isObs)) t.add(o);

@@ -14,6 +14,7 @@ import type { Observation } from '@shadowplane/contracts';
 import { observationId } from './fold-ids.js';
 import { ObsRow } from './obs-row.js';
 import { isoMs } from './obs-time.js';
+import { OutputTexts } from './obs-outputs.js';
 
 /** The usage fields the fold reads (token counts, null when not reported). */
 export type FoldUsage = Omit<Observation['usage'], 'raw'>;
@@ -91,8 +92,6 @@ export type TimeCol = 'started_at' | 'ended_at';
 const MAX_SHARED_LIST_JSON = 1024;
 /** Lineage ids held as bytes: 64 lowercase hex digits (what observationId gives). */
 const HEX64 = /^[0-9a-f]{64}$/;
-/** Texts held one byte per code unit. */
-const LATIN1 = /^[\u0000-\u00ff]*$/;
 
 /**
  * A growing column store of observations. `add` each observation as it is read (the message can
@@ -123,20 +122,8 @@ export class ObsTable {
   idBytes = Buffer.alloc(0);
   /** @internal lineage ids that are not 64 lowercase hex digits, by row (none from observationId) */
   private readonly otherIds = new Map<number, string>();
-  /**
-   * @internal output texts, as bytes outside the JS heap (~36 MB of strings at 300k rows, where
-   * V8 lets the heap grow to ~4x what is live): row r's text is `outBuf[outStart[r], outEnd[r])`,
-   * latin1 when every code unit is < 256, else UTF-16LE (either gives back the same code units,
-   * lone surrogates included); start −1: no output
-   */
-  outBuf = Buffer.alloc(1 << 16);
-  /** @internal */
-  outStart = new Float64Array(0);
-  /** @internal */
-  outEnd = new Float64Array(0);
-  /** @internal 1 where row r's text is UTF-16LE */
-  outWide = new Uint8Array(0);
-  private outLen = 0;
+  /** @internal output texts, as bytes outside the JS heap (obs-outputs.ts) */
+  readonly outputs = new OutputTexts();
   /** @internal distinct strings and expectation lists, by id */
   readonly pool: unknown[] = [];
   // pool lookups, only needed while rows are added: dropped by compact() (~25 MB at 300k rows)
@@ -153,6 +140,8 @@ export class ObsTable {
    * known, else computed ({@link observationId}). Returns its row number.
    */
   add(o: Observation, id: string = observationId(o)): number {
+    if (this.outputs.released)
+      throw new Error('ObsTable: output texts were released (releaseOutputs); no row can be added');
     if (this.length === this.cap) this.grow(Math.max(1024, Math.ceil(this.cap * 1.5)));
     const r = this.length++;
     const s = this.s;
@@ -191,7 +180,7 @@ export class ObsTable {
     this.abandoned[r] = o.abandoned ? 1 : 0;
     if (HEX64.test(id)) this.idBytes.write(id, 32 * r, 'hex');
     else this.otherIds.set(r, id);
-    this.addOutput(r, o.output_text ?? null);
+    this.outputs.set(r, o.output_text ?? null);
     return r;
   }
 
@@ -230,31 +219,18 @@ export class ObsTable {
     return sx < sy ? -1 : sx > sy ? 1 : 0;
   }
 
-  /** The output text of row `r` (null when absent). */
+  /** The output text of row `r` (null when absent). @throws Error after {@link releaseOutputs} */
   output(r: number): string | null {
-    const s = this.outStart[r]!;
-    if (s < 0) return null;
-    return this.outBuf.toString(this.outWide[r] ? 'utf16le' : 'latin1', s, this.outEnd[r]!);
+    return this.outputs.get(r);
   }
 
-  private addOutput(r: number, text: string | null): void {
-    if (text === null) {
-      this.outStart[r] = -1;
-      this.outEnd[r] = -1;
-      return;
-    }
-    const wide = !LATIN1.test(text);
-    const need = wide ? 2 * text.length : text.length;
-    if (this.outLen + need > this.outBuf.length) {
-      const b = Buffer.alloc(Math.max(this.outLen + need, Math.ceil(this.outBuf.length * 1.5)));
-      this.outBuf.copy(b, 0, 0, this.outLen);
-      this.outBuf = b;
-    }
-    this.outBuf.write(text, this.outLen, need, wide ? 'utf16le' : 'latin1');
-    this.outStart[r] = this.outLen;
-    this.outWide[r] = wide ? 1 : 0;
-    this.outLen += need;
-    this.outEnd[r] = this.outLen;
+  /**
+   * Frees every output text and its offsets (~10 MB of bytes at 300k rows): for a fold that has
+   * scored every observation it will read, since nothing after scoring reads the texts. Rows stay
+   * readable but for `output_text`, which then throws; `add` throws too.
+   */
+  releaseOutputs(): void {
+    this.outputs.release();
   }
 
   /** A view of row `r` (0 ≤ r < length): the observation's fields as the fold reads them. */
@@ -309,11 +285,7 @@ export class ObsTable {
    */
   compact(): void {
     if (this.cap > this.length) this.grow(this.length);
-    if (this.outBuf.length > this.outLen) {
-      const b = Buffer.alloc(this.outLen);
-      this.outBuf.copy(b, 0, 0, this.outLen);
-      this.outBuf = b;
-    }
+    this.outputs.trim();
     this.poolIdx = null;
     this.listIdx = null;
   }
@@ -377,14 +349,7 @@ export class ObsTable {
     const b = new Uint8Array(cap);
     b.set(this.abandoned.subarray(0, cap));
     this.abandoned = b;
-    for (const k of ['outStart', 'outEnd'] as const) {
-      const a = new Float64Array(cap);
-      a.set(this[k].subarray(0, cap));
-      this[k] = a;
-    }
-    const w = new Uint8Array(cap);
-    w.set(this.outWide.subarray(0, cap));
-    this.outWide = w;
+    this.outputs.grow(cap);
     const ids = Buffer.alloc(32 * cap);
     this.idBytes.copy(ids, 0, 0, Math.min(this.idBytes.length, 32 * cap));
     this.idBytes = ids;

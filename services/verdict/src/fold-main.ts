@@ -244,6 +244,8 @@ async function readAndFold(file: string, o: FoldOptions): Promise<FoldResult | n
       observations,
       // the bundle is hashed, written and dropped: its rows are built as they are read
       lazyRows: true,
+      // and the table is dropped after it: its output texts are freed once everything is scored
+      releaseOutputs: true,
       provisional: o.provisional,
     });
   } catch (e) {
