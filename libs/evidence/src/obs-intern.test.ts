@@ -4,6 +4,7 @@ import { synthCampaign, synthSpec } from '@shadowplane/testkit';
 import { foldReport, observationId } from './fold.js';
 import { appendAll } from './fold-util.js';
 import { obsInterner } from './obs-intern.js';
+import { ObsTable } from './obs-table.js';
 
 /** Each message as if read from its own line: a fresh parse, no value shared with another. */
 const reparsed = (msgs: readonly ObsMessage[]): ObsMessage[] =>
@@ -60,5 +61,26 @@ describe('appendAll', () => {
     appendAll(out, rows);
     expect(out.length).toBe(300_001);
     expect(out[300_000]).toBe(299_999);
+  });
+  it('interns into a given table instead of its own (the offline fold shares the ObsTable pool)', () => {
+    const t = new ObsTable();
+    const msgs = reparsed(synthCampaign('cmp_sharedsharedsh01', 4, 0.9, { a: 'same' }));
+    const obs = msgs.filter((m): m is Observation => m.schema === 'shadow.observation/v1');
+    for (const o of obs) t.add(o);
+    const ev = JSON.parse(JSON.stringify({ ...obs[0]!, schema: 'x' })) as Record<string, unknown>;
+    const had = new Set(t.pool);
+    const fresh = new Set(
+      Object.entries(ev)
+        .filter(([k, v]) => k !== 'output_text' && typeof v === 'string' && !had.has(v))
+        .map(([, v]) => v),
+    );
+    const before = t.pool.length;
+    const intern = obsInterner((v) => t.intern(v));
+    intern(ev as unknown as ObsMessage);
+    // values the table holds (item_hash, campaign id, ...) are found there; only the others
+    // (the new schema name, the timestamps it keeps as numbers) join its pool
+    expect(fresh.has('x')).toBe(true);
+    expect(fresh.has(ev.item_hash as string)).toBe(false);
+    expect(new Set(t.pool.slice(before))).toEqual(fresh);
   });
 });

@@ -25,12 +25,15 @@ export type ObsInterner = <M extends ObsMessage>(m: M) => M;
  * top-level string field except `output_text`, the string fields of `cost`, `expectations` (by
  * value, JSON-equal lists of up to 1 KB of JSON share one frozen copy) and empty `tool_calls` lists. Cost: one Map
  * lookup per string field, ~40 bytes per distinct string and the JSON key of each distinct list.
+ * `shared`: where strings are interned instead of the interner's own table (e.g. ObsTable.intern,
+ * so messages kept beside a table share its strings).
  */
-export function obsInterner(): ObsInterner {
+export function obsInterner(shared?: (v: string) => string): ObsInterner {
   const strings = new Map<string, string>();
   const lists = new Map<string, unknown>();
   const s = (v: string): string => {
     if (v.length > MAX_INTERNED_STRING) return v;
+    if (shared) return shared(v);
     const hit = strings.get(v);
     if (hit !== undefined) return hit;
     strings.set(v, v);

@@ -3,7 +3,14 @@ import { createInterface } from 'node:readline';
 import { Command, CommanderError } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { Campaign, CampaignSpec, ObsMessage, StoredCampaignSpec } from '@shadowplane/contracts';
-import { ObsTable, foldReport, writeCanonicalJson, type FoldObs, type FoldResult } from '@shadowplane/evidence';
+import {
+  ObsTable,
+  foldReport,
+  obsInterner,
+  writeCanonicalJson,
+  type FoldObs,
+  type FoldResult,
+} from '@shadowplane/evidence';
 import { renderReportHtml } from '@shadowplane/reports';
 
 /**
@@ -64,6 +71,7 @@ export async function readObsFile(file: string): Promise<ReadObsResult> {
   const messages: ObsMessage[] = [];
   // hundreds of thousands of observations: held as columns, not as parsed objects (obs-table.ts)
   const observations = new ObsTable();
+  const intern = obsInterner((v) => observations.intern(v));
   let lineNo = 0;
   try {
     const lines = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
@@ -88,28 +96,13 @@ export async function readObsFile(file: string): Promise<ReadObsResult> {
         return { ok: false, exitCode: 65, error: `${file}:${lineNo}: not an OBS message: ${issues}` };
       }
       if (r.data.schema === 'shadow.observation/v1') observations.add(r.data);
-      else messages.push(internFields(r.data, observations));
+      // their repeated strings (item hashes, campaign id, schema) become the table's own copies
+      else messages.push(intern(r.data));
     }
   } catch (e) {
     return { ok: false, exitCode: 66, error: `cannot read ${file}: ${(e as Error).message}` };
   }
   return { ok: true, observations, messages };
-}
-
-/** Fields of the other messages whose values repeat across messages (and often the observations). */
-const INTERNED = ['schema', 'campaign_id', 'call_type', 'item_hash', 'kind', 'reason', 'arm_id', 'role'] as const;
-
-/**
- * `m` with its repeated string fields replaced by the table's own copies (ObsTable.intern): 33k
- * item events each holding its own item_hash, campaign id and schema name were ~5 MB of live heap.
- */
-function internFields(m: ObsMessage, t: ObsTable): ObsMessage {
-  const rec = m as unknown as Record<string, unknown>;
-  for (const k of INTERNED) {
-    const v = rec[k];
-    if (typeof v === 'string') rec[k] = t.intern(v);
-  }
-  return m;
 }
 
 /** Writes `v` as canonical JSON to `path` in chunks (a bundle of hundreds of MB is never one string). */
